@@ -1,0 +1,132 @@
+"""Contracts shared by every analytic topic.
+
+A topic's analytic module turns data and prior hyperparameters into an
+:class:`ExactAnswer`: the exact posterior (an object satisfying
+:class:`ExactPosterior`), the maximum-likelihood estimate, the log evidence and
+the posterior predictive.  Everything here is pure: no I/O, no global random
+state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class ExactPosterior(Protocol):
+    """What the compare layer needs from an exact posterior over d parameters.
+
+    Attributes
+    ----------
+    parameters : tuple of str, length d
+        Parameter names, in the order of every vector and matrix below.
+    mean : array of shape (d,)
+    cov : array of shape (d, d)
+        May be singular (a Dirichlet's probabilities sum to one); ``free``
+        then names a subset of coordinates whose covariance is not.
+    mode : array of shape (d,) or None
+        The joint posterior mode (MAP); None where it does not exist.
+    mode_interior : bool
+        False when the mode lies on the boundary of the support (an optimiser
+        then runs off to a transformed infinity, so a MAP check is skipped).
+    free : tuple of int
+        Coordinates with a non-singular joint covariance, used for whitening.
+    is_gaussian : bool
+        True when the posterior is exactly multivariate normal.
+    """
+
+    parameters: tuple[str, ...]
+
+    @property
+    def mean(self) -> np.ndarray: ...
+
+    @property
+    def cov(self) -> np.ndarray: ...
+
+    @property
+    def mode(self) -> np.ndarray | None: ...
+
+    @property
+    def mode_interior(self) -> bool: ...
+
+    @property
+    def free(self) -> tuple[int, ...]: ...
+
+    @property
+    def is_gaussian(self) -> bool: ...
+
+    def marginal(self, index: int) -> Any:
+        """The exact marginal of parameter ``index`` as a frozen scipy distribution."""
+        ...
+
+    def logpdf(self, x: np.ndarray) -> np.ndarray:
+        """Log density at ``x`` of shape (..., d); returns shape (...)."""
+        ...
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """Exact iid draws, array of shape (size, d)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ExactAnswer:
+    """Everything the closed form says about one data set under one prior.
+
+    Attributes
+    ----------
+    posterior : ExactPosterior
+    mle : array of shape (d,) or None
+        Maximum-likelihood estimate; None where it does not exist (no data).
+    log_evidence : float
+        log p(D), the log marginal likelihood of the observed sequence.
+    predictive : object
+        Posterior predictive for one new observation (a frozen scipy
+        distribution or an object with the same ``mean``/``var``/``logpdf``
+        or ``logpmf`` methods).
+    """
+
+    posterior: ExactPosterior
+    mle: np.ndarray | None
+    log_evidence: float
+    predictive: Any
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return self.posterior.parameters
+
+
+def require_positive(name: str, value: float) -> float:
+    """Return ``value`` as a float, or raise ValueError naming the fix."""
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}; pass a positive value")
+    return value
+
+
+def require_finite(name: str, value: float) -> float:
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return value
+
+
+def as_data(name: str, x: Any) -> np.ndarray:
+    """Return ``x`` as a finite 1-D float array, or raise ValueError."""
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of observations, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}[{i}] is {arr[i]!r}; every observation must be a finite number")
+    return arr
+
+
+def moment_finite(dist: Any, order: int) -> bool:
+    """True when the frozen scipy distribution has a finite raw moment of ``order``."""
+    with np.errstate(all="ignore"):
+        value = dist.moment(order)
+    return bool(np.isfinite(value))

@@ -1,0 +1,118 @@
+"""Beta prior, Bernoulli likelihood (the "beta-binomial" conjugate pair).
+
+Model (Murphy 2012, sec. 3.3; Bishop 2006, sec. 2.1.1)::
+
+    p ~ Beta(a, b)
+    x_i | p ~ Bernoulli(p),  i = 1..n,  x_i in {0, 1}
+
+Posterior ``p | D ~ Beta(a + s, b + n - s)`` with ``s = sum x_i``.  The
+evidence is that of the observed *sequence*, ``B(a + s, b + n - s) / B(a, b)``
+(multiply by ``C(n, s)`` for the count ``s``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from analytic._base import ExactAnswer, as_data, require_positive
+
+PARAMETERS = ("p",)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Sufficient statistics: ``n`` trials with ``successes`` ones; mergeable by addition."""
+
+    n: int
+    successes: int
+
+    def __add__(self, other: "Stats") -> "Stats":
+        return Stats(self.n + other.n, self.successes + other.successes)
+
+
+def sufficient_stats(*, x: np.ndarray) -> Stats:
+    """Counts of a 0/1 array of shape (n,)."""
+    x = as_data("x", x)
+    if not np.all((x == 0) | (x == 1)):
+        i = int(np.flatnonzero((x != 0) & (x != 1))[0])
+        raise ValueError(f"x[{i}] = {x[i]!r} is not 0 or 1; code outcomes as 0/1")
+    return Stats(n=int(x.size), successes=int(x.sum()))
+
+
+@dataclass(frozen=True)
+class BetaPosterior:
+    """Beta(a, b) over the single parameter ``p``."""
+
+    a: float
+    b: float
+    parameters: tuple[str, ...] = PARAMETERS
+    free: tuple[int, ...] = (0,)
+    is_gaussian: bool = False
+
+    def marginal(self, index: int = 0):
+        return stats.beta(self.a, self.b)
+
+    @property
+    def mean(self) -> np.ndarray:
+        return np.array([self.a / (self.a + self.b)])
+
+    @property
+    def cov(self) -> np.ndarray:
+        s = self.a + self.b
+        return np.array([[self.a * self.b / (s * s * (s + 1.0))]])
+
+    @property
+    def mode(self) -> np.ndarray | None:
+        a, b = self.a, self.b
+        if a > 1 and b > 1:
+            return np.array([(a - 1.0) / (a + b - 2.0)])
+        if a <= 1 < b:
+            return np.array([0.0])
+        if b <= 1 < a:
+            return np.array([1.0])
+        return None  # a, b <= 1: uniform or U-shaped, no unique mode
+
+    @property
+    def mode_interior(self) -> bool:
+        return self.a > 1 and self.b > 1
+
+    def logpdf(self, x: np.ndarray) -> np.ndarray:
+        return stats.beta.logpdf(np.asarray(x)[..., 0], self.a, self.b)
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return rng.beta(self.a, self.b, size=(size, 1))
+
+
+def update(*, suff: Stats, a: float, b: float) -> BetaPosterior:
+    """Conjugate update of Beta(a, b) by sufficient statistics.
+
+    Sequential use is exact: ``update(suff=s2, a=post1.a, b=post1.b)`` equals
+    ``update(suff=s1 + s2, a=a, b=b)``.
+    """
+    a = require_positive("a", a)
+    b = require_positive("b", b)
+    return BetaPosterior(a + suff.successes, b + suff.n - suff.successes)
+
+
+def solve(*, x: np.ndarray, a: float, b: float) -> ExactAnswer:
+    """Posterior, MLE, log evidence and predictive for 0/1 outcomes ``x`` of shape (n,).
+
+    The evidence is ``log B(a + s, b + n - s) - log B(a, b)``; the predictive
+    is ``Bernoulli(E[p | D])``.
+    """
+    suff = sufficient_stats(x=x)
+    post = update(suff=suff, a=a, b=b)
+    return ExactAnswer(
+        posterior=post,
+        mle=None if suff.n == 0 else np.array([suff.successes / suff.n]),
+        log_evidence=float(special.betaln(post.a, post.b) - special.betaln(a, b)),
+        predictive=stats.bernoulli(float(post.mean[0])),
+    )
+
+
+def posterior(*, x: np.ndarray, a: float, b: float) -> BetaPosterior:
+    """Posterior Beta for 0/1 outcomes ``x`` of shape (n,) under Beta(a, b)."""
+    return update(suff=sufficient_stats(x=x), a=a, b=b)

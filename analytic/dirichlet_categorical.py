@@ -1,0 +1,176 @@
+"""Dirichlet prior, categorical likelihood.
+
+Model (Murphy 2012, sec. 3.4; Bishop 2006, sec. 2.2.1)::
+
+    p ~ Dirichlet(concentration)                  # K categories
+    x_i | p ~ Categorical(p),  x_i in {0..K-1}
+
+Posterior ``Dirichlet(concentration + counts)``.  The K probabilities sum to
+one, so the covariance is singular; ``free`` names the first K-1 coordinates,
+whose covariance is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from analytic._base import ExactAnswer
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Per-category counts, array of shape (K,); mergeable by addition."""
+
+    counts: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    def __add__(self, other: "Stats") -> "Stats":
+        return Stats(self.counts + other.counts)
+
+
+def sufficient_stats(*, x: np.ndarray, n_categories: int) -> Stats:
+    """Counts of integer codes ``x`` of shape (n,), each in ``0..n_categories-1``."""
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"x must be a 1-D array of category codes, got shape {x.shape}")
+    codes = x.astype(np.int64)
+    bad = (codes != x) | (codes < 0) | (codes >= n_categories)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"x[{i}] = {x[i]!r} is not a category code in 0..{n_categories - 1}")
+    return Stats(np.bincount(codes, minlength=n_categories).astype(float))
+
+
+def concentration_vector(concentration: float | Sequence[float], n_categories: int) -> np.ndarray:
+    """Broadcast one number, or check one per category; every entry must be > 0."""
+    conc = np.atleast_1d(np.asarray(concentration, dtype=float))
+    if conc.ndim != 1 or conc.size not in (1, n_categories):
+        raise ValueError(
+            f"concentration must be one number or {n_categories} numbers (one per category), "
+            f"got {conc.size}")
+    if not np.all(np.isfinite(conc) & (conc > 0)):
+        raise ValueError(f"concentration must be > 0 everywhere, got {conc.tolist()}")
+    return np.broadcast_to(conc, (n_categories,)).copy()
+
+
+@dataclass(frozen=True, eq=False)
+class DirichletPosterior:
+    """Dirichlet(alpha) over the category probabilities ``p[<category>]``."""
+
+    alpha: np.ndarray
+    categories: tuple[str, ...]
+    is_gaussian: bool = False
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return tuple(f"p[{c}]" for c in self.categories)
+
+    @property
+    def free(self) -> tuple[int, ...]:
+        return tuple(range(len(self.alpha) - 1))
+
+    def marginal(self, index: int):
+        a0 = self.alpha.sum()
+        return stats.beta(self.alpha[index], a0 - self.alpha[index])
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.alpha / self.alpha.sum()
+
+    @property
+    def cov(self) -> np.ndarray:
+        """``(diag(m) - m m^T) / (alpha_0 + 1)``; rank K-1."""
+        m = self.mean
+        return (np.diag(m) - np.outer(m, m)) / (self.alpha.sum() + 1.0)
+
+    @property
+    def mode(self) -> np.ndarray | None:
+        """``(alpha_k - 1) / (alpha_0 - K)`` when every alpha_k > 1.
+
+        Otherwise the density is maximised (or unbounded) with p_k = 0 for
+        alpha_k <= 1, and the others share the mass in proportion to
+        alpha_k - 1; None when no alpha_k exceeds 1.
+        """
+        excess = np.clip(self.alpha - 1.0, 0.0, None)
+        total = excess.sum()
+        return None if total <= 0 else excess / total
+
+    @property
+    def mode_interior(self) -> bool:
+        return bool(np.all(self.alpha > 1))
+
+    def logpdf(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        a = self.alpha
+        norm = special.gammaln(a.sum()) - special.gammaln(a).sum()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = norm + np.sum((a - 1.0) * np.log(x), axis=-1)
+        on_simplex = np.all(x >= 0, axis=-1) & np.isclose(x.sum(axis=-1), 1.0)
+        return np.where(on_simplex, out, -np.inf)
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return rng.dirichlet(self.alpha, size=size)
+
+
+@dataclass(frozen=True, eq=False)
+class CategoricalPredictive:
+    """P(x_new = k | D) = E[p_k | D]."""
+
+    categories: tuple[str, ...]
+    probs: np.ndarray
+
+    def logpmf(self, k: np.ndarray) -> np.ndarray:
+        return np.log(self.probs[np.asarray(k, dtype=int)])
+
+    def mean(self) -> np.ndarray:
+        return self.probs
+
+
+def update(*, suff: Stats, concentration: float | Sequence[float],
+           categories: Sequence[str]) -> DirichletPosterior:
+    """Conjugate update; sequential updates are exact."""
+    categories = tuple(str(c) for c in categories)
+    if len(categories) < 2:
+        raise ValueError(
+            f"a categorical model needs at least 2 categories, got {list(categories)}; "
+            "name the unseen ones (e.g. --set categories=a,b)")
+    if len(set(categories)) != len(categories):
+        raise ValueError(f"categories must be distinct, got {list(categories)}")
+    if suff.counts.shape != (len(categories),):
+        raise ValueError(f"{suff.counts.size} counts for {len(categories)} categories")
+    conc = concentration_vector(concentration, len(categories))
+    return DirichletPosterior(alpha=conc + suff.counts, categories=categories)
+
+
+def solve(*, x: np.ndarray, categories: Sequence[str],
+          concentration: float | Sequence[float]) -> ExactAnswer:
+    """Posterior, MLE, log evidence and predictive for category codes ``x`` of shape (n,).
+
+    ``log p(D) = lgamma(A) - lgamma(A + n) + sum_k [lgamma(a_k + c_k) - lgamma(a_k)]``
+    with ``A = sum_k a_k`` (the evidence of the observed sequence).
+    """
+    suff = sufficient_stats(x=x, n_categories=len(categories))
+    post = update(suff=suff, concentration=concentration, categories=categories)
+    prior = concentration_vector(concentration, len(categories))
+    log_ev = (special.gammaln(prior.sum()) - special.gammaln(post.alpha.sum())
+              + np.sum(special.gammaln(post.alpha) - special.gammaln(prior)))
+    return ExactAnswer(
+        posterior=post,
+        mle=None if suff.n == 0 else suff.counts / suff.n,
+        log_evidence=float(log_ev),
+        predictive=CategoricalPredictive(post.categories, post.mean),
+    )
+
+
+def posterior(*, x: np.ndarray, categories: Sequence[str],
+              concentration: float | Sequence[float]) -> DirichletPosterior:
+    """Posterior Dirichlet for category codes ``x`` of shape (n,)."""
+    return update(suff=sufficient_stats(x=x, n_categories=len(categories)),
+                  concentration=concentration, categories=categories)

@@ -1,0 +1,117 @@
+"""Gamma prior, Poisson likelihood.
+
+Model (Gelman et al. 2013, BDA3 sec. 2.6; Murphy 2012, sec. 3.4)::
+
+    rate ~ Gamma(shape, rate=prior_rate)      # density prop. to l^(shape-1) e^(-prior_rate l)
+    x_i | rate ~ Poisson(rate),  x_i in {0, 1, 2, ...}
+
+Posterior ``Gamma(shape + sum x, prior_rate + n)``.  The predictive is
+negative binomial with ``r = shape_n`` and success probability
+``rate_n / (rate_n + 1)``.  The Gamma is in shape/*rate* form throughout;
+``scipy.stats.gamma`` takes ``scale = 1 / rate``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from analytic._base import ExactAnswer, as_data, require_positive
+
+PARAMETERS = ("rate",)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Sufficient statistics, mergeable by addition.
+
+    ``log_factorial_sum`` (sum of log x_i!) only enters the evidence.
+    """
+
+    n: int
+    total: int
+    log_factorial_sum: float
+
+    def __add__(self, other: "Stats") -> "Stats":
+        return Stats(self.n + other.n, self.total + other.total,
+                     self.log_factorial_sum + other.log_factorial_sum)
+
+
+def sufficient_stats(*, x: np.ndarray) -> Stats:
+    """Statistics of non-negative integer counts ``x`` of shape (n,)."""
+    x = as_data("x", x)
+    bad = (x < 0) | (x != np.round(x))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"x[{i}] = {x[i]!r} is not a count; Poisson data must be integers >= 0")
+    return Stats(n=int(x.size), total=int(x.sum()),
+                 log_factorial_sum=float(special.gammaln(x + 1.0).sum()))
+
+
+@dataclass(frozen=True)
+class GammaPosterior:
+    """Gamma(shape, rate) over the Poisson rate."""
+
+    shape: float
+    rate: float
+    parameters: tuple[str, ...] = PARAMETERS
+    free: tuple[int, ...] = (0,)
+    is_gaussian: bool = False
+
+    def marginal(self, index: int = 0):
+        return stats.gamma(self.shape, scale=1.0 / self.rate)
+
+    @property
+    def mean(self) -> np.ndarray:
+        return np.array([self.shape / self.rate])
+
+    @property
+    def cov(self) -> np.ndarray:
+        return np.array([[self.shape / self.rate**2]])
+
+    @property
+    def mode(self) -> np.ndarray:
+        return np.array([max(self.shape - 1.0, 0.0) / self.rate])
+
+    @property
+    def mode_interior(self) -> bool:
+        return self.shape > 1
+
+    def logpdf(self, x: np.ndarray) -> np.ndarray:
+        return self.marginal().logpdf(np.asarray(x)[..., 0])
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return rng.gamma(self.shape, 1.0 / self.rate, size=(size, 1))
+
+
+def update(*, suff: Stats, shape: float, rate: float) -> GammaPosterior:
+    """Conjugate update of Gamma(shape, rate); sequential updates are exact."""
+    shape = require_positive("shape", shape)
+    rate = require_positive("rate", rate)
+    return GammaPosterior(shape + suff.total, rate + suff.n)
+
+
+def solve(*, x: np.ndarray, shape: float, rate: float) -> ExactAnswer:
+    """Posterior, MLE, log evidence and predictive for counts ``x`` of shape (n,).
+
+    ``log p(D) = shape log rate - lgamma(shape) + lgamma(shape_n)
+    - shape_n log rate_n - sum log x_i!``.
+    """
+    suff = sufficient_stats(x=x)
+    post = update(suff=suff, shape=shape, rate=rate)
+    log_ev = (shape * np.log(rate) - special.gammaln(shape)
+              + special.gammaln(post.shape) - post.shape * np.log(post.rate)
+              - suff.log_factorial_sum)
+    return ExactAnswer(
+        posterior=post,
+        mle=None if suff.n == 0 else np.array([suff.total / suff.n]),
+        log_evidence=float(log_ev),
+        predictive=stats.nbinom(post.shape, post.rate / (post.rate + 1.0)),
+    )
+
+
+def posterior(*, x: np.ndarray, shape: float, rate: float) -> GammaPosterior:
+    """Posterior Gamma for counts ``x`` of shape (n,) under Gamma(shape, rate)."""
+    return update(suff=sufficient_stats(x=x), shape=shape, rate=rate)

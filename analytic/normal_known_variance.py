@@ -1,0 +1,128 @@
+"""Normal prior on the mean of a normal likelihood with known noise sd.
+
+Model (Bishop 2006, sec. 2.3.6; Murphy 2012, sec. 4.6.1)::
+
+    mu ~ Normal(prior_mean, prior_sd^2)
+    x_i | mu ~ Normal(mu, noise_sd^2)
+
+Posterior precision ``1/prior_sd^2 + n/noise_sd^2`` and mean
+``(prior_mean/prior_sd^2 + n xbar/noise_sd^2) / precision``.  The evidence is
+``N(x; prior_mean 1, noise_sd^2 I + prior_sd^2 1 1^T)``, evaluated through the
+matrix determinant lemma and Sherman-Morrison on centred statistics so it
+costs O(1) given the statistics and never forms an n x n matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from analytic._base import ExactAnswer, as_data, require_finite, require_positive
+
+PARAMETERS = ("mu",)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Count, mean and centred sum of squares ``m2 = sum (x_i - mean)^2``.
+
+    Merged exactly with Chan et al.'s parallel formula, so chunks computed on
+    different machines combine without loss of precision.
+    """
+
+    n: int
+    mean: float
+    m2: float
+
+    def __add__(self, other: "Stats") -> "Stats":
+        n = self.n + other.n
+        if n == 0:
+            return self
+        delta = other.mean - self.mean
+        mean = self.mean + delta * other.n / n
+        m2 = self.m2 + other.m2 + delta * delta * self.n * other.n / n
+        return Stats(n, mean, m2)
+
+
+def sufficient_stats(*, x: np.ndarray) -> Stats:
+    """Two-pass (centred) statistics of real observations ``x`` of shape (n,)."""
+    x = as_data("x", x)
+    if x.size == 0:
+        return Stats(0, 0.0, 0.0)
+    mean = float(x.mean())
+    return Stats(int(x.size), mean, float(np.sum((x - mean) ** 2)))
+
+
+@dataclass(frozen=True)
+class NormalPosterior:
+    """Normal(loc, sd^2) over ``mu``."""
+
+    loc: float
+    sd: float
+    parameters: tuple[str, ...] = PARAMETERS
+    free: tuple[int, ...] = (0,)
+    is_gaussian: bool = True
+    mode_interior: bool = True
+
+    def marginal(self, index: int = 0):
+        return stats.norm(self.loc, self.sd)
+
+    @property
+    def mean(self) -> np.ndarray:
+        return np.array([self.loc])
+
+    @property
+    def cov(self) -> np.ndarray:
+        return np.array([[self.sd**2]])
+
+    @property
+    def mode(self) -> np.ndarray:
+        return self.mean
+
+    def logpdf(self, x: np.ndarray) -> np.ndarray:
+        return self.marginal().logpdf(np.asarray(x)[..., 0])
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return rng.normal(self.loc, self.sd, size=(size, 1))
+
+
+def update(*, suff: Stats, prior_mean: float, prior_sd: float, noise_sd: float) -> NormalPosterior:
+    """Conjugate update in precision form; sequential updates are exact."""
+    prior_mean = require_finite("prior_mean", prior_mean)
+    prior_sd = require_positive("prior_sd", prior_sd)
+    noise_sd = require_positive("noise_sd", noise_sd)
+    prior_prec = 1.0 / prior_sd**2
+    data_prec = suff.n / noise_sd**2
+    prec = prior_prec + data_prec
+    loc = (prior_prec * prior_mean + data_prec * suff.mean) / prec
+    return NormalPosterior(loc=loc, sd=float(np.sqrt(1.0 / prec)))
+
+
+def solve(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float) -> ExactAnswer:
+    """Posterior, MLE, log evidence and predictive for observations ``x`` of shape (n,).
+
+    ``log p(D) = -n/2 log(2 pi s^2) - 1/2 log(1 + n t^2/s^2)
+    - [m2 + n (xbar - m0)^2 s^2 / (s^2 + n t^2)] / (2 s^2)`` with
+    ``s = noise_sd``, ``t = prior_sd``, ``m0 = prior_mean``.
+    The predictive is ``Normal(loc_n, sd_n^2 + noise_sd^2)``.
+    """
+    suff = sufficient_stats(x=x)
+    post = update(suff=suff, prior_mean=prior_mean, prior_sd=prior_sd, noise_sd=noise_sd)
+    s2, t2, n = noise_sd**2, prior_sd**2, suff.n
+    d = suff.mean - prior_mean if n else 0.0
+    log_ev = (-0.5 * n * np.log(2 * np.pi * s2) - 0.5 * np.log1p(n * t2 / s2)
+              - (suff.m2 + n * d * d * s2 / (s2 + n * t2)) / (2 * s2))
+    return ExactAnswer(
+        posterior=post,
+        mle=None if n == 0 else np.array([suff.mean]),
+        log_evidence=float(log_ev),
+        predictive=stats.norm(post.loc, np.sqrt(post.sd**2 + s2)),
+    )
+
+
+def posterior(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float) -> NormalPosterior:
+    """Posterior of ``mu`` for observations ``x`` of shape (n,)."""
+    return update(suff=sufficient_stats(x=x), prior_mean=prior_mean, prior_sd=prior_sd,
+                  noise_sd=noise_sd)

@@ -1,0 +1,146 @@
+"""Pareto prior on the upper end of a Uniform(0, theta) likelihood.
+
+Model (the "German tank" problem; DeGroot 1970, sec. 9.7; Murphy 2012, ex. 3.14)::
+
+    theta ~ Pareto(scale, shape)        # density shape scale^shape / theta^(shape+1), theta >= scale
+    x_i | theta ~ Uniform(0, theta),  x_i >= 0
+
+Posterior ``Pareto(max(scale, max x), shape + n)``.  Its mode is the lower
+end of its support, so the MAP sits on a boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from analytic._base import ExactAnswer, as_data, require_positive
+
+PARAMETERS = ("theta",)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """``n`` and the sample maximum (``0`` for no data); merged by (+, max)."""
+
+    n: int
+    maximum: float
+
+    def __add__(self, other: "Stats") -> "Stats":
+        return Stats(self.n + other.n, max(self.maximum, other.maximum))
+
+
+def sufficient_stats(*, x: np.ndarray) -> Stats:
+    """Statistics of non-negative observations ``x`` of shape (n,)."""
+    x = as_data("x", x)
+    if (x < 0).any():
+        i = int(np.flatnonzero(x < 0)[0])
+        raise ValueError(f"x[{i}] = {x[i]!r} is negative; Uniform(0, theta) data must be >= 0")
+    return Stats(n=int(x.size), maximum=float(x.max()) if x.size else 0.0)
+
+
+@dataclass(frozen=True)
+class ParetoPosterior:
+    """Pareto(scale, shape) over ``theta``."""
+
+    scale: float
+    shape: float
+    parameters: tuple[str, ...] = PARAMETERS
+    free: tuple[int, ...] = (0,)
+    is_gaussian: bool = False
+    mode_interior: bool = False  # the density jumps to 0 below `scale`
+
+    def marginal(self, index: int = 0):
+        return stats.pareto(self.shape, scale=self.scale)
+
+    @property
+    def mean(self) -> np.ndarray:
+        k = self.shape
+        return np.array([k * self.scale / (k - 1.0) if k > 1 else np.inf])
+
+    @property
+    def cov(self) -> np.ndarray:
+        k, m = self.shape, self.scale
+        return np.array([[m * m * k / ((k - 1.0) ** 2 * (k - 2.0)) if k > 2 else np.inf]])
+
+    @property
+    def mode(self) -> np.ndarray:
+        return np.array([self.scale])
+
+    def logpdf(self, x: np.ndarray) -> np.ndarray:
+        return self.marginal().logpdf(np.asarray(x)[..., 0])
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        # Inverse CDF: theta = scale * U^(-1/shape), U ~ Uniform(0, 1].
+        u = 1.0 - rng.random(size)
+        return (self.scale * u ** (-1.0 / self.shape))[:, None]
+
+
+@dataclass(frozen=True)
+class UniformParetoPredictive:
+    """Posterior predictive of one new observation: a Uniform(0, theta) mixed over Pareto(m, k).
+
+    Density ``k / ((k+1) m)`` on ``[0, m]`` and ``k m^k / ((k+1) y^(k+1))`` above.
+    """
+
+    scale: float
+    shape: float
+
+    def logpdf(self, y: np.ndarray) -> np.ndarray:
+        y = np.asarray(y, dtype=float)
+        k, m = self.shape, self.scale
+        with np.errstate(divide="ignore"):
+            inner = np.log(k) - np.log1p(k) - np.log(m)
+            outer = np.log(k) - np.log1p(k) + k * np.log(m) - (k + 1) * np.log(np.maximum(y, m))
+        return np.where(y < 0, -np.inf, np.where(y <= m, inner, outer))
+
+    def cdf(self, y: np.ndarray) -> np.ndarray:
+        y = np.asarray(y, dtype=float)
+        k, m = self.shape, self.scale
+        inner = k / (k + 1.0) * np.clip(y, 0, None) / m
+        outer = 1.0 - (m / np.maximum(y, m)) ** k / (k + 1.0)
+        return np.where(y <= m, inner, outer)
+
+    def mean(self) -> float:
+        """E[theta] / 2."""
+        k = self.shape
+        return k * self.scale / (2.0 * (k - 1.0)) if k > 1 else np.inf
+
+    def var(self) -> float:
+        """E[theta^2] / 3 - mean^2."""
+        k = self.shape
+        if k <= 2:
+            return np.inf
+        return k * self.scale**2 / (3.0 * (k - 2.0)) - self.mean() ** 2
+
+
+def update(*, suff: Stats, scale: float, shape: float) -> ParetoPosterior:
+    """Conjugate update; sequential updates are exact."""
+    scale = require_positive("scale", scale)
+    shape = require_positive("shape", shape)
+    return ParetoPosterior(scale=max(scale, suff.maximum), shape=shape + suff.n)
+
+
+def solve(*, x: np.ndarray, scale: float, shape: float) -> ExactAnswer:
+    """Posterior, MLE, log evidence and predictive for observations ``x`` of shape (n,).
+
+    ``p(D) = k m^k / ((k + n) m_n^(k + n))`` with ``m_n = max(m, max x)``; the
+    MLE of theta is ``max x``.
+    """
+    suff = sufficient_stats(x=x)
+    post = update(suff=suff, scale=scale, shape=shape)
+    log_ev = (np.log(shape) + shape * np.log(scale) - np.log(post.shape)
+              - post.shape * np.log(post.scale))
+    return ExactAnswer(
+        posterior=post,
+        mle=None if suff.n == 0 else np.array([suff.maximum]),
+        log_evidence=float(log_ev),
+        predictive=UniformParetoPredictive(scale=post.scale, shape=post.shape),
+    )
+
+
+def posterior(*, x: np.ndarray, scale: float, shape: float) -> ParetoPosterior:
+    """Posterior Pareto for observations ``x`` of shape (n,)."""
+    return update(suff=sufficient_stats(x=x), scale=scale, shape=shape)
