@@ -36,6 +36,10 @@ class ExactPosterior(Protocol):
         Coordinates with a non-singular joint covariance, used for whitening.
     is_gaussian : bool
         True when the posterior is exactly multivariate normal.
+    moments_below : float
+        Every marginal has finite raw moments of all orders r < moments_below
+        (``inf`` for bounded, normal and gamma posteriors).  The compare layer
+        tests a moment only where the moments its null variance needs exist.
     """
 
     parameters: tuple[str, ...]
@@ -57,6 +61,9 @@ class ExactPosterior(Protocol):
 
     @property
     def is_gaussian(self) -> bool: ...
+
+    @property
+    def moments_below(self) -> float: ...
 
     def marginal(self, index: int) -> Any:
         """The exact marginal of parameter ``index`` as a frozen scipy distribution."""
@@ -123,10 +130,3 @@ def as_data(name: str, x: Any) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name}[{i}] is {arr[i]!r}; every observation must be a finite number")
     return arr
-
-
-def moment_finite(dist: Any, order: int) -> bool:
-    """True when the frozen scipy distribution has a finite raw moment of ``order``."""
-    with np.errstate(all="ignore"):
-        value = dist.moment(order)
-    return bool(np.isfinite(value))

@@ -51,6 +51,7 @@ class BetaPosterior:
     parameters: tuple[str, ...] = PARAMETERS
     free: tuple[int, ...] = (0,)
     is_gaussian: bool = False
+    moments_below: float = float("inf")
 
     def marginal(self, index: int = 0):
         return stats.beta(self.a, self.b)
@@ -116,3 +117,9 @@ def solve(*, x: np.ndarray, a: float, b: float) -> ExactAnswer:
 def posterior(*, x: np.ndarray, a: float, b: float) -> BetaPosterior:
     """Posterior Beta for 0/1 outcomes ``x`` of shape (n,) under Beta(a, b)."""
     return update(suff=sufficient_stats(x=x), a=a, b=b)
+
+
+def simulate(rng: np.random.Generator, *, n: int, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """Draw p from the prior, then n outcomes; returns (theta of shape (1,), x of shape (n,))."""
+    p = rng.beta(a, b)
+    return np.array([p]), (rng.random(n) < p).astype(float)

@@ -67,6 +67,7 @@ class DirichletPosterior:
     alpha: np.ndarray
     categories: tuple[str, ...]
     is_gaussian: bool = False
+    moments_below: float = float("inf")
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -174,3 +175,10 @@ def posterior(*, x: np.ndarray, categories: Sequence[str],
     """Posterior Dirichlet for category codes ``x`` of shape (n,)."""
     return update(suff=sufficient_stats(x=x, n_categories=len(categories)),
                   concentration=concentration, categories=categories)
+
+
+def simulate(rng: np.random.Generator, *, n: int, categories: Sequence[str],
+             concentration: float | Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Draw p from the prior, then n category codes; returns (theta (K,), codes (n,))."""
+    p = rng.dirichlet(concentration_vector(concentration, len(categories)))
+    return p, rng.choice(len(categories), size=n, p=p)

@@ -59,6 +59,7 @@ class GammaPosterior:
     parameters: tuple[str, ...] = PARAMETERS
     free: tuple[int, ...] = (0,)
     is_gaussian: bool = False
+    moments_below: float = float("inf")
 
     def marginal(self, index: int = 0):
         return stats.gamma(self.shape, scale=1.0 / self.rate)
@@ -115,3 +116,9 @@ def solve(*, x: np.ndarray, shape: float, rate: float) -> ExactAnswer:
 def posterior(*, x: np.ndarray, shape: float, rate: float) -> GammaPosterior:
     """Posterior Gamma for counts ``x`` of shape (n,) under Gamma(shape, rate)."""
     return update(suff=sufficient_stats(x=x), shape=shape, rate=rate)
+
+
+def simulate(rng: np.random.Generator, *, n: int, shape: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Draw the rate from the prior, then n counts; returns (theta (1,), x (n,))."""
+    lam = rng.gamma(shape, 1.0 / rate)
+    return np.array([lam]), rng.poisson(lam, size=n).astype(float)

@@ -44,6 +44,11 @@ class NIGPosterior:
     is_gaussian: bool = False
     mode_interior: bool = True
 
+    @property
+    def moments_below(self) -> float:
+        """t with 2 alpha dof: moments below 2 alpha; InvGamma(alpha): below alpha."""
+        return self.alpha
+
     def marginal(self, index: int):
         if index == 0:
             return stats.t(2 * self.alpha, loc=self.mu,
@@ -136,3 +141,11 @@ def solve(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: flo
 def posterior(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: float) -> NIGPosterior:
     """Posterior NIG for observations ``x`` of shape (n,)."""
     return update(suff=sufficient_stats(x=x), mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0)
+
+
+def simulate(rng: np.random.Generator, *, n: int, mu0: float, kappa0: float, alpha0: float,
+             beta0: float) -> tuple[np.ndarray, np.ndarray]:
+    """Draw (mu, sigma2) from the prior, then n observations; returns (theta (2,), x (n,))."""
+    sigma2 = beta0 / rng.gamma(alpha0)
+    mu = rng.normal(mu0, np.sqrt(sigma2 / kappa0))
+    return np.array([mu, sigma2]), rng.normal(mu, np.sqrt(sigma2), size=n)

@@ -64,6 +64,7 @@ class NormalPosterior:
     parameters: tuple[str, ...] = PARAMETERS
     free: tuple[int, ...] = (0,)
     is_gaussian: bool = True
+    moments_below: float = float("inf")
     mode_interior: bool = True
 
     def marginal(self, index: int = 0):
@@ -126,3 +127,10 @@ def posterior(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: fl
     """Posterior of ``mu`` for observations ``x`` of shape (n,)."""
     return update(suff=sufficient_stats(x=x), prior_mean=prior_mean, prior_sd=prior_sd,
                   noise_sd=noise_sd)
+
+
+def simulate(rng: np.random.Generator, *, n: int, prior_mean: float, prior_sd: float,
+             noise_sd: float) -> tuple[np.ndarray, np.ndarray]:
+    """Draw mu from the prior, then n observations; returns (theta (1,), x (n,))."""
+    mu = rng.normal(prior_mean, prior_sd)
+    return np.array([mu]), rng.normal(mu, noise_sd, size=n)

@@ -52,6 +52,10 @@ class ParetoPosterior:
     is_gaussian: bool = False
     mode_interior: bool = False  # the density jumps to 0 below `scale`
 
+    @property
+    def moments_below(self) -> float:
+        return self.shape
+
     def marginal(self, index: int = 0):
         return stats.pareto(self.shape, scale=self.scale)
 
@@ -144,3 +148,9 @@ def solve(*, x: np.ndarray, scale: float, shape: float) -> ExactAnswer:
 def posterior(*, x: np.ndarray, scale: float, shape: float) -> ParetoPosterior:
     """Posterior Pareto for observations ``x`` of shape (n,)."""
     return update(suff=sufficient_stats(x=x), scale=scale, shape=shape)
+
+
+def simulate(rng: np.random.Generator, *, n: int, scale: float, shape: float) -> tuple[np.ndarray, np.ndarray]:
+    """Draw theta from the prior, then n observations; returns (theta (1,), x (n,))."""
+    theta = scale * (1.0 - rng.random()) ** (-1.0 / shape)
+    return np.array([theta]), rng.uniform(0.0, theta, size=n)

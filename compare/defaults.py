@@ -1,0 +1,52 @@
+"""The one place for sampler and verdict defaults; nothing else hard-codes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a run samples and decides.
+
+    Attributes
+    ----------
+    draws, tune, chains : int
+        Kept draws and warm-up draws per chain, and the number of chains.
+    seed : int
+        Seeds the sampler and the exact reference draws.
+    alpha : float
+        Family-wise false-alarm rate of the agreement test (Bonferroni).
+    rhat_max, ess_min : float
+        Convergence gate (Vehtari et al. 2021): rank-normalised split R-hat
+        below ``rhat_max`` and bulk and tail ESS above ``ess_min`` for every
+        parameter, and no divergent transition.
+    map_tol_sd : float
+        Largest distance, in exact posterior sds, between PyMC's MAP and the
+        exact mode before the MAP check fails.
+    n_reference : int
+        Exact iid draws used for null moments that have no closed form.
+    """
+
+    draws: int = 2000
+    tune: int = 1000
+    chains: int = 4
+    seed: int = 20261129
+    alpha: float = 1e-4
+    rhat_max: float = 1.01
+    ess_min: float = 400.0
+    map_tol_sd: float = 1e-2
+    n_reference: int = 200_000
+
+    def __post_init__(self) -> None:
+        for name in ("draws", "chains", "n_reference"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if not isinstance(self.tune, int) or self.tune < 0:
+            raise ValueError(f"tune must be an integer >= 0, got {self.tune!r}")
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), got {self.alpha!r}; e.g. --alpha 1e-4")
+
+
+DEFAULT = Settings()

@@ -1,0 +1,236 @@
+"""The topic registry: what a topic supplies, and the table of registered topics.
+
+A topic pairs ``analytic/<topic>.py`` (the exact answer) with
+``pymc_models/<topic>.py`` (the same prior and likelihood in PyMC) and adds
+what the runner and CLI need: documented hyperparameters with defaults, the
+kind of data column it reads, a seeded simulator and builtin data sets.
+Registering one is a single :func:`register` call in ``compare/topics.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from analytic import ExactAnswer
+
+#: Column kinds a topic can read, with what each accepts.
+DATA_KINDS = {
+    "binary": "0/1 outcomes",
+    "counts": "non-negative integer counts",
+    "reals": "real numbers",
+    "nonnegative": "real numbers >= 0",
+    "labels": "category labels (any text)",
+}
+
+
+class InputError(ValueError):
+    """Bad input from a user: the message names the item, the value and the fix."""
+
+
+@dataclass(frozen=True)
+class Hyperparameter:
+    """A prior hyperparameter settable with ``--set name=value``.
+
+    Attributes
+    ----------
+    name : str
+    default : float, tuple or None
+        None means "derived from the data" (documented in ``doc``).
+    doc : str
+        One line: what it is, in which convention (sd vs variance, rate vs scale).
+    kind : str
+        ``positive``, ``real``, ``positive-list`` (one number or a
+        comma-separated list, each > 0) or ``labels`` (comma-separated text).
+    """
+
+    name: str
+    default: Any
+    doc: str
+    kind: str = "positive"
+
+    def parse(self, text: str) -> Any:
+        """Turn the text of ``--set name=text`` into a checked value."""
+        text = text.strip()
+        if self.kind == "labels":
+            labels = tuple(s.strip() for s in text.split(","))
+            if not text or any(not s for s in labels):
+                raise InputError(f"--set {self.name}={text!r}: give comma-separated labels, "
+                                 f"e.g. --set {self.name}=a,b,c")
+            return labels
+        parts = [s.strip() for s in text.split(",")] if self.kind == "positive-list" else [text]
+        try:
+            values = [float(s) for s in parts]
+        except ValueError:
+            raise InputError(f"--set {self.name}={text!r} is not a number; "
+                             f"e.g. --set {self.name}={self._example()}") from None
+        value = values[0] if len(values) == 1 else tuple(values)
+        return self.check(value)
+
+    def check(self, value: Any) -> Any:
+        """Validate a value given in Python (or parsed from text)."""
+        if self.kind == "labels":
+            labels = tuple(str(v) for v in value)
+            if len(set(labels)) != len(labels):
+                raise InputError(f"{self.name} must list distinct labels, got {list(labels)}")
+            return labels
+        values = np.atleast_1d(np.asarray(value, dtype=float))
+        if self.kind != "positive-list" and values.size != 1:
+            raise InputError(f"{self.name} takes one number, got {values.tolist()}")
+        if not np.all(np.isfinite(values)):
+            raise InputError(f"{self.name} must be finite, got {values.tolist()}; "
+                             f"e.g. --set {self.name}={self._example()}")
+        if self.kind in ("positive", "positive-list") and not np.all(values > 0):
+            shown = values[0] if values.size == 1 else values.tolist()
+            raise InputError(f"{self.name} must be > 0, got {shown}; "
+                             f"e.g. --set {self.name}={self._example()}")
+        return float(values[0]) if values.size == 1 else tuple(float(v) for v in values)
+
+    def _example(self) -> str:
+        if isinstance(self.default, (int, float)):
+            return f"{self.default:g}"
+        return "1"
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Parameters drawn from the prior and data drawn given them."""
+
+    theta: np.ndarray
+    data: np.ndarray
+
+
+@dataclass(frozen=True)
+class BuiltinData:
+    """A data set shipped with the project.
+
+    ``hyper`` holds hyperparameters suited to this data set; they replace the
+    topic's defaults, and ``--set`` still overrides them.
+    """
+
+    name: str
+    description: str
+    source: str
+    load: Callable[[], np.ndarray]
+    hyper: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _identity_prepare(x: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+    return np.asarray(x, dtype=float), hyper
+
+
+def _no_structure(x: np.ndarray, hyper: Mapping[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Topic:
+    """Everything the compare layer needs to run one topic.
+
+    Attributes
+    ----------
+    name : str
+        CLI name (``beta-binomial``).
+    title, model : str
+        A one-line title and the model in formulas (shown by ``describe``).
+    data_kind : str
+        One of :data:`DATA_KINDS`.
+    hyperparameters : tuple of Hyperparameter
+    solve : callable
+        ``solve(x=..., **hyper) -> ExactAnswer`` (the analytic module).
+    build_model, model_data : callable
+        ``build_model(**structure) -> pm.Model`` and
+        ``model_data(x=..., **hyper) -> dict`` (the PyMC module).
+    variables : tuple of str
+        PyMC variables that, flattened, line up with the exact parameters.
+    simulate : callable
+        ``simulate(rng, n, hyper) -> Simulation``: theta from the prior, then data.
+    builtin : tuple of BuiltinData
+        The first is the default data set.
+    prepare : callable
+        ``prepare(column, hyper) -> (x, hyper)``: turns the checked column
+        into what ``solve`` takes (e.g. labels into codes, filling in the
+        categories).
+    structure : callable
+        ``structure(x, hyper) -> dict`` of ``build_model`` arguments that fix
+        the model's shape; one compiled model per distinct structure.
+    """
+
+    name: str
+    title: str
+    model: str
+    data_kind: str
+    hyperparameters: tuple[Hyperparameter, ...]
+    solve: Callable[..., ExactAnswer]
+    build_model: Callable[..., Any]
+    model_data: Callable[..., dict[str, np.ndarray]]
+    variables: tuple[str, ...]
+    simulate: Callable[[np.random.Generator, int, dict[str, Any]], Simulation]
+    builtin: tuple[BuiltinData, ...]
+    prepare: Callable[[np.ndarray, dict[str, Any]], tuple[np.ndarray, dict[str, Any]]] = \
+        _identity_prepare
+    structure: Callable[[np.ndarray, Mapping[str, Any]], dict[str, Any]] = _no_structure
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):
+            raise ValueError(f"topic name {self.name!r} must be lower-case words joined by '-'")
+        if self.data_kind not in DATA_KINDS:
+            raise ValueError(f"data_kind {self.data_kind!r} is not one of {sorted(DATA_KINDS)}")
+        if not self.builtin:
+            raise ValueError(f"topic {self.name!r} needs at least one builtin data set")
+
+    def hyper(self, overrides: Mapping[str, Any] | None = None, *,
+              dataset: BuiltinData | None = None, parsed: bool = True) -> dict[str, Any]:
+        """Defaults, then the data set's suggestions, then ``overrides``, all checked.
+
+        ``parsed=False`` means the overrides are text from ``--set`` and are parsed.
+        """
+        known = {h.name: h for h in self.hyperparameters}
+        values = {h.name: h.default for h in self.hyperparameters}
+        if dataset is not None:
+            values.update(dataset.hyper)
+        for name, value in (overrides or {}).items():
+            if name not in known:
+                raise InputError(f"unknown hyperparameter {name!r} for topic {self.name}; "
+                                 f"known: {', '.join(known)}")
+            values[name] = known[name].check(value) if parsed else known[name].parse(value)
+        return values
+
+    def builtin_data(self, name: str) -> BuiltinData:
+        for ds in self.builtin:
+            if ds.name == name:
+                return ds
+        raise InputError(f"topic {self.name} has no builtin data set {name!r}; "
+                         f"choose one of: {', '.join('builtin:' + d.name for d in self.builtin)}")
+
+
+REGISTRY: dict[str, Topic] = {}
+
+
+def register(topic: Topic) -> Topic:
+    """Add ``topic`` to the registry (names must be unique)."""
+    if topic.name in REGISTRY:
+        raise ValueError(f"a topic named {topic.name!r} is already registered")
+    REGISTRY[topic.name] = topic
+    return topic
+
+
+def get_topic(name: str) -> Topic:
+    """Look up a registered topic by CLI name."""
+    import compare.topics  # noqa: F401  (registers the builtin topics)
+
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise InputError(f"unknown topic {name!r}; run `bayes-compare list` to see "
+                         f"the topics: {', '.join(REGISTRY)}") from None
+
+
+def all_topics() -> list[Topic]:
+    import compare.topics  # noqa: F401
+
+    return list(REGISTRY.values())

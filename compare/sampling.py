@@ -1,0 +1,179 @@
+"""Compile a PyMC model once, then sample it and find its MAP for many data sets.
+
+``nutpie.compile_pymc_model`` costs seconds; ``compiled.with_data(...)``
+swaps the ``pm.Data`` values in microseconds (measured in ``make bench``).
+The same model's ``pm.Data`` shared variables are also updated with
+``pm.set_data`` so that PyMC-side functions (the initial point, the MAP
+objective) see the same data without recompiling.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+from scipy import optimize
+from threadpoolctl import threadpool_limits
+
+from compare.defaults import Settings
+
+
+def flatten(values: dict[str, np.ndarray], variables: Sequence[str]) -> np.ndarray:
+    """Concatenate ``values[v]`` for v in ``variables``, each raveled in C order."""
+    return np.concatenate([np.ravel(np.asarray(values[v], dtype=float)) for v in variables])
+
+
+def posterior_array(posterior: xr.Dataset, variables: Sequence[str]) -> np.ndarray:
+    """Draws of ``variables`` as one array of shape (chain, draw, d)."""
+    parts = []
+    for v in variables:
+        arr = np.asarray(posterior[v].transpose("chain", "draw", ...).values, dtype=float)
+        parts.append(arr.reshape(arr.shape[0], arr.shape[1], -1))
+    return np.concatenate(parts, axis=-1)
+
+
+class MapFinder:
+    """PyMC's MAP (what ``pm.find_MAP`` computes) with the objective compiled once.
+
+    Like ``pm.find_MAP``: L-BFGS-B on ``-model.logp(jacobian=False)`` over the
+    transformed value variables, from the model's un-jittered initial point;
+    so the optimum is the mode in the constrained space.  Unlike it, the
+    compiled objective, initial point and back-transform are kept, and reading
+    the ``pm.Data`` shared variables at call time lets one compile serve every
+    data set (``make bench`` reports the speed-up; ``tests`` check equality
+    with ``pm.find_MAP``).
+    """
+
+    def __init__(self, model: pm.Model, variables: Sequence[str]):
+        from pymc.blocking import DictToArrayBijection
+        from pymc.initial_point import make_initial_point_fn
+        from pymc.tuning.scipy_interface import scipy_optimize_funcs_from_loss
+
+        self._model = model
+        self._variables = tuple(variables)
+        self._value_vars = list(model.value_vars)
+        self._initial_point = make_initial_point_fn(
+            model=model, return_transformed=True, jitter_rvs=set())
+        start = self._initial_point(0)
+        self._f_fused, _ = scipy_optimize_funcs_from_loss(
+            loss=-model.logp(jacobian=False), inputs=self._value_vars,
+            initial_point_dict=start, use_grad=True, use_hess=False, use_hessp=False)
+        # Constrained values as functions of the value variables (as find_MAP does);
+        # compiling model[v] itself would draw from the prior instead.
+        unobserved = {var.name: var for var in model.unobserved_value_vars}
+        self._constrained = model.compile_fn(
+            [unobserved[v] for v in self._variables], inputs=self._value_vars,
+            point_fn=False, on_unused_input="ignore")
+        self._bijection = DictToArrayBijection
+
+    def find(self) -> np.ndarray | None:
+        """The MAP for the model's current ``pm.Data`` values, flattened; None on failure."""
+        start = self._initial_point(0)
+        names = [v.name for v in self._value_vars]
+        x0 = self._bijection.map({n: start[n] for n in names})
+        def fused(x):
+            # Copy: a compiled PyTensor function may reuse its output buffers.
+            loss, grad = self._f_fused(x)
+            return float(loss), np.array(grad, dtype=float)
+
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = optimize.minimize(
+                fused, x0.data, jac=True, method="L-BFGS-B",
+                options={"maxiter": 10_000, "ftol": 1e-15, "gtol": 1e-10})
+        if not np.all(np.isfinite(res.x)):
+            return None
+        point = self._bijection.rmap(type(x0)(np.asarray(res.x), x0.point_map_info), start)
+        values = self._constrained(**{n: point[n] for n in names})
+        out = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in values])
+        return out if np.all(np.isfinite(out)) else None
+
+
+@dataclass
+class CompiledModel:
+    """A PyMC model with its nutpie compilation and (lazily) its MAP finder."""
+
+    model: pm.Model
+    variables: tuple[str, ...]
+    nutpie_model: object
+    compile_seconds: float
+    _map_finder: MapFinder | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def set_data(self, data: dict[str, np.ndarray]) -> None:
+        """Point the PyMC-side shared variables at ``data``."""
+        n_obs = int(np.asarray(data["x"]).shape[0])
+        pm.set_data(data, model=self.model, coords={"obs": np.arange(n_obs)})
+
+    def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
+               progress: Callable | None = None) -> xr.DataTree:
+        """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
+        import nutpie
+
+        with self._lock:
+            self.set_data(data)  # the initial point is computed from the PyMC graph
+            compiled = self.nutpie_model.with_data(**data)
+            kwargs = dict(draws=settings.draws, tune=settings.tune, chains=settings.chains,
+                          seed=seed, progress_bar=False)
+            if progress is not None:
+                kwargs.update(progress_bar=True, progress_callback=progress)
+            # One BLAS thread per chain: nutpie already runs chains in parallel.
+            with threadpool_limits(limits=1), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return nutpie.sample(compiled, **kwargs)
+
+    def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
+        """PyMC's MAP for ``data``, flattened in the order of ``variables``."""
+        with self._lock:
+            if self._map_finder is None:
+                self._map_finder = MapFinder(self.model, self.variables)
+            self.set_data(data)
+            return self._map_finder.find()
+
+
+class ModelCache:
+    """Compiled models keyed by (topic, structure, builder); one compile each."""
+
+    def __init__(self) -> None:
+        self._models: dict[Hashable, CompiledModel] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, build: Callable[[], pm.Model],
+            variables: Sequence[str]) -> CompiledModel:
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = compile_model(build(), variables)
+            return self._models[key]
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._models
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+
+
+def compile_model(model: pm.Model, variables: Sequence[str]) -> CompiledModel:
+    """Compile ``model`` with nutpie (numba backend)."""
+    import time
+
+    import nutpie
+
+    missing = [v for v in variables if v not in model.named_vars]
+    if missing:
+        raise ValueError(f"the PyMC model has no variable(s) {missing}; "
+                         f"it has {sorted(v.name for v in model.free_RVs)}")
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = nutpie.compile_pymc_model(model)
+    return CompiledModel(model=model, variables=tuple(variables), nutpie_model=compiled,
+                         compile_seconds=time.perf_counter() - start)
+
+
+CACHE = ModelCache()

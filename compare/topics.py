@@ -1,0 +1,245 @@
+"""Registration of the builtin topics: one :func:`register` call each.
+
+Each pairs ``analytic/<topic>.py`` with ``pymc_models/<topic>.py``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+import analytic.beta_binomial as a_bb
+import analytic.dirichlet_categorical as a_dc
+import analytic.gamma_poisson as a_gp
+import analytic.normal_inverse_gamma as a_nig
+import analytic.normal_known_variance as a_nkv
+import analytic.pareto_uniform as a_pu
+import pymc_models.beta_binomial as m_bb
+import pymc_models.dirichlet_categorical as m_dc
+import pymc_models.gamma_poisson as m_gp
+import pymc_models.normal_inverse_gamma as m_nig
+import pymc_models.normal_known_variance as m_nkv
+import pymc_models.pareto_uniform as m_pu
+from compare.data import natural_sort, parse_column, read_column
+from compare.registry import (BuiltinData, Hyperparameter, InputError, Simulation, Topic,
+                              register)
+
+SIMULATED_SEED = 20261129  # builtin:simulated is the same data on every machine
+
+
+def _csv(file: str, column: str, kind: str):
+    """Loader for a CSV shipped in compare/datasets."""
+    def load() -> np.ndarray:
+        path = resources.files("compare") / "datasets" / file
+        with resources.as_file(path) as p:
+            return parse_column(read_column(p, column), kind)
+    return load
+
+
+def _simulator(module):
+    """Adapt an analytic module's ``simulate`` to the registry's signature."""
+    def simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
+        theta, data = module.simulate(rng, n=n, **hyper)
+        return Simulation(theta=theta, data=data)
+    return simulate
+
+
+def _simulated(simulate, n: int, hyper: dict[str, Any], what: str) -> BuiltinData:
+    """builtin:simulated: n observations from the prior predictive with a fixed seed."""
+    def load() -> np.ndarray:
+        return simulate(np.random.default_rng(SIMULATED_SEED), n, dict(hyper)).data
+    return BuiltinData(
+        name="simulated", description=f"{n} {what} simulated from the prior predictive",
+        source=f"simulated, seed {SIMULATED_SEED}, n={n}", load=load, hyper=dict(hyper))
+
+
+# --- beta-binomial ----------------------------------------------------------
+_bb_hyper = (
+    Hyperparameter("a", 2.0, "Beta prior's first shape (pseudo-count of ones)"),
+    Hyperparameter("b", 2.0, "Beta prior's second shape (pseudo-count of zeros)"),
+)
+_bb_sim = _simulator(a_bb)
+register(Topic(
+    name="beta-binomial",
+    title="Beta prior, Bernoulli (0/1) likelihood",
+    model=("p ~ Beta(a, b);  x_i | p ~ Bernoulli(p)\n"
+           "posterior: p | D ~ Beta(a + s, b + n - s), s = sum x_i\n"
+           "evidence: B(a + s, b + n - s) / B(a, b) (of the sequence)"),
+    data_kind="binary",
+    hyperparameters=_bb_hyper,
+    solve=a_bb.solve, build_model=m_bb.build_model, model_data=m_bb.model_data,
+    variables=m_bb.VARIABLES, simulate=_bb_sim,
+    builtin=(
+        BuiltinData("birthwt-low", "1 if birth weight < 2.5 kg; 189 births, Springfield MA, 1986",
+                    "R MASS::birthwt$low (Hosmer & Lemeshow 1989)",
+                    _csv("birthwt_low.csv", "low", "binary")),
+        _simulated(_bb_sim, 40, {"a": 2.0, "b": 2.0}, "0/1 outcomes"),
+    ),
+))
+
+# --- gamma-poisson ----------------------------------------------------------
+_gp_hyper = (
+    Hyperparameter("shape", 2.0, "Gamma prior's shape"),
+    Hyperparameter("rate", 1.0, "Gamma prior's rate (inverse scale); prior mean = shape / rate"),
+)
+_gp_sim = _simulator(a_gp)
+register(Topic(
+    name="gamma-poisson",
+    title="Gamma prior, Poisson likelihood",
+    model=("rate ~ Gamma(shape, rate=rate0);  x_i | rate ~ Poisson(rate)\n"
+           "posterior: Gamma(shape + sum x_i, rate0 + n)\n"
+           "predictive: NegBinomial(shape_n, rate_n / (rate_n + 1))"),
+    data_kind="counts",
+    hyperparameters=_gp_hyper,
+    solve=a_gp.solve, build_model=m_gp.build_model, model_data=m_gp.model_data,
+    variables=m_gp.VARIABLES, simulate=_gp_sim,
+    builtin=(
+        BuiltinData("discoveries", "great inventions and discoveries per year, 1860-1959",
+                    "R datasets::discoveries (World Almanac 1975)",
+                    _csv("discoveries.csv", "discoveries", "counts")),
+        _simulated(_gp_sim, 30, {"shape": 2.0, "rate": 1.0}, "counts"),
+    ),
+))
+
+# --- normal-known-variance --------------------------------------------------
+_nkv_hyper = (
+    Hyperparameter("prior_mean", 0.0, "mean of the Normal prior on mu", kind="real"),
+    Hyperparameter("prior_sd", 10.0, "standard deviation (not variance) of the prior on mu"),
+    Hyperparameter("noise_sd", 1.0, "known standard deviation (not variance) of each observation"),
+)
+_nkv_sim = _simulator(a_nkv)
+register(Topic(
+    name="normal-known-variance",
+    title="Normal prior on the mean, Normal likelihood with known noise sd",
+    model=("mu ~ Normal(prior_mean, prior_sd^2);  x_i | mu ~ Normal(mu, noise_sd^2)\n"
+           "posterior precision: 1/prior_sd^2 + n/noise_sd^2\n"
+           "posterior mean: (prior_mean/prior_sd^2 + n xbar/noise_sd^2) / precision"),
+    data_kind="reals",
+    hyperparameters=_nkv_hyper,
+    solve=a_nkv.solve, build_model=m_nkv.build_model, model_data=m_nkv.model_data,
+    variables=m_nkv.VARIABLES, simulate=_nkv_sim,
+    builtin=(
+        BuiltinData("morley", "Michelson's 1879 speed of light, km/s - 299,000 (100 runs); "
+                    "prior from Foucault's 1862 value 298,000 +- 500 km/s",
+                    "R datasets::morley",
+                    _csv("morley.csv", "speed", "reals"),
+                    hyper={"prior_mean": -1000.0, "prior_sd": 500.0, "noise_sd": 79.0}),
+        _simulated(_nkv_sim, 20, {"prior_mean": 0.0, "prior_sd": 10.0, "noise_sd": 1.0},
+                   "real observations"),
+    ),
+))
+
+# --- normal-inverse-gamma ---------------------------------------------------
+_nig_hyper = (
+    Hyperparameter("mu0", 0.0, "prior mean of mu", kind="real"),
+    Hyperparameter("kappa0", 1.0, "prior pseudo-observations on mu: mu | sigma2 ~ N(mu0, sigma2/kappa0)"),
+    Hyperparameter("alpha0", 2.0, "InvGamma shape of sigma2"),
+    Hyperparameter("beta0", 2.0, "InvGamma scale of sigma2 (prior mean beta0/(alpha0-1))"),
+)
+_nig_sim = _simulator(a_nig)
+register(Topic(
+    name="normal-inverse-gamma",
+    title="Normal-Inverse-Gamma prior, Normal likelihood with unknown mean and variance",
+    model=("sigma2 ~ InvGamma(alpha0, beta0);  mu | sigma2 ~ Normal(mu0, sigma2/kappa0)\n"
+           "x_i | mu, sigma2 ~ Normal(mu, sigma2)\n"
+           "posterior: kappa_n = kappa0 + n, mu_n = (kappa0 mu0 + n xbar)/kappa_n,\n"
+           "  alpha_n = alpha0 + n/2, beta_n = beta0 + SS/2 + kappa0 n (xbar - mu0)^2 / (2 kappa_n)\n"
+           "marginals: mu ~ t_{2 alpha_n}(mu_n, beta_n/(alpha_n kappa_n)), "
+           "sigma2 ~ InvGamma(alpha_n, beta_n)"),
+    data_kind="reals",
+    hyperparameters=_nig_hyper,
+    solve=a_nig.solve, build_model=m_nig.build_model, model_data=m_nig.model_data,
+    variables=m_nig.VARIABLES, simulate=_nig_sim,
+    builtin=(
+        BuiltinData("newcomb", "Newcomb's 1882 light passage times, ns - 24,800 (66 values)",
+                    "R MASS::newcomb (Stigler 1977)",
+                    _csv("newcomb.csv", "passage_time", "reals"),
+                    hyper={"mu0": 25.0, "kappa0": 0.5, "alpha0": 2.0, "beta0": 100.0}),
+        _simulated(_nig_sim, 25, {"mu0": 0.0, "kappa0": 1.0, "alpha0": 2.0, "beta0": 2.0},
+                   "real observations"),
+    ),
+))
+
+# --- pareto-uniform ---------------------------------------------------------
+_pu_hyper = (
+    Hyperparameter("scale", 1.0, "Pareto prior's scale: the smallest theta it allows"),
+    Hyperparameter("shape", 2.0, "Pareto prior's shape (tail index)"),
+)
+_pu_sim = _simulator(a_pu)
+register(Topic(
+    name="pareto-uniform",
+    title="Pareto prior on theta, Uniform(0, theta) likelihood (German tank problem)",
+    model=("theta ~ Pareto(scale, shape);  x_i | theta ~ Uniform(0, theta)\n"
+           "posterior: Pareto(max(scale, max x), shape + n)"),
+    data_kind="nonnegative",
+    hyperparameters=_pu_hyper,
+    solve=a_pu.solve, build_model=m_pu.build_model, model_data=m_pu.model_data,
+    variables=m_pu.VARIABLES, simulate=_pu_sim,
+    builtin=(
+        _simulated(_pu_sim, 15, {"scale": 100.0, "shape": 2.0},
+                   "serial numbers (German tank problem)"),
+    ),
+))
+
+
+# --- dirichlet-categorical --------------------------------------------------
+def _dc_prepare(labels: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+    """Labels to codes; categories default to the labels seen, sorted."""
+    labels = [str(v) for v in np.asarray(labels, dtype=object)]
+    seen = natural_sort(set(labels))
+    categories = hyper.get("categories")
+    if categories is None:
+        categories = tuple(seen)
+    else:
+        unknown = [c for c in seen if c not in categories]
+        if unknown:
+            raise InputError(f"label(s) {unknown} are not in categories={','.join(categories)}; "
+                             "add them to --set categories or leave categories unset")
+    index = {c: i for i, c in enumerate(categories)}
+    conc = np.atleast_1d(np.asarray(hyper["concentration"], dtype=float))
+    if conc.size not in (1, len(categories)):
+        raise InputError(f"concentration has {conc.size} values but there are "
+                         f"{len(categories)} categories ({', '.join(categories)}); "
+                         "give one number or one per category, in that order")
+    if len(categories) < 2:
+        raise InputError(f"only one category ({categories[0]!r}) in the data; a categorical "
+                         "model needs two or more: list them with --set categories=a,b")
+    return np.array([index[s] for s in labels]), {**hyper, "categories": tuple(categories)}
+
+
+def _dc_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
+    categories = hyper.get("categories") or ("a", "b", "c")
+    theta, codes = a_dc.simulate(rng, n=n, categories=categories,
+                                 concentration=hyper["concentration"])
+    return Simulation(theta=theta, data=np.array([categories[c] for c in codes], dtype=object))
+
+
+register(Topic(
+    name="dirichlet-categorical",
+    title="Dirichlet prior, categorical likelihood",
+    model=("p ~ Dirichlet(concentration);  x_i | p ~ Categorical(p)\n"
+           "posterior: Dirichlet(concentration + counts)\n"
+           "the p[k] sum to one: the agreement test whitens the first K-1"),
+    data_kind="labels",
+    hyperparameters=(
+        Hyperparameter("concentration", 1.0,
+                       "Dirichlet concentration: one number for all categories, or one per "
+                       "category in sorted label order, comma-separated", kind="positive-list"),
+        Hyperparameter("categories", None,
+                       "the categories, comma-separated (default: the labels in the data, "
+                       "sorted); list unseen ones here", kind="labels"),
+    ),
+    solve=a_dc.solve, build_model=m_dc.build_model, model_data=m_dc.model_data,
+    variables=m_dc.VARIABLES, simulate=_dc_simulate,
+    builtin=(
+        BuiltinData("hair-colour", "hair colour of 592 statistics students (Snee 1974)",
+                    "R datasets::HairEyeColor, expanded to one line per student",
+                    _csv("hair_eye_color.csv", "hair", "labels")),
+        _simulated(_dc_simulate, 60, {"concentration": 1.0, "categories": None},
+                   "labels"),
+    ),
+    prepare=_dc_prepare,
+    structure=lambda x, hyper: {"n_categories": len(hyper["categories"])},
+))

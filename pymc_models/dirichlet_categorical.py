@@ -1,0 +1,31 @@
+"""PyMC model: p ~ Dirichlet(concentration); x_i ~ Categorical(p).
+
+See analytic/dirichlet_categorical.py.  The number of categories fixes the
+shape of ``p``, so it is part of the model's structure: one compiled model per
+K, reused for every data set with K categories.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+
+from pymc_models._common import obs_coords
+
+VARIABLES = ("p",)
+
+
+def build_model(*, n_categories: int, n_obs: int = 1) -> pm.Model:
+    coords = {**obs_coords(n_obs), "category": np.arange(n_categories)}
+    with pm.Model(coords=coords) as model:
+        x = pm.Data("x", np.zeros(n_obs, dtype=np.int64), dims="obs")
+        concentration = pm.Data("hp_concentration", np.ones(n_categories), dims="category")
+        p = pm.Dirichlet("p", a=concentration, dims="category")
+        pm.Categorical("x_obs", p=p, observed=x, dims="obs")
+    return model
+
+
+def model_data(*, x: np.ndarray, categories, concentration) -> dict[str, np.ndarray]:
+    k = len(categories)
+    conc = np.broadcast_to(np.asarray(concentration, dtype=float), (k,)).copy()
+    return {"x": np.asarray(x, dtype=np.int64), "hp_concentration": conc}
