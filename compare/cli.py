@@ -1,0 +1,304 @@
+"""The ``bayes-compare`` command line.
+
+Exit codes (a public contract): 0 agree, 1 disagree, 2 inconclusive,
+3 bad input or usage.  With ``run --all`` the code is 1 if any topic
+disagrees, else 2 if any is inconclusive, else 0.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+EXIT_AGREE, EXIT_DISAGREE, EXIT_INCONCLUSIVE, EXIT_BAD_INPUT = 0, 1, 2, 3
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+    help="Check closed-form Bayesian posteriors against PyMC's MCMC.")
+def _make_console(**kwargs) -> Console:
+    """A console that is not squeezed to 80 columns when output is piped."""
+    console = Console(highlight=False, **kwargs)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=120, **kwargs)
+    return console
+
+
+err = _make_console(stderr=True)
+
+
+class BadInput(Exception):
+    """A usage or input problem reported as one line with exit code 3."""
+
+
+def _console(json_to_stdout: bool) -> Console:
+    # Keep stdout pure JSON when the document goes there.
+    return err if json_to_stdout else _make_console()
+
+
+@app.command("list")
+def list_topics() -> None:
+    """List the topics."""
+    from compare.registry import DATA_KINDS, all_topics
+
+    table = Table(title="bayes-compare topics")
+    for col in ("topic", "model", "data", "builtin data"):
+        table.add_column(col)
+    for t in all_topics():
+        table.add_row(t.name, t.title, DATA_KINDS[t.data_kind],
+                      ", ".join("builtin:" + d.name for d in t.builtin))
+    _make_console().print(table)
+
+
+@app.command()
+def describe(topic: Annotated[str, typer.Argument(help="topic name, see `list`")]) -> None:
+    """Show a topic's model, hyperparameters, parameters, builtin data and CSV format."""
+    from compare.registry import DATA_KINDS, get_topic
+
+    t = get_topic(topic)
+    out = _make_console()
+    out.print(f"[bold]{t.name}[/bold]: {t.title}\n")
+    out.print("[bold]Model[/bold]")
+    for line in t.model.splitlines():
+        out.print("  " + line, markup=False)
+    hyper = Table(title="Hyperparameters (--set NAME=VALUE)", title_justify="left")
+    for col in ("name", "default", "meaning"):
+        hyper.add_column(col)
+    for h in t.hyperparameters:
+        default = "from the data" if h.default is None else f"{h.default:g}" \
+            if isinstance(h.default, float) else str(h.default)
+        hyper.add_row(h.name, default, h.doc)
+    out.print()
+    out.print(hyper)
+    data = Table(title="Builtin data (--data builtin:NAME; the first is the default)",
+                 title_justify="left")
+    for col in ("name", "what", "source", "suggested hyperparameters"):
+        data.add_column(col)
+    for d in t.builtin:
+        data.add_row("builtin:" + d.name, d.description, d.source,
+                     ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                               for k, v in d.hyper.items() if v is not None))
+    out.print(data)
+    out.print(f"\n[bold]Parameters[/bold] (in this order in every vector): "
+              f"{', '.join(t.variables) if t.name != 'dirichlet-categorical' else 'p[<label>] per label, labels sorted'}")
+    out.print(f"\n[bold]Your data[/bold]: a CSV file with a header line, then one observation "
+              f"per line; observations are {DATA_KINDS[t.data_kind]}. Pick the column with "
+              f"--column NAME (not needed for a one-column file).")
+    out.print(f"  bayes-compare run {t.name} --data my.csv --column x --json -", markup=False)
+
+
+def _parse_sets(items: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise BadInput(f"--set {item!r} must look like NAME=VALUE, e.g. --set a=2")
+        out[name.strip()] = value
+    return out
+
+
+def _load_data(topic, data: str | None, column: str | None):
+    """Return (column array, builtin data set or None, source text)."""
+    from compare.data import parse_column, read_column
+
+    if data is None or data.startswith("builtin:"):
+        if column is not None:
+            raise BadInput("--column only applies to a CSV file given with --data PATH")
+        ds = topic.builtin[0] if data is None else topic.builtin_data(data[len("builtin:"):])
+        return ds.load(), ds, f"builtin:{ds.name}"
+    col = read_column(data, column)
+    return parse_column(col, topic.data_kind), None, f"{data}:{col.name}"
+
+
+def _check_writable(path: Path, what: str) -> None:
+    parent = path.parent if path.suffix else path
+    probe = parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise BadInput(f"{what} {str(path)!r}: {str(probe)!r} is not a directory")
+    import os
+    if not os.access(probe, os.W_OK):
+        raise BadInput(f"{what} {str(path)!r}: cannot write under {str(probe)!r}")
+
+
+def _fmt(v: Any, spec: str = ".4g") -> str:
+    try:
+        return "n/a" if v is None else format(v, spec)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _print_result(result, out: Console) -> None:
+    import numpy as np
+
+    post = result.exact.posterior
+    mcmc = result.mcmc
+    exact_sd = np.sqrt(np.diag(post.cov))
+    table = Table(title=f"{result.topic} on {result.data_source} (n={result.n})")
+    for col in ("parameter", "exact mean", "exact sd", "MCMC mean", "MCMC sd", "MCSE",
+                "z", "R-hat", "ESS bulk", "ESS tail"):
+        table.add_column(col, justify="left" if col == "parameter" else "right")
+    for i, name in enumerate(result.parameters):
+        z = (mcmc.mean[i] - post.mean[i]) / mcmc.mcse_mean[i]
+        table.add_row(name, _fmt(post.mean[i]), _fmt(exact_sd[i]), _fmt(mcmc.mean[i]),
+                      _fmt(mcmc.sd[i]), _fmt(mcmc.mcse_mean[i], ".2g"), _fmt(z, "+.2f"),
+                      _fmt(mcmc.rhat[i], ".4f"), _fmt(mcmc.ess_bulk[i], ".0f"),
+                      _fmt(mcmc.ess_tail[i], ".0f"))
+    out.print(table)
+    checks = {c.name: c for c in result.checks}
+    colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]
+    decided = checks[result.decided_by]
+    out.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] "
+              f"(decided by {decided.name}: {_fmt(decided.statistic)} vs threshold "
+              f"{_fmt(decided.threshold)}; {decided.note})")
+    ag = result.agreement
+    if ag is not None:
+        out.print(f"agreement: max |z| = {ag.max_abs_z:.2f} over {len(ag.quantities)} test "
+                  f"quantities, Bonferroni threshold {ag.threshold:.2f} (alpha={ag.alpha:g})")
+        for q in ag.flagged:
+            out.print(f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
+                      f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}")
+    m = checks.get("map")
+    if m is not None and m.statistic is not None:
+        out.print(f"MAP: PyMC {np.array2string(mcmc.map, precision=5)} vs exact mode "
+                  f"{np.array2string(post.mode, precision=5)}: {m.statistic:.1e} sd"
+                  + ("" if m.passed is not None else f" ({m.note})"))
+    elif m is not None:
+        out.print(f"MAP: {m.note}")
+    out.print(f"log evidence: {result.exact.log_evidence:.6g}; time {result.timings['total']:.2f} s")
+
+
+def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_dir,
+             out: Console):
+    from compare.output import dumps, save_run, to_document
+    from compare.registry import get_topic
+    from compare.runner import run
+
+    topic = get_topic(topic_name)
+    values, dataset, source = _load_data(topic, data, column)
+    hyper = topic.hyper(sets, dataset=dataset, parsed=False)
+    with err.status(f"{topic.name}: starting") as status:
+        def on_stage(stage: str) -> None:
+            text = {"compiling": "compiling the PyMC model with nutpie (once per session)",
+                    "sampling": f"sampling {settings.chains} chains x {settings.draws} draws",
+                    "checking": "checking convergence, agreement and MAP"}[stage]
+            status.update(f"{topic.name}: {text}")
+        result = run(topic, data=values, hyper=hyper, settings=settings, source=source,
+                     on_stage=on_stage)
+    _print_result(result, out)
+    save_run(result, out_dir)
+    if json_path == "-":
+        sys.stdout.write(dumps(to_document(result)))
+        sys.stdout.flush()
+    elif json_path is not None:
+        from compare.output import atomic_write
+        atomic_write(json_path, dumps(to_document(result)))
+    return result
+
+
+@app.command("run")
+def run_command(
+    topic: Annotated[str | None, typer.Argument(help="topic name (see `list`)")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="run every topic on its default builtin data")] = False,
+    data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
+    column: Annotated[str | None, typer.Option(help="CSV column to read")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    draws: Annotated[int | None, typer.Option(help="kept draws per chain")] = None,
+    chains: Annotated[int | None, typer.Option(help="number of chains")] = None,
+    tune: Annotated[int | None, typer.Option(help="warm-up draws per chain")] = None,
+    seed: Annotated[int | None, typer.Option(help="random seed")] = None,
+    alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate of the agreement test")] = None,
+    json_path: Annotated[str | None, typer.Option("--json", help="write the JSON document to PATH, or - for stdout")] = None,
+    out: Annotated[str | None, typer.Option(help="directory for draws and result.json "
+                                                 "(default reports/runs/<topic>/; with --all, the parent)")] = None,
+) -> None:
+    """Run the exact and the MCMC posterior side by side and give a verdict."""
+    import dataclasses
+
+    from compare.defaults import DEFAULT
+    from compare.registry import all_topics
+
+    overrides = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
+                                         alpha=alpha).items() if v is not None}
+    try:
+        settings = dataclasses.replace(DEFAULT, **overrides)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    sets = _parse_sets(set_)
+    if json_path not in (None, "-"):
+        _check_writable(Path(json_path), "--json")
+    if out is not None:
+        _check_writable(Path(out), "--out")
+    console = _console(json_path == "-")
+    if all_:
+        if topic is not None or data is not None or column is not None or sets:
+            raise BadInput("--all runs every topic on its builtin data; it takes no TOPIC, "
+                           "--data, --column or --set")
+        if json_path not in (None, "-"):
+            raise BadInput("with --all, --json takes only '-' (one JSON document per line); "
+                           "each run's JSON is saved under --out")
+        base = Path(out or "reports/runs")
+        verdicts = []
+        for t in all_topics():
+            result = _run_one(t.name, data=None, column=None, sets={}, settings=settings,
+                              json_path=None, out_dir=base / t.name, out=console)
+            if json_path == "-":
+                from compare.output import to_document
+                sys.stdout.write(json.dumps(to_document(result), allow_nan=False) + "\n")
+            verdicts.append(result.verdict)
+        code = (EXIT_DISAGREE if "disagree" in verdicts else
+                EXIT_INCONCLUSIVE if "inconclusive" in verdicts else EXIT_AGREE)
+        raise typer.Exit(code)
+    if topic is None:
+        raise BadInput("give a TOPIC (see `bayes-compare list`) or --all")
+    out_dir = Path(out) if out is not None else Path("reports/runs") / topic
+    result = _run_one(topic, data=data, column=column, sets=sets, settings=settings,
+                      json_path=json_path, out_dir=out_dir, out=console)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def summary(
+    runs: Annotated[Path, typer.Option(help="directory holding <topic>/result.json")] = Path("reports/runs"),
+    out: Annotated[Path, typer.Option(help="where to write the Markdown table")] = Path("reports/summary.md"),
+) -> None:
+    """Write a Markdown table with one row per saved run."""
+    from compare.output import RESULT_FILE, atomic_write, summary_markdown
+
+    files = sorted(runs.glob(f"*/{RESULT_FILE}"))
+    if not files:
+        raise BadInput(f"no runs under {str(runs)!r}; run `bayes-compare run --all` first")
+    docs = [json.loads(f.read_text()) for f in files]
+    atomic_write(out, summary_markdown(docs))
+    _make_console().print(f"wrote {out} ({len(docs)} runs)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: map every failure to its documented exit code."""
+    from compare.registry import InputError
+
+    try:
+        # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
+        code = app(args=argv, standalone_mode=False)
+        return code if isinstance(code, int) else EXIT_AGREE
+    except typer.Exit as e:
+        return int(e.exit_code)
+    except typer.TyperException as e:  # usage errors: unknown option, missing value, ...
+        err.print(f"usage error: {e.format_message()}", markup=False)
+        return EXIT_BAD_INPUT
+    except typer.Abort:
+        err.print("aborted")
+        return EXIT_BAD_INPUT
+    except (BadInput, InputError) as e:
+        err.print(f"error: {e}", markup=False)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())
