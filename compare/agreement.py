@@ -26,6 +26,7 @@ sets fall back on the always-valid quantile indicators.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from arviz_stats.base import array_stats
@@ -136,46 +137,38 @@ def _pairs(f: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(f) for j in range(i + 1, f)]
 
 
-def _moment_quantities(posterior: ExactPosterior, free: np.ndarray, whiten,
-                       rng: np.random.Generator, n_reference: int):
-    """Specs and a function of u for the mean / variance / covariance quantities."""
-    names = [posterior.parameters[i] for i in free]
+def _square_null_variances(posterior: ExactPosterior, n_reference: int,
+                           seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Null variances of ``u_i^2`` and ``u_i u_j`` (pairs in ``_pairs`` order).
+
+    Closed form for Gaussian posteriors (2 and 1) and for one free coordinate
+    (excess kurtosis + 2); otherwise from ``n_reference`` exact iid draws,
+    memoised per posterior because the runner and calibration studies ask
+    for the same posterior many times.
+    """
+    free = np.asarray(posterior.free, dtype=int)
     f = free.size
-    specs: list[_Spec] = []
-    with_means = posterior.is_gaussian or posterior.moments_below > 4
-    with_squares = posterior.is_gaussian or posterior.moments_below > 8
-    if with_means:
-        specs += [_Spec(f"mean:{n}", 0.0, 1.0) for n in names]
-    if with_squares:
-        if posterior.is_gaussian:
-            var_sq = np.full(f, 2.0)
-            var_prod = np.ones(len(_pairs(f)))
-        elif f == 1:
-            excess = float(posterior.marginal(int(free[0])).stats(moments="k"))
-            var_sq = np.array([excess + 2.0])
-            var_prod = np.empty(0)
-        else:
-            u = whiten(posterior.sample(rng, n_reference))
-            var_sq = np.mean((u * u - 1.0) ** 2, axis=0)
-            var_prod = np.array([np.mean((u[:, i] * u[:, j]) ** 2) for i, j in _pairs(f)])
-        specs += [_Spec(f"var:{n}", 1.0, float(np.sqrt(v))) for n, v in zip(names, var_sq)]
-        specs += [_Spec(f"cov:{names[i]},{names[j]}", 0.0, float(np.sqrt(v)))
-                  for (i, j), v in zip(_pairs(f), var_prod)]
+    if posterior.is_gaussian:
+        return np.full(f, 2.0), np.ones(len(_pairs(f)))
+    if f == 1:
+        excess = float(posterior.marginal(int(free[0])).stats(moments="k"))
+        return np.array([excess + 2.0]), np.empty(0)
+    return _reference_variances(posterior, n_reference, seed)
 
-    def values(u: np.ndarray) -> list[np.ndarray]:
-        out = []
-        if with_means:
-            out += [u[..., i] for i in range(f)]
-        if with_squares:
-            out += [u[..., i] ** 2 for i in range(f)]
-            out += [u[..., i] * u[..., j] for i, j in _pairs(f)]
-        return out
 
-    return specs, values
+@lru_cache(maxsize=32)
+def _reference_variances(posterior: ExactPosterior, n_reference: int,
+                         seed: int) -> tuple[np.ndarray, np.ndarray]:
+    free, mean, chol = _whitener(posterior)
+    u = _whiten(posterior.sample(np.random.default_rng(seed), n_reference), free, mean, chol)
+    f = free.size
+    var_sq = np.mean((u * u - 1.0) ** 2, axis=0)
+    var_prod = np.array([np.mean((u[:, i] * u[:, j]) ** 2) for i, j in _pairs(f)])
+    return var_sq, var_prod
 
 
 def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float,
-                   rng: np.random.Generator, n_reference: int = 200_000) -> Agreement:
+                   seed: int = 0, n_reference: int = 200_000) -> Agreement:
     """Test whether ``draws`` come from ``posterior``.
 
     Parameters
@@ -185,8 +178,8 @@ def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float
     posterior : ExactPosterior
     alpha : float
         Family-wise false-alarm rate.
-    rng : numpy Generator
-        Only used for exact reference draws when a null variance has no
+    seed : int
+        Seeds the exact reference draws used when a null variance has no
         closed form.
     n_reference : int
         Number of such reference draws.
@@ -198,16 +191,22 @@ def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float
     specs: list[_Spec] = []
     series: list[np.ndarray] = []
 
-    needs_moments = posterior.is_gaussian or posterior.moments_below > 4
-    if needs_moments:
+    with_means = posterior.is_gaussian or posterior.moments_below > 4
+    with_squares = posterior.is_gaussian or posterior.moments_below > 8
+    if with_means:
         free, mean, chol = _whitener(posterior)
-
-        def whiten(x):
-            return _whiten(x, free, mean, chol)
-
-        m_specs, m_values = _moment_quantities(posterior, free, whiten, rng, n_reference)
-        specs += m_specs
-        series += m_values(whiten(draws))
+        names = [posterior.parameters[i] for i in free]
+        u = _whiten(draws, free, mean, chol)
+        specs += [_Spec(f"mean:{n}", 0.0, 1.0) for n in names]
+        series += [u[..., i] for i in range(free.size)]
+        if with_squares:
+            var_sq, var_prod = _square_null_variances(posterior, n_reference, seed)
+            pairs = _pairs(free.size)
+            specs += [_Spec(f"var:{n}", 1.0, float(np.sqrt(v))) for n, v in zip(names, var_sq)]
+            specs += [_Spec(f"cov:{names[i]},{names[j]}", 0.0, float(np.sqrt(v)))
+                      for (i, j), v in zip(pairs, var_prod)]
+            series += [u[..., i] ** 2 for i in range(free.size)]
+            series += [u[..., i] * u[..., j] for i, j in pairs]
 
     if not posterior.is_gaussian:
         for i, name in enumerate(posterior.parameters):

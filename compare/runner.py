@@ -204,7 +204,7 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
     checks, diag = convergence_checks(draws, divergences, settings)
     agreement = agreement_test(draws, exact.posterior, alpha=settings.alpha,
-                               rng=np.random.default_rng([settings.seed, 1]),
+                               seed=settings.seed,
                                n_reference=settings.n_reference)
     agreement_check = Check("agreement", agreement.max_abs_z, agreement.threshold,
                             agreement.passed,
