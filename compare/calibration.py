@@ -1,0 +1,115 @@
+"""Evidence that the verdict is right: null calibration and power.
+
+* :func:`iid_null` replaces MCMC by exact iid draws, so every z-score of the
+  agreement test should be standard normal and the family-wise false-alarm
+  rate at most alpha.
+* :func:`mcmc_null` runs the real PyMC model on fresh simulated data with
+  fresh seeds; the same should hold up to the error of estimated ESS.
+* :func:`detection_rate` runs a (deliberately wrong) PyMC model against the
+  exact posterior and counts how often the verdict is ``disagree``.
+
+The test suite calls these with enough replications to be decisive;
+``benchmarks/verdict_study.py`` calls them with more and prints the figures
+quoted in the README.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from analytic import ExactPosterior
+from compare.agreement import agreement_test, bonferroni_threshold
+from compare.defaults import DEFAULT, Settings
+from compare.registry import Topic
+from compare.runner import DISAGREE, run
+from compare.sampling import CACHE, ModelCache
+
+
+@dataclass(frozen=True)
+class NullStudy:
+    """z-scores of every test quantity over replications under the null.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Test quantity names, the columns of ``z``.
+    z : array of shape (replications, quantities)
+    verdicts : tuple of str
+        The verdict of each replication (MCMC studies only; empty for iid).
+    worst_rhat : array of shape (replications,)
+        Largest R-hat of each replication (MCMC studies only).
+    decided_by : tuple of str
+        The check that decided each replication's verdict (MCMC studies only).
+    """
+
+    names: tuple[str, ...]
+    z: np.ndarray
+    verdicts: tuple[str, ...] = ()
+    worst_rhat: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))
+    decided_by: tuple[str, ...] = ()
+    alpha: float = DEFAULT.alpha
+
+    def false_alarm_rate(self, alpha: float) -> float:
+        """Share of replications whose max |z| exceeds the Bonferroni threshold at ``alpha``."""
+        threshold = bonferroni_threshold(alpha, len(self.names))
+        return float(np.mean(np.max(np.abs(self.z), axis=1) > threshold))
+
+
+def iid_null(posterior: ExactPosterior, *, replications: int, chains: int, draws: int,
+             rng: np.random.Generator, n_reference: int = DEFAULT.n_reference) -> NullStudy:
+    """Agreement z-scores when the "MCMC" draws are exact iid draws."""
+    rows, names = [], None
+    for _ in range(replications):
+        sample = posterior.sample(rng, chains * draws).reshape(chains, draws, -1)
+        result = agreement_test(sample, posterior, alpha=0.05, n_reference=n_reference)
+        names = names or tuple(q.name for q in result.quantities)
+        rows.append([q.z for q in result.quantities])
+    return NullStudy(names=names, z=np.array(rows))
+
+
+def mcmc_null(topic: Topic, *, replications: int, n_obs: int, hyper: dict[str, Any],
+              seed: int, settings: Settings = DEFAULT, cache: ModelCache = CACHE,
+              model_topic: Topic | None = None) -> NullStudy:
+    """Agreement z-scores of real PyMC runs on fresh prior-predictive data sets.
+
+    Replication ``r`` simulates data with ``default_rng([seed, r])`` and
+    samples with seed ``seed * 100_003 + r``.  ``model_topic`` (default
+    ``topic``) supplies the PyMC model: pass a topic whose ``build_model`` is
+    wrong to study power with the same machinery.
+    """
+    model_topic = model_topic or topic
+    rows, names, verdicts, rhats, deciders = [], None, [], [], []
+    for r in range(replications):
+        sim = topic.simulate(np.random.default_rng([seed, r]), n_obs, dict(hyper))
+        result = run(model_topic, data=sim.data, hyper=hyper, cache=cache,
+                     settings=dataclasses.replace(settings, seed=seed * 100_003 + r))
+        these = tuple(q.name for q in result.agreement.quantities)
+        if names is not None and these != names:
+            raise ValueError(f"replication {r} tested {these}, earlier ones {names}; "
+                             "fix n_obs and the categories so every replication "
+                             "tests the same quantities")
+        names = these
+        rows.append([q.z for q in result.agreement.quantities])
+        verdicts.append(result.verdict)
+        deciders.append(result.decided_by)
+        rhats.append(next(c.statistic for c in result.checks if c.name == "rhat"))
+    return NullStudy(names=names, z=np.array(rows), verdicts=tuple(verdicts),
+                     worst_rhat=np.array(rhats), decided_by=tuple(deciders),
+                     alpha=settings.alpha)
+
+
+def detection_rate(study: NullStudy, *, by: str | None = None) -> float:
+    """Share of replications whose verdict is ``disagree``.
+
+    With ``by="agreement"``: the share that the agreement test alone flags
+    (max |z| above the threshold at the run's alpha), whatever the MAP check said.
+    """
+    if by is None:
+        return float(np.mean([v == DISAGREE for v in study.verdicts]))
+    if by != "agreement":
+        raise ValueError(f"by must be None or 'agreement', got {by!r}")
+    return study.false_alarm_rate(study.alpha)

@@ -1,0 +1,86 @@
+"""Deliberately wrong PyMC models, for measuring the verdict's power.
+
+Each is the topic's correct model with one classic mistake planted:
+
+* ``prior_var``: the prior variance multiplied by ``factor``;
+* ``noise_sd``: the likelihood's sd multiplied by ``factor``;
+* ``sd_for_var``: a variance passed where PyMC expects a standard deviation.
+
+``planted(topic_name, bug, factor)`` returns a :class:`Topic` whose exact
+side is unchanged and whose PyMC side carries the bug; run it like any topic
+and a good verdict says ``disagree``.  Used by ``tests/compare/test_power.py``
+and ``benchmarks/verdict_study.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from compare.registry import Topic, get_topic
+from pymc_models._common import obs_coords
+
+BUGS = ("prior_var", "noise_sd", "sd_for_var")
+
+
+def _normal_known_variance(bug: str, factor: float):
+    def build_model(*, n_obs: int = 1) -> pm.Model:
+        with pm.Model(coords=obs_coords(n_obs)) as model:
+            x = pm.Data("x", np.zeros(n_obs), dims="obs")
+            prior_mean = pm.Data("hp_prior_mean", 0.0)
+            prior_sd = pm.Data("hp_prior_sd", 1.0)
+            noise_sd = pm.Data("hp_noise_sd", 1.0)
+            if bug == "prior_var":
+                prior_sd = prior_sd * np.sqrt(factor)
+            if bug == "noise_sd":
+                noise_sd = noise_sd * factor
+            if bug == "sd_for_var":
+                noise_sd = noise_sd**2  # the variance, passed as sigma
+            mu = pm.Normal("mu", mu=prior_mean, sigma=prior_sd)
+            pm.Normal("x_obs", mu=mu, sigma=noise_sd, observed=x, dims="obs")
+        return model
+    return build_model
+
+
+def _normal_inverse_gamma(bug: str, factor: float):
+    def build_model(*, n_obs: int = 1) -> pm.Model:
+        with pm.Model(coords=obs_coords(n_obs)) as model:
+            x = pm.Data("x", np.zeros(n_obs), dims="obs")
+            mu0 = pm.Data("hp_mu0", 0.0)
+            kappa0 = pm.Data("hp_kappa0", 1.0)
+            alpha0 = pm.Data("hp_alpha0", 1.0)
+            beta0 = pm.Data("hp_beta0", 1.0)
+            sigma2 = pm.InverseGamma("sigma2", alpha=alpha0, beta=beta0)
+            prior_sd = pt.sqrt(sigma2 / kappa0)
+            noise_sd = pt.sqrt(sigma2)
+            if bug == "prior_var":
+                prior_sd = prior_sd * np.sqrt(factor)
+            if bug == "noise_sd":
+                noise_sd = noise_sd * factor
+            if bug == "sd_for_var":
+                prior_sd = sigma2 / kappa0  # the variance, passed as sigma
+            mu = pm.Normal("mu", mu=mu0, sigma=prior_sd)
+            pm.Normal("x_obs", mu=mu, sigma=noise_sd, observed=x, dims="obs")
+        return model
+    return build_model
+
+
+_BUILDERS = {
+    "normal-known-variance": _normal_known_variance,
+    "normal-inverse-gamma": _normal_inverse_gamma,
+}
+
+
+@cache
+def planted(topic_name: str, bug: str, factor: float = 1.0) -> Topic:
+    """The topic with ``bug`` planted in its PyMC model (cached: one compile each)."""
+    if topic_name not in _BUILDERS:
+        raise ValueError(f"no planted bugs for {topic_name!r}; have {sorted(_BUILDERS)}")
+    if bug not in BUGS:
+        raise ValueError(f"bug must be one of {BUGS}, got {bug!r}")
+    topic = get_topic(topic_name)
+    return dataclasses.replace(topic, build_model=_BUILDERS[topic_name](bug, float(factor)))

@@ -1,0 +1,330 @@
+"""Tests for analytic.pareto_uniform: Pareto(scale, shape) prior, Uniform(0, theta) likelihood.
+
+References are independent of the module: numerical integration (quad) of
+prior x likelihood built from scipy.stats.pareto and scipy.stats.uniform,
+split at max(scale, max x) where the integrand jumps from 0, and
+hand-derived formulas whose source is noted.  Exact quantities are compared
+at ~1e-10 relative; quad runs at epsrel=1e-13.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from analytic import ExactPosterior
+from analytic import pareto_uniform as pu
+
+PRIOR = dict(scale=1.0, shape=2.5)
+RTOL = 1e-10
+QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
+
+N_DRAWS = 200_000
+Z_MAX = 5.0  # two-sided P(|Z| > 5) = 5.7e-7 per check (normal approximation)
+
+# The prior's scale below the data maximum (the data move the lower end) and above it.
+PRIORS = [pytest.param(dict(scale=1.0, shape=2.5), id="scale<max"),
+          pytest.param(dict(scale=4.0, shape=2.5), id="scale>max")]
+
+
+@pytest.fixture
+def x(rng) -> np.ndarray:
+    return rng.uniform(0.0, 3.0, size=15)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _log_joint(theta: float, x: np.ndarray, scale: float, shape: float) -> float:
+    """log prior + log likelihood from scipy.stats (-inf where theta < max(scale, max x))."""
+    return float(stats.pareto.logpdf(theta, shape, scale=scale)
+                 + stats.uniform.logpdf(x, 0.0, theta).sum())
+
+
+def _integrate(log_f, split: float, weight=lambda t: 1.0, hi: float = np.inf) -> float:
+    """Integral over (0, hi) of weight(t) exp(log_f(t) - log_f(split)), split at ``split``
+    (the integrand is 0 below it and jumps there)."""
+    c = log_f(split)
+
+    def g(t):
+        return weight(t) * math.exp(log_f(t) - c)
+
+    return integrate.quad(g, 0.0, split, **QUAD)[0] + integrate.quad(g, split, hi, **QUAD)[0]
+
+
+def _sampler_z_scores(draws, *, mean, cov, marginals) -> dict[str, float]:
+    """z-scores of iid draws against the exact mean, covariance and marginal quantiles.
+
+    Mean: exact SE sqrt(cov_ii / N).  Covariance: E[(x_i - m_i)(x_j - m_j)] about
+    the exact mean, SE from the sample sd of the products.  Empirical CDF at the
+    exact 5/50/95% quantiles: binomial SE sqrt(q (1 - q) / N).
+    """
+    n, d = draws.shape
+    c = draws - mean
+    z = {}
+    for i in range(d):
+        z[f"mean[{i}]"] = c[:, i].mean() / math.sqrt(cov[i, i] / n)
+        for j in range(i, d):
+            prod = c[:, i] * c[:, j]
+            z[f"cov[{i},{j}]"] = (prod.mean() - cov[i, j]) / (prod.std() / math.sqrt(n))
+        for q in (0.05, 0.5, 0.95):
+            ecdf = np.mean(draws[:, i] <= marginals[i].ppf(q))
+            z[f"cdf[{i}]@{q}"] = (ecdf - q) / math.sqrt(q * (1 - q) / n)
+    return z
+
+
+# ---------------------------------------------------------------- 1. posterior
+
+
+@pytest.mark.parametrize("prior", PRIORS)
+def test_posterior_matches_numerical_integration(x, prior):
+    post = pu.posterior(x=x, **prior)
+    log_f = lambda t: _log_joint(t, x, **prior)  # noqa: E731
+    lower = max(prior["scale"], x.max())
+    z = _integrate(log_f, lower)
+    mean = _integrate(log_f, lower, weight=lambda t: t) / z
+    var = _integrate(log_f, lower, weight=lambda t: (t - mean) ** 2) / z
+    np.testing.assert_allclose(post.mean, [mean], rtol=RTOL)
+    np.testing.assert_allclose(post.cov, [[var]], rtol=RTOL)
+    for q in (0.05, 0.5, 0.95):
+        at = float(post.marginal(0).ppf(q))
+        assert _integrate(log_f, lower, hi=at) / z == pytest.approx(q, rel=RTOL)
+
+
+def test_posterior_matches_scipy_pareto(x):
+    post = pu.posterior(x=x, **PRIOR)
+    # Pareto(max(m, max x), k + n): DeGroot 1970, sec. 9.7.
+    m_n, k_n = max(PRIOR["scale"], float(x.max())), PRIOR["shape"] + x.size
+    ref = stats.pareto(k_n, scale=m_n)
+    assert (post.scale, post.shape) == (m_n, k_n)
+    np.testing.assert_allclose(post.mean, [ref.mean()], rtol=RTOL)
+    np.testing.assert_allclose(post.cov, [[ref.var()]], rtol=RTOL)
+    q = np.array([0.05, 0.5, 0.95])
+    np.testing.assert_allclose(post.marginal(0).ppf(q), ref.ppf(q), rtol=RTOL)
+
+
+@pytest.mark.parametrize("prior", PRIORS)
+def test_bayes_rule_holds_pointwise(x, prior):
+    """log p(theta | D) + log p(D) = log p(theta) + log p(D | theta) for theta in the support."""
+    ans = pu.solve(x=x, **prior)
+    lower = max(prior["scale"], float(x.max()))
+    for theta in (lower, lower * 1.01, lower * 1.5, lower * 10):
+        lhs = float(ans.posterior.logpdf(np.array([theta]))) + ans.log_evidence
+        assert lhs == pytest.approx(_log_joint(theta, x, **prior), rel=RTOL)
+
+
+def test_satisfies_protocol(x):
+    post = pu.posterior(x=x, **PRIOR)
+    assert isinstance(post, ExactPosterior)
+    assert post.parameters == ("theta",)
+    assert post.free == (0,)
+    assert post.is_gaussian is False
+
+
+@pytest.mark.parametrize(("shape", "mean_finite", "var_finite"),
+                         [(0.7, False, False), (1.0, False, False), (1.5, True, False), (2.0, True, False)])
+def test_moments_that_do_not_exist_are_inf(shape, mean_finite, var_finite):
+    post = pu.posterior(x=np.array([]), scale=1.0, shape=shape)
+    pred = pu.solve(x=np.array([]), scale=1.0, shape=shape).predictive
+    # E[theta] needs shape > 1, Var shape > 2; the predictive y = theta U inherits both.
+    assert bool(np.isfinite(post.mean[0])) is mean_finite
+    assert bool(np.isfinite(post.cov[0, 0])) is var_finite
+    assert bool(np.isfinite(pred.mean())) is mean_finite
+    assert bool(np.isfinite(pred.var())) is var_finite
+
+
+# ---------------------------------------------------------------- 2. evidence
+
+
+@pytest.mark.parametrize("prior", PRIORS)
+def test_log_evidence_matches_quad(x, prior):
+    log_f = lambda t: _log_joint(t, x, **prior)  # noqa: E731
+    lower = max(prior["scale"], float(x.max()))
+    log_z = log_f(lower) + math.log(_integrate(log_f, lower))
+    assert pu.solve(x=x, **prior).log_evidence == pytest.approx(log_z, rel=RTOL)
+
+
+@pytest.mark.parametrize("prior", PRIORS)
+def test_log_evidence_chain_rule(x, prior):
+    """log p(x_1..x_n) = sum_i log p(x_i | x_<i), through the module's predictive."""
+    chain = sum(float(pu.solve(x=x[:i], **prior).predictive.logpdf(x[i])) for i in range(x.size))
+    assert pu.solve(x=x, **prior).log_evidence == pytest.approx(chain, rel=RTOL)
+
+
+# ---------------------------------------------------------------- 3. identities
+
+
+def test_no_data_returns_prior():
+    ans = pu.solve(x=np.array([]), **PRIOR)
+    assert (ans.posterior.scale, ans.posterior.shape) == (PRIOR["scale"], PRIOR["shape"])
+    assert ans.log_evidence == 0.0
+    assert ans.mle is None
+
+
+@pytest.mark.parametrize("cut", [0, 1, 7, 15])
+def test_sequential_update_equals_batch(x, cut):
+    s1, s2 = pu.sufficient_stats(x=x[:cut]), pu.sufficient_stats(x=x[cut:])
+    post1 = pu.update(suff=s1, **PRIOR)
+    seq = pu.update(suff=s2, scale=post1.scale, shape=post1.shape)
+    batch = pu.update(suff=pu.sufficient_stats(x=x), **PRIOR)
+    np.testing.assert_allclose([seq.scale, seq.shape], [batch.scale, batch.shape], rtol=1e-12)
+    ev = (pu.solve(x=x[:cut], **PRIOR).log_evidence
+          + pu.solve(x=x[cut:], scale=post1.scale, shape=post1.shape).log_evidence)
+    assert ev == pytest.approx(pu.solve(x=x, **PRIOR).log_evidence, rel=1e-12)
+
+
+def test_stats_merge_equals_stats_of_concatenation(x):
+    parts = [x[:3], x[3:3], x[3:11], x[11:]]
+    merged = pu.sufficient_stats(x=parts[0])
+    for part in parts[1:]:
+        merged = merged + pu.sufficient_stats(x=part)
+    assert merged == pu.sufficient_stats(x=x) == pu.Stats(n=x.size, maximum=float(x.max()))
+
+
+def test_vague_prior_mode_is_mle(x):
+    # shape -> 0 with the prior scale below max x: the posterior's lower end,
+    # which is its mode, is the sample maximum, the MLE of theta.
+    ans = pu.solve(x=x, scale=0.1, shape=1e-12)
+    np.testing.assert_array_equal(ans.posterior.mode, ans.mle)
+    np.testing.assert_array_equal(ans.mle, [x.max()])
+
+
+# ---------------------------------------------------------------- 4. sampler, logpdf
+
+
+def test_sampler_matches_mean_cov_and_quantiles(x, rng):
+    # 5 checks at 5.7e-7 each: false-alarm rate below 3e-6 per run.  shape_n = 17.5
+    # gives the draws the eighth moments a plug-in SE for the variance needs.
+    post = pu.posterior(x=x, **PRIOR)
+    draws = post.sample(rng, N_DRAWS)
+    assert draws.shape == (N_DRAWS, 1) and np.all(draws >= post.scale)
+    z = _sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    assert max(abs(v) for v in z.values()) < Z_MAX, z
+
+
+def test_sampler_check_detects_planted_bug(x, rng):
+    """Power: an off-by-one shape (shape_n - 1) moves the mean by ~0.07 sd, ~30
+    standard errors at N = 200,000."""
+    post = pu.posterior(x=x, **PRIOR)
+    wrong = (post.scale * (1.0 - rng.random(N_DRAWS)) ** (-1.0 / (post.shape - 1.0)))[:, None]
+    z = _sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    assert max(abs(v) for v in z.values()) > Z_MAX
+
+
+def test_logpdf_matches_scipy_and_broadcasts(x):
+    post = pu.posterior(x=x, **PRIOR)
+    m = post.scale
+    pts = np.array([[m, 1.1 * m, 1.5 * m], [2 * m, 5 * m, 50 * m]])[..., None]  # shape (2, 3, 1)
+    out = post.logpdf(pts)
+    assert out.shape == (2, 3)
+    np.testing.assert_allclose(out, stats.pareto.logpdf(pts[..., 0], post.shape, scale=m), rtol=RTOL)
+    assert post.logpdf(np.array([0.999 * m])) == -np.inf
+
+
+# ---------------------------------------------------------------- 5. predictive
+
+
+@pytest.fixture
+def pred(x):
+    return pu.solve(x=x, **PRIOR).predictive
+
+
+def test_predictive_cdf_limits(pred):
+    assert float(pred.cdf(np.inf)) == 1.0
+    assert float(pred.cdf(1e300)) == pytest.approx(1.0, abs=1e-15)
+    assert float(pred.cdf(0.0)) == 0.0
+    assert float(pred.cdf(-1.0)) == 0.0
+    assert float(pred.logpdf(-0.5)) == -np.inf
+
+
+def test_predictive_density_integrates_to_one_and_matches_its_cdf(pred):
+    m = pred.scale
+    f = lambda y: math.exp(float(pred.logpdf(y)))  # noqa: E731
+    total = integrate.quad(f, 0.0, m, **QUAD)[0] + integrate.quad(f, m, np.inf, **QUAD)[0]
+    assert total == pytest.approx(1.0, rel=RTOL)
+    for y in (0.5 * m, m, 1.3 * m, 4 * m):
+        ref = integrate.quad(f, 0.0, min(y, m), **QUAD)[0]
+        if y > m:
+            ref += integrate.quad(f, m, y, **QUAD)[0]
+        assert float(pred.cdf(y)) == pytest.approx(ref, rel=RTOL)
+
+
+def test_predictive_density_matches_numerical_mixture(x, pred):
+    """p(y | D) = int Uniform(y; 0, theta) Pareto(theta; m_n, k_n) dtheta, by quad."""
+    m_n, k_n = max(PRIOR["scale"], float(x.max())), PRIOR["shape"] + x.size
+    for y in (0.0, 0.4 * m_n, m_n, 1.2 * m_n, 3.0 * m_n):
+        lo = max(m_n, y)  # both factors are positive only for theta >= max(m_n, y)
+        f = lambda t: stats.uniform.pdf(y, 0.0, t) * stats.pareto.pdf(t, k_n, scale=m_n)  # noqa: E731
+        ref = integrate.quad(f, lo, np.inf, **QUAD)[0]
+        assert math.exp(float(pred.logpdf(y))) == pytest.approx(ref, rel=RTOL)
+
+
+def test_predictive_mean_and_variance_match_quad(pred):
+    m = pred.scale
+    f = lambda y: math.exp(float(pred.logpdf(y)))  # noqa: E731
+
+    def integral(g):
+        return integrate.quad(g, 0.0, m, **QUAD)[0] + integrate.quad(g, m, np.inf, **QUAD)[0]
+
+    mean = integral(lambda y: y * f(y))
+    var = integral(lambda y: (y - mean) ** 2 * f(y))
+    assert pred.mean() == pytest.approx(mean, rel=RTOL)
+    assert pred.var() == pytest.approx(var, rel=RTOL)
+
+
+# ---------------------------------------------------------------- 6. bad input
+
+
+@pytest.mark.parametrize("name", ["scale", "shape"])
+@pytest.mark.parametrize("value", [0.0, -1.0, np.nan, np.inf])
+def test_bad_hyperparameter_raises(name, value):
+    with pytest.raises(ValueError, match=rf"\b{name}\b.*{re.escape(repr(value))}"):
+        pu.solve(x=np.array([0.5, 1.0]), **{**PRIOR, name: value})
+
+
+@pytest.mark.parametrize(
+    ("data", "pattern"),
+    [
+        ([0.3, -0.5], r"x\[1\] = -0\.5"),
+        ([1, np.nan], r"x\[1\].*nan"),
+        ([np.inf, 0], r"x\[0\].*inf"),
+        ([[0, 1], [1, 0]], r"x.*shape \(2, 2\)"),
+    ],
+)
+def test_bad_data_raises(data, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        pu.solve(x=np.asarray(data, dtype=float), **PRIOR)
+
+
+# ---------------------------------------------------------------- 7. mode
+
+
+@pytest.mark.parametrize("prior", PRIORS)
+def test_mode_is_the_lower_end_on_the_boundary(x, prior):
+    post = pu.posterior(x=x, **prior)
+    m_n = max(prior["scale"], float(x.max()))
+    np.testing.assert_array_equal(post.mode, [m_n])
+    assert post.mode_interior is False
+    # The density decreases from its maximum at m_n and is 0 below it.
+    at = post.logpdf(np.array([[m_n], [m_n * (1 + 1e-9)], [m_n * (1 - 1e-9)]]))
+    assert at[0] > at[1] and at[2] == -np.inf
+
+
+# ---------------------------------------------------------------- 8. moments, simulate
+
+
+def test_moments_below_is_shape_n(x):
+    post = pu.posterior(x=x, **PRIOR)
+    # E[theta^r] = int_m^inf k m^k theta^(r - k - 1) dtheta is finite exactly for r < k.
+    assert post.moments_below == post.shape == PRIOR["shape"] + x.size
+
+
+def test_simulate_shapes_and_support(rng):
+    theta, data = pu.simulate(rng, n=25, **PRIOR)
+    assert theta.shape == (1,) and theta[0] >= PRIOR["scale"]
+    assert data.shape == (25,) and np.all((data >= 0) & (data <= theta[0]))
+    pu.solve(x=data, **PRIOR)
