@@ -128,5 +128,5 @@ def as_data(name: str, x: Any) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}[{i}] is {arr[i]!r}; every observation must be a finite number")
+        raise ValueError(f"{name}[{i}] is {arr[i]}; every observation must be a finite number")
     return arr

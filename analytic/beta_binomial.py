@@ -38,7 +38,7 @@ def sufficient_stats(*, x: np.ndarray) -> Stats:
     x = as_data("x", x)
     if not np.all((x == 0) | (x == 1)):
         i = int(np.flatnonzero((x != 0) & (x != 1))[0])
-        raise ValueError(f"x[{i}] = {x[i]!r} is not 0 or 1; code outcomes as 0/1")
+        raise ValueError(f"x[{i}] = {x[i]} is not 0 or 1; code outcomes as 0/1")
     return Stats(n=int(x.size), successes=int(x.sum()))
 
 

@@ -40,11 +40,14 @@ def sufficient_stats(*, x: np.ndarray, n_categories: int) -> Stats:
     x = np.asarray(x)
     if x.ndim != 1:
         raise ValueError(f"x must be a 1-D array of category codes, got shape {x.shape}")
-    codes = x.astype(np.int64)
+    # NaN, inf and huge values cast to garbage (with a RuntimeWarning); the
+    # codes != x test below rejects them with a ValueError instead.
+    with np.errstate(invalid="ignore"):
+        codes = x.astype(np.int64)
     bad = (codes != x) | (codes < 0) | (codes >= n_categories)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"x[{i}] = {x[i]!r} is not a category code in 0..{n_categories - 1}")
+        raise ValueError(f"x[{i}] = {x[i]} is not a category code in 0..{n_categories - 1}")
     return Stats(np.bincount(codes, minlength=n_categories).astype(float))
 
 
@@ -112,7 +115,8 @@ class DirichletPosterior:
         a = self.alpha
         norm = special.gammaln(a.sum()) - special.gammaln(a).sum()
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = norm + np.sum((a - 1.0) * np.log(x), axis=-1)
+            # xlogy: 0 * log(0) = 0, so p_k = 0 with alpha_k = 1 has a finite density.
+            out = norm + np.sum(special.xlogy(a - 1.0, x), axis=-1)
         on_simplex = np.all(x >= 0, axis=-1) & np.isclose(x.sum(axis=-1), 1.0)
         return np.where(on_simplex, out, -np.inf)
 
@@ -128,7 +132,11 @@ class CategoricalPredictive:
     probs: np.ndarray
 
     def logpmf(self, k: np.ndarray) -> np.ndarray:
-        return np.log(self.probs[np.asarray(k, dtype=int)])
+        """log P(x_new = k) for integer codes k; -inf outside 0..K-1 (as scipy's pmfs)."""
+        k = np.asarray(k)
+        inside = (k >= 0) & (k < self.probs.size) & (k == np.round(k))
+        safe = np.where(inside, k, 0).astype(int)
+        return np.where(inside, np.log(self.probs[safe]), -np.inf)
 
     def mean(self) -> np.ndarray:
         return self.probs

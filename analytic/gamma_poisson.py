@@ -45,7 +45,7 @@ def sufficient_stats(*, x: np.ndarray) -> Stats:
     bad = (x < 0) | (x != np.round(x))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"x[{i}] = {x[i]!r} is not a count; Poisson data must be integers >= 0")
+        raise ValueError(f"x[{i}] = {x[i]} is not a count; Poisson data must be integers >= 0")
     return Stats(n=int(x.size), total=int(x.sum()),
                  log_factorial_sum=float(special.gammaln(x + 1.0).sum()))
 

@@ -37,7 +37,7 @@ def sufficient_stats(*, x: np.ndarray) -> Stats:
     x = as_data("x", x)
     if (x < 0).any():
         i = int(np.flatnonzero(x < 0)[0])
-        raise ValueError(f"x[{i}] = {x[i]!r} is negative; Uniform(0, theta) data must be >= 0")
+        raise ValueError(f"x[{i}] = {x[i]} is negative; Uniform(0, theta) data must be >= 0")
     return Stats(n=int(x.size), maximum=float(x.max()) if x.size else 0.0)
 
 

@@ -290,13 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Exit as e:
         return int(e.exit_code)
     except typer.TyperException as e:  # usage errors: unknown option, missing value, ...
-        err.print(f"usage error: {e.format_message()}", markup=False)
+        err.print(f"usage error: {e.format_message()}", markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
     except typer.Abort:
         err.print("aborted")
         return EXIT_BAD_INPUT
     except (BadInput, InputError) as e:
-        err.print(f"error: {e}", markup=False)
+        err.print(f"error: {e}", markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
 
 

@@ -21,6 +21,7 @@ from analytic import beta_binomial as bb
 
 A, B = 2.5, 1.5  # non-integer prior so no formula is right by coincidence
 RTOL = 1e-10
+QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
 
 N_DRAWS = 200_000
 Z_MAX = 5.0  # two-sided P(|Z| > 5) = 5.7e-7 per check (normal approximation)
@@ -46,8 +47,7 @@ def _integrate(log_f, lo: float, hi: float, split: float, weight=lambda t: 1.0) 
     def g(t):
         return weight(t) * math.exp(log_f(t) - c)
 
-    kw = dict(epsabs=0.0, epsrel=1e-13, limit=200)
-    return integrate.quad(g, lo, split, **kw)[0] + integrate.quad(g, split, hi, **kw)[0]
+    return integrate.quad(g, lo, split, **QUAD)[0] + integrate.quad(g, split, hi, **QUAD)[0]
 
 
 def _sampler_z_scores(draws, *, mean, cov, marginals) -> dict[str, float]:
@@ -84,11 +84,10 @@ def test_posterior_matches_numerical_integration(x):
     np.testing.assert_allclose(post.mean, [mean], rtol=RTOL)
     np.testing.assert_allclose(post.cov, [[var]], rtol=RTOL)
     # The marginal's quantiles: the numerical posterior CDF there is the level.
+    c = log_f(split)
     for q in (0.05, 0.5, 0.95):
         at = float(post.marginal(0).ppf(q))
-        kw = dict(epsabs=0.0, epsrel=1e-13, limit=200)
-        c = log_f(split)
-        cdf = integrate.quad(lambda p: math.exp(log_f(p) - c), 0.0, at, **kw)[0] / z
+        cdf = integrate.quad(lambda p: math.exp(log_f(p) - c), 0.0, at, **QUAD)[0] / z
         assert cdf == pytest.approx(q, rel=RTOL)
 
 
@@ -247,8 +246,8 @@ def test_bad_hyperparameter_raises(name, value):
         ([0, 1, 2], r"x\[2\] = 2\.0"),
         ([0, 0.5], r"x\[1\] = 0\.5"),
         ([-1, 0], r"x\[0\] = -1\.0"),
-        ([1, np.nan], r"x\[1\].*nan"),
-        ([np.inf, 0], r"x\[0\].*inf"),
+        ([1, np.nan], r"x\[1\] is nan;"),
+        ([np.inf, 0], r"x\[0\] is inf;"),
         ([[0, 1], [1, 0]], r"x.*shape \(2, 2\)"),
     ],
 )

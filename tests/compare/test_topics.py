@@ -1,0 +1,55 @@
+"""Every registered topic, end to end: parametrized over the registry, so a
+new topic is picked up without editing this file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+
+from compare.registry import all_topics, get_topic
+from compare.runner import run
+
+TOPICS = [t.name for t in all_topics()]
+BUILTIN = [(t.name, d.name) for t in all_topics() for d in t.builtin]
+
+
+@pytest.mark.parametrize("name", TOPICS)
+def test_topic_is_complete(name):
+    """The two sides line up: same parameter count, documented hyperparameters."""
+    topic = get_topic(name)
+    hyper = topic.hyper(dataset=topic.builtin[0])
+    x, hyper = topic.prepare(topic.builtin[0].load(), hyper)
+    exact = topic.solve(x=x, **hyper)
+    model = topic.build_model(**topic.structure(x, hyper))
+    width = sum(np.size(pm.draw(model[v], random_seed=1)) for v in topic.variables)
+    assert width == len(exact.parameters)
+    for h in topic.hyperparameters:
+        assert h.doc and f"hp_{h.name}" in model.named_vars or h.name == "categories"
+    data = topic.model_data(x=x, **hyper)
+    assert set(data) <= set(model.named_vars)
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+@pytest.mark.parametrize("name, dataset", BUILTIN)
+def test_builtin_data_agree(name, dataset, test_settings):
+    """What `make report` runs: every builtin data set agrees."""
+    topic = get_topic(name)
+    ds = topic.builtin_data(dataset)
+    result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=test_settings,
+                 source=f"builtin:{ds.name}")
+    assert result.verdict == "agree", [(c.name, c.statistic, c.threshold) for c in result.checks]
+    mode_check = next(c for c in result.checks if c.name == "map")
+    assert mode_check.passed in (True, None)
+
+
+@pytest.mark.parametrize("name", TOPICS)
+def test_simulator_is_seeded(name):
+    topic = get_topic(name)
+    hyper = topic.builtin[-1].hyper or topic.hyper()
+    a = topic.simulate(np.random.default_rng(3), 12, dict(hyper))
+    b = topic.simulate(np.random.default_rng(3), 12, dict(hyper))
+    np.testing.assert_array_equal(a.theta, b.theta)
+    np.testing.assert_array_equal(a.data, b.data)
+    assert len(a.data) == 12
