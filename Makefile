@@ -9,7 +9,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: install test report bench clean
+.PHONY: install test report bench study clean
 
 install: $(STAMP)
 
@@ -29,6 +29,10 @@ report: install
 
 bench: install
 	$(PYTHON) benchmarks/run.py
+
+# The calibration and power figures quoted in the README (~10 minutes).
+study: install
+	$(PYTHON) benchmarks/verdict_study.py
 
 clean:
 	rm -rf $(VENV) reports/runs reports/summary.md
