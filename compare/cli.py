@@ -151,27 +151,43 @@ def _print_result(result, out: Console) -> None:
                       _fmt(mcmc.rhat[i], ".4f"), _fmt(mcmc.ess_bulk[i], ".0f"),
                       _fmt(mcmc.ess_tail[i], ".0f"))
     out.print(table)
-    checks = {c.name: c for c in result.checks}
-    colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]
-    decided = checks[result.decided_by]
-    out.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] "
-              f"(decided by {decided.name}: {_fmt(decided.statistic)} vs threshold "
-              f"{_fmt(decided.threshold)}; {decided.note})")
+    out.print(_checks_text(result), markup=False)
     ag = result.agreement
-    if ag is not None:
-        out.print(f"agreement: max |z| = {ag.max_abs_z:.2f} over {len(ag.quantities)} test "
-                  f"quantities, Bonferroni threshold {ag.threshold:.2f} (alpha={ag.alpha:g})")
-        for q in ag.flagged:
-            out.print(f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
-                      f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}")
-    m = checks.get("map")
-    if m is not None and m.statistic is not None:
-        out.print(f"MAP: PyMC {np.array2string(mcmc.map, precision=5)} vs exact mode "
-                  f"{np.array2string(post.mode, precision=5)}: {m.statistic:.1e} sd"
-                  + ("" if m.passed is not None else f" ({m.note})"))
-    elif m is not None:
-        out.print(f"MAP: {m.note}")
-    out.print(f"log evidence: {result.exact.log_evidence:.6g}; time {result.timings['total']:.2f} s")
+    for q in (ag.flagged if ag is not None else ()):
+        out.print(f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
+                  f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}", markup=False)
+    colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]
+    out.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] "
+              f"(decided by {result.decided_by}); log evidence "
+              f"{result.exact.log_evidence:.6g}; {result.timings['total']:.2f} s")
+
+
+def _checks_text(result) -> str:
+    """One line per check: mark, name, statistic against threshold, context."""
+    import numpy as np
+
+    lines = ["checks:"]
+    for c in result.checks:
+        mark = {True: "ok  ", False: "FAIL", None: "--  "}[c.passed]
+        if c.name == "rhat":
+            text = f"{_fmt(c.statistic, '.4f')} < {c.threshold:g} (worst rank-normalised split R-hat)"
+        elif c.name in ("ess_bulk", "ess_tail"):
+            text = f"{_fmt(c.statistic, '.0f')} > {c.threshold:g} (smallest over parameters)"
+        elif c.name == "divergences":
+            text = f"{_fmt(c.statistic, '.0f')} divergent transitions"
+        elif c.name == "agreement":
+            n = len(result.agreement.quantities)
+            text = (f"max |z| {_fmt(c.statistic, '.2f')} <= {c.threshold:.2f} (Bonferroni over "
+                    f"{n} quantities, alpha={result.settings.alpha:g})")
+        elif c.statistic is not None:
+            text = (f"{c.statistic:.1e} sd <= {c.threshold:g} sd: PyMC "
+                    f"{np.array2string(result.mcmc.map, precision=5)} vs exact mode "
+                    f"{np.array2string(result.exact.posterior.mode, precision=5)}"
+                    + ("" if c.passed is not None else f" ({c.note})"))
+        else:
+            text = c.note
+        lines.append(f"  {mark} {c.name:12s} {text}")
+    return "\n".join(lines)
 
 
 def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_dir,
