@@ -84,8 +84,10 @@ def describe(topic: Annotated[str, typer.Argument(help="topic name, see `list`")
                      ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                for k, v in d.hyper.items() if v is not None))
     out.print(data)
-    out.print(f"\n[bold]Parameters[/bold] (in this order in every vector): "
-              f"{', '.join(t.variables) if t.name != 'dirichlet-categorical' else 'p[<label>] per label, labels sorted'}")
+    ds = t.builtin[0]
+    x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
+    out.print(f"\n[bold]Parameters[/bold] (in this order in every vector; on builtin:{ds.name}): "
+              f"{', '.join(t.solve(x=x, **hyper).parameters)}", markup=True)
     out.print(f"\n[bold]Your data[/bold]: a CSV file with a header line, then one observation "
               f"per line; observations are {DATA_KINDS[t.data_kind]}. Pick the column with "
               f"--column NAME (not needed for a one-column file).")
@@ -291,6 +293,10 @@ def summary(
     if not files:
         raise BadInput(f"no runs under {str(runs)!r}; run `bayes-compare run --all` first")
     docs = [json.loads(f.read_text()) for f in files]
+    from compare.registry import all_topics
+
+    order = {t.name: i for i, t in enumerate(all_topics())}
+    docs.sort(key=lambda d: (order.get(d["topic"], len(order)), d["topic"]))
     atomic_write(out, summary_markdown(docs))
     _make_console().print(f"wrote {out} ({len(docs)} runs)")
 
