@@ -30,7 +30,8 @@ import analytic.gamma_poisson as gp  # noqa: E402
 import analytic.normal_inverse_gamma as nig  # noqa: E402
 import analytic.normal_known_variance as nkv  # noqa: E402
 import analytic.pareto_uniform as pu  # noqa: E402
-from compare.calibration import detection_rate, iid_null, mcmc_null  # noqa: E402
+from compare.calibration import (NULL_FIXTURES, POWER_FIXTURES, detection_rate,  # noqa: E402
+                                 iid_null, mcmc_null)
 from compare.planted import planted  # noqa: E402
 from compare.registry import get_topic  # noqa: E402
 
@@ -41,20 +42,6 @@ IID_POSTERIORS = {
     "nig": nig.NIGPosterior(mu=0.4, kappa=8.0, alpha=9.5, beta=6.0),
     "pareto": pu.ParetoPosterior(scale=2.0, shape=12.0),
     "dirichlet": dc.DirichletPosterior(np.array([3.0, 5.5, 9.0]), ("a", "b", "c")),
-}
-# The same fixtures as tests/compare/test_calibration.py and test_power.py.
-NULL_FIXTURES = {
-    "beta-binomial": ({"a": 2.0, "b": 3.0}, 20),
-    "gamma-poisson": ({"shape": 3.0, "rate": 0.7}, 15),
-    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
-    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 1.6, "alpha0": 3.5, "beta0": 5.2}, 12),
-    "pareto-uniform": ({"scale": 2.0, "shape": 3.0}, 10),
-    "dirichlet-categorical": ({"concentration": (1.5, 2.0, 2.5), "categories": ("a", "b", "c")},
-                              30),
-}
-POWER_FIXTURES = {
-    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
-    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 3.0, "alpha0": 3.5, "beta0": 5.2}, 6),
 }
 BUGS = [("prior_var", 1.05), ("prior_var", 1.1), ("prior_var", 1.5),
         ("noise_sd", 1.02), ("noise_sd", 1.05), ("noise_sd", 1.2), ("sd_for_var", 1.0)]

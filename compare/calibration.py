@@ -28,6 +28,25 @@ from compare.registry import Topic
 from compare.runner import DISAGREE, run
 from compare.sampling import CACHE, ModelCache
 
+#: Null fixtures per topic, (hyperparameters, n_obs): the prior matters and no
+#: hyperparameter is 0 or 1.  Shared by the tests and benchmarks/verdict_study.py.
+NULL_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
+    "beta-binomial": ({"a": 2.0, "b": 3.0}, 20),
+    "gamma-poisson": ({"shape": 3.0, "rate": 0.7}, 15),
+    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
+    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 1.6, "alpha0": 3.5, "beta0": 5.2}, 12),
+    "pareto-uniform": ({"scale": 2.0, "shape": 3.0}, 10),
+    "dirichlet-categorical": ({"concentration": (1.5, 2.0, 2.5), "categories": ("a", "b", "c")},
+                              30),
+}
+
+#: Power fixtures: the prior holds a real share of the posterior precision
+#: (normal-known-variance: 0.59 of 1.50; normal-inverse-gamma: kappa0 = 3 against n = 6).
+POWER_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
+    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
+    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 3.0, "alpha0": 3.5, "beta0": 5.2}, 6),
+}
+
 
 @dataclass(frozen=True)
 class NullStudy:

@@ -148,6 +148,7 @@ def _print_result(result, out: Console) -> None:
         table.add_column(col, justify="left" if col == "parameter" else "right")
     for i, name in enumerate(result.parameters):
         z = (mcmc.mean[i] - post.mean[i]) / mcmc.mcse_mean[i]
+        z = z if np.isfinite(z) else None  # no finite exact mean: nothing to compare
         table.add_row(name, _fmt(post.mean[i]), _fmt(exact_sd[i]), _fmt(mcmc.mean[i]),
                       _fmt(mcmc.sd[i]), _fmt(mcmc.mcse_mean[i], ".2g"), _fmt(z, "+.2f"),
                       _fmt(mcmc.rhat[i], ".4f"), _fmt(mcmc.ess_bulk[i], ".0f"),

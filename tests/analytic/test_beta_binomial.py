@@ -18,13 +18,9 @@ from scipy import integrate, optimize, stats
 
 from analytic import ExactPosterior
 from analytic import beta_binomial as bb
+from tests.analytic.reference import N_DRAWS, QUAD, RTOL, Z_MAX, integrate_split, sampler_z_scores
 
 A, B = 2.5, 1.5  # non-integer prior so no formula is right by coincidence
-RTOL = 1e-10
-QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
-
-N_DRAWS = 200_000
-Z_MAX = 5.0  # two-sided P(|Z| > 5) = 5.7e-7 per check (normal approximation)
 
 
 @pytest.fixture
@@ -40,37 +36,6 @@ def _log_joint(p: float, x: np.ndarray, a: float, b: float) -> float:
     return float(stats.beta.logpdf(p, a, b) + stats.bernoulli.logpmf(x, p).sum())
 
 
-def _integrate(log_f, lo: float, hi: float, split: float, weight=lambda t: 1.0) -> float:
-    """Integral of weight(t) exp(log_f(t) - log_f(split)) over [lo, hi], split at ``split``."""
-    c = log_f(split)
-
-    def g(t):
-        return weight(t) * math.exp(log_f(t) - c)
-
-    return integrate.quad(g, lo, split, **QUAD)[0] + integrate.quad(g, split, hi, **QUAD)[0]
-
-
-def _sampler_z_scores(draws, *, mean, cov, marginals) -> dict[str, float]:
-    """z-scores of iid draws against the exact mean, covariance and marginal quantiles.
-
-    Mean: exact SE sqrt(cov_ii / N).  Covariance: E[(x_i - m_i)(x_j - m_j)] about
-    the exact mean, SE from the sample sd of the products.  Empirical CDF at the
-    exact 5/50/95% quantiles: binomial SE sqrt(q (1 - q) / N).
-    """
-    n, d = draws.shape
-    c = draws - mean
-    z = {}
-    for i in range(d):
-        z[f"mean[{i}]"] = c[:, i].mean() / math.sqrt(cov[i, i] / n)
-        for j in range(i, d):
-            prod = c[:, i] * c[:, j]
-            z[f"cov[{i},{j}]"] = (prod.mean() - cov[i, j]) / (prod.std() / math.sqrt(n))
-        for q in (0.05, 0.5, 0.95):
-            ecdf = np.mean(draws[:, i] <= marginals[i].ppf(q))
-            z[f"cdf[{i}]@{q}"] = (ecdf - q) / math.sqrt(q * (1 - q) / n)
-    return z
-
-
 # ---------------------------------------------------------------- 1. posterior
 
 
@@ -78,9 +43,9 @@ def test_posterior_matches_numerical_integration(x):
     post = bb.posterior(x=x, a=A, b=B)
     log_f = lambda p: _log_joint(p, x, A, B)  # noqa: E731
     split = float(x.mean())
-    z = _integrate(log_f, 0.0, 1.0, split)
-    mean = _integrate(log_f, 0.0, 1.0, split, weight=lambda p: p) / z
-    var = _integrate(log_f, 0.0, 1.0, split, weight=lambda p: (p - mean) ** 2) / z
+    z = integrate_split(log_f, 0.0, 1.0, split)
+    mean = integrate_split(log_f, 0.0, 1.0, split, weight=lambda p: p) / z
+    var = integrate_split(log_f, 0.0, 1.0, split, weight=lambda p: (p - mean) ** 2) / z
     np.testing.assert_allclose(post.mean, [mean], rtol=RTOL)
     np.testing.assert_allclose(post.cov, [[var]], rtol=RTOL)
     # The marginal's quantiles: the numerical posterior CDF there is the level.
@@ -127,7 +92,7 @@ def test_log_evidence_matches_quad(x):
     # Z = int_0^1 Beta(p; a, b) prod_i Bernoulli(x_i; p) dp.
     log_f = lambda p: _log_joint(p, x, A, B)  # noqa: E731
     split = float(x.mean())
-    log_z = log_f(split) + math.log(_integrate(log_f, 0.0, 1.0, split))
+    log_z = log_f(split) + math.log(integrate_split(log_f, 0.0, 1.0, split))
     assert bb.solve(x=x, a=A, b=B).log_evidence == pytest.approx(log_z, rel=RTOL)
 
 
@@ -192,7 +157,7 @@ def test_sampler_matches_mean_cov_and_quantiles(x, rng):
     post = bb.posterior(x=x, a=A, b=B)
     draws = post.sample(rng, N_DRAWS)
     assert draws.shape == (N_DRAWS, 1)
-    z = _sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
     assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
@@ -202,7 +167,7 @@ def test_sampler_check_detects_planted_bug(x, rng):
     is caught with probability > 0.84."""
     post = bb.posterior(x=x, a=A, b=B)
     wrong = rng.beta(post.a + 1.0, post.b, size=(N_DRAWS, 1))
-    z = _sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    z = sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
     assert max(abs(v) for v in z.values()) > Z_MAX
 
 

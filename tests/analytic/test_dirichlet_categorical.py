@@ -20,14 +20,10 @@ from scipy import integrate, optimize, special, stats
 
 from analytic import ExactPosterior
 from analytic import dirichlet_categorical as dc
+from tests.analytic.reference import N_DRAWS, QUAD, RTOL, Z_MAX, sampler_z_scores
 
 CATEGORIES = ("a", "b", "c")
 CONC = np.array([0.5, 2.0, 1.5])  # one entry below 1, none equal
-RTOL = 1e-10
-QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
-
-N_DRAWS = 200_000
-Z_MAX = 5.0  # two-sided P(|Z| > 5) = 5.7e-7 per check (normal approximation)
 
 
 @pytest.fixture
@@ -42,27 +38,6 @@ def _counts(x) -> np.ndarray:
 
 def _solve(x, concentration=CONC, categories=CATEGORIES):
     return dc.solve(x=np.asarray(x), categories=categories, concentration=concentration)
-
-
-def _sampler_z_scores(draws, *, mean, cov, marginals) -> dict[str, float]:
-    """z-scores of iid draws against the exact mean, covariance and marginal quantiles.
-
-    Mean: exact SE sqrt(cov_ii / N).  Covariance: E[(x_i - m_i)(x_j - m_j)] about
-    the exact mean, SE from the sample sd of the products.  Empirical CDF at the
-    exact 5/50/95% quantiles: binomial SE sqrt(q (1 - q) / N).
-    """
-    n, d = draws.shape
-    c = draws - mean
-    z = {}
-    for i in range(d):
-        z[f"mean[{i}]"] = c[:, i].mean() / math.sqrt(cov[i, i] / n)
-        for j in range(i, d):
-            prod = c[:, i] * c[:, j]
-            z[f"cov[{i},{j}]"] = (prod.mean() - cov[i, j]) / (prod.std() / math.sqrt(n))
-        for q in (0.05, 0.5, 0.95):
-            ecdf = np.mean(draws[:, i] <= marginals[i].ppf(q))
-            z[f"cdf[{i}]@{q}"] = (ecdf - q) / math.sqrt(q * (1 - q) / n)
-    return z
 
 
 # ---------------------------------------------------------------- 1. posterior
@@ -205,7 +180,7 @@ def test_sampler_matches_mean_cov_and_quantiles(x, rng):
     draws = post.sample(rng, N_DRAWS)
     assert draws.shape == (N_DRAWS, 3)
     np.testing.assert_allclose(draws.sum(axis=1), 1.0, rtol=1e-12)
-    z = _sampler_z_scores(draws, mean=post.mean, cov=post.cov,
+    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
                           marginals=[post.marginal(i) for i in range(3)])
     assert max(abs(v) for v in z.values()) < Z_MAX, z
 
@@ -215,7 +190,7 @@ def test_sampler_check_detects_planted_bug(x, rng):
     ~0.4 sd or ~180 standard errors at N = 200,000."""
     post = _solve(x).posterior
     wrong = rng.dirichlet(post.alpha + np.array([1.0, 0.0, 0.0]), size=N_DRAWS)
-    z = _sampler_z_scores(wrong, mean=post.mean, cov=post.cov,
+    z = sampler_z_scores(wrong, mean=post.mean, cov=post.cov,
                           marginals=[post.marginal(i) for i in range(3)])
     assert max(abs(v) for v in z.values()) > Z_MAX
 

@@ -17,13 +17,9 @@ from scipy import integrate, optimize, stats
 
 from analytic import ExactPosterior
 from analytic import gamma_poisson as gp
+from tests.analytic.reference import N_DRAWS, QUAD, RTOL, Z_MAX, integrate_split, sampler_z_scores
 
 SHAPE, RATE = 2.5, 0.8  # rate != 1 so a rate/scale mix-up cannot pass
-RTOL = 1e-10
-QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
-
-N_DRAWS = 200_000
-Z_MAX = 5.0  # two-sided P(|Z| > 5) = 5.7e-7 per check (normal approximation)
 
 
 @pytest.fixture
@@ -39,37 +35,6 @@ def _log_joint(lam: float, x: np.ndarray, shape: float, rate: float) -> float:
     return float(stats.gamma.logpdf(lam, shape, scale=1.0 / rate) + stats.poisson.logpmf(x, lam).sum())
 
 
-def _integrate(log_f, lo: float, hi: float, split: float, weight=lambda t: 1.0) -> float:
-    """Integral of weight(t) exp(log_f(t) - log_f(split)) over [lo, hi], split at ``split``."""
-    c = log_f(split)
-
-    def g(t):
-        return weight(t) * math.exp(log_f(t) - c)
-
-    return integrate.quad(g, lo, split, **QUAD)[0] + integrate.quad(g, split, hi, **QUAD)[0]
-
-
-def _sampler_z_scores(draws, *, mean, cov, marginals) -> dict[str, float]:
-    """z-scores of iid draws against the exact mean, covariance and marginal quantiles.
-
-    Mean: exact SE sqrt(cov_ii / N).  Covariance: E[(x_i - m_i)(x_j - m_j)] about
-    the exact mean, SE from the sample sd of the products.  Empirical CDF at the
-    exact 5/50/95% quantiles: binomial SE sqrt(q (1 - q) / N).
-    """
-    n, d = draws.shape
-    c = draws - mean
-    z = {}
-    for i in range(d):
-        z[f"mean[{i}]"] = c[:, i].mean() / math.sqrt(cov[i, i] / n)
-        for j in range(i, d):
-            prod = c[:, i] * c[:, j]
-            z[f"cov[{i},{j}]"] = (prod.mean() - cov[i, j]) / (prod.std() / math.sqrt(n))
-        for q in (0.05, 0.5, 0.95):
-            ecdf = np.mean(draws[:, i] <= marginals[i].ppf(q))
-            z[f"cdf[{i}]@{q}"] = (ecdf - q) / math.sqrt(q * (1 - q) / n)
-    return z
-
-
 # ---------------------------------------------------------------- 1. posterior
 
 
@@ -77,9 +42,9 @@ def test_posterior_matches_numerical_integration(x):
     post = gp.posterior(x=x, shape=SHAPE, rate=RATE)
     log_f = lambda lam: _log_joint(lam, x, SHAPE, RATE)  # noqa: E731
     split = float(x.mean())
-    z = _integrate(log_f, 0.0, np.inf, split)
-    mean = _integrate(log_f, 0.0, np.inf, split, weight=lambda t: t) / z
-    var = _integrate(log_f, 0.0, np.inf, split, weight=lambda t: (t - mean) ** 2) / z
+    z = integrate_split(log_f, 0.0, np.inf, split)
+    mean = integrate_split(log_f, 0.0, np.inf, split, weight=lambda t: t) / z
+    var = integrate_split(log_f, 0.0, np.inf, split, weight=lambda t: (t - mean) ** 2) / z
     np.testing.assert_allclose(post.mean, [mean], rtol=RTOL)
     np.testing.assert_allclose(post.cov, [[var]], rtol=RTOL)
     c = log_f(split)
@@ -125,7 +90,7 @@ def test_satisfies_protocol(x):
 def test_log_evidence_matches_quad(x):
     log_f = lambda lam: _log_joint(lam, x, SHAPE, RATE)  # noqa: E731
     split = float(x.mean())
-    log_z = log_f(split) + math.log(_integrate(log_f, 0.0, np.inf, split))
+    log_z = log_f(split) + math.log(integrate_split(log_f, 0.0, np.inf, split))
     assert gp.solve(x=x, shape=SHAPE, rate=RATE).log_evidence == pytest.approx(log_z, rel=RTOL)
 
 
@@ -188,7 +153,7 @@ def test_sampler_matches_mean_cov_and_quantiles(x, rng):
     post = gp.posterior(x=x, shape=SHAPE, rate=RATE)
     draws = post.sample(rng, N_DRAWS)
     assert draws.shape == (N_DRAWS, 1)
-    z = _sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
     assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
@@ -198,7 +163,7 @@ def test_sampler_check_detects_planted_bug(x, rng):
     with probability > 0.84."""
     post = gp.posterior(x=x, shape=SHAPE, rate=RATE)
     wrong = rng.gamma(post.shape, 1.0 / (post.rate - 1.0), size=(N_DRAWS, 1))
-    z = _sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    z = sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
     assert max(abs(v) for v in z.values()) > Z_MAX
 
 
@@ -224,7 +189,7 @@ def test_predictive_pmf_matches_poisson_gamma_mixture(x):
     for k in (0, 1, 3, 7, 12):
         log_f = lambda lam: float(stats.poisson.logpmf(k, lam)  # noqa: E731
                                   + stats.gamma.logpdf(lam, shape_n, scale=1.0 / rate_n))
-        ref = math.exp(log_f(mode)) * _integrate(log_f, 0.0, np.inf, mode)
+        ref = math.exp(log_f(mode)) * integrate_split(log_f, 0.0, np.inf, mode)
         assert pred.pmf(k) == pytest.approx(ref, rel=RTOL)
 
 

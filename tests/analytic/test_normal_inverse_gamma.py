@@ -22,14 +22,10 @@ from scipy import integrate, optimize, stats
 from analytic import ExactPosterior
 from analytic import normal_inverse_gamma as nig
 from analytic import normal_known_variance as nkv
+from tests.analytic.reference import N_DRAWS, QUAD, RTOL, Z_MAX, sampler_z_scores
 
 PRIOR = dict(mu0=0.5, kappa0=2.0, alpha0=3.0, beta0=2.0)
 X_SMALL = np.array([0.3, -0.2, 1.1, 0.7])  # small enough for two-dimensional quadrature
-RTOL = 1e-10
-QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
-
-N_DRAWS = 200_000
-Z_MAX = 5.0  # two-sided P(|Z| > 5) = 5.7e-7 per check (normal approximation)
 
 
 @pytest.fixture
@@ -70,27 +66,6 @@ def _log_joint_math(mu, s2, x, *, mu0, kappa0, alpha0, beta0) -> float:
                  - kappa0 * (mu - mu0) ** 2 / (2.0 * s2))
     log_lik = -0.5 * n * math.log(2.0 * math.pi * s2) - sum((v - mu) ** 2 for v in x) / (2.0 * s2)
     return log_prior + log_lik
-
-
-def _sampler_z_scores(draws, *, mean, cov, marginals) -> dict[str, float]:
-    """z-scores of iid draws against the exact mean, covariance and marginal quantiles.
-
-    Mean: exact SE sqrt(cov_ii / N).  Covariance: E[(x_i - m_i)(x_j - m_j)] about
-    the exact mean, SE from the sample sd of the products.  Empirical CDF at the
-    exact 5/50/95% quantiles: binomial SE sqrt(q (1 - q) / N).
-    """
-    n, d = draws.shape
-    c = draws - mean
-    z = {}
-    for i in range(d):
-        z[f"mean[{i}]"] = c[:, i].mean() / math.sqrt(cov[i, i] / n)
-        for j in range(i, d):
-            prod = c[:, i] * c[:, j]
-            z[f"cov[{i},{j}]"] = (prod.mean() - cov[i, j]) / (prod.std() / math.sqrt(n))
-        for q in (0.05, 0.5, 0.95):
-            ecdf = np.mean(draws[:, i] <= marginals[i].ppf(q))
-            z[f"cdf[{i}]@{q}"] = (ecdf - q) / math.sqrt(q * (1 - q) / n)
-    return z
 
 
 # ---------------------------------------------------------------- 1. posterior
@@ -261,7 +236,7 @@ def test_sampler_matches_mean_cov_and_quantiles(x, rng):
     post = nig.posterior(x=x, **PRIOR)
     draws = post.sample(rng, N_DRAWS)
     assert draws.shape == (N_DRAWS, 2)
-    z = _sampler_z_scores(draws, mean=post.mean, cov=post.cov,
+    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
                           marginals=[post.marginal(0), post.marginal(1)])
     assert max(abs(v) for v in z.values()) < Z_MAX, z
 
@@ -272,7 +247,7 @@ def test_sampler_check_detects_planted_bug(x, rng):
     post = nig.posterior(x=x, **PRIOR)
     s2 = post.beta / rng.gamma(post.alpha + 0.5, 1.0, size=N_DRAWS)
     mu = post.mu + np.sqrt(s2 / post.kappa) * rng.standard_normal(N_DRAWS)
-    z = _sampler_z_scores(np.column_stack([mu, s2]), mean=post.mean, cov=post.cov,
+    z = sampler_z_scores(np.column_stack([mu, s2]), mean=post.mean, cov=post.cov,
                           marginals=[post.marginal(0), post.marginal(1)])
     assert max(abs(v) for v in z.values()) > Z_MAX
 

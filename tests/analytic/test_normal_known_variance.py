@@ -20,13 +20,9 @@ from scipy import integrate, stats
 
 from analytic import ExactPosterior
 from analytic import normal_known_variance as nkv
+from tests.analytic.reference import N_DRAWS, QUAD, RTOL, Z_MAX, integrate_split, sampler_z_scores
 
 PRIOR = dict(prior_mean=1.0, prior_sd=2.0, noise_sd=1.5)  # sd != var for every sd
-RTOL = 1e-10
-QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
-
-N_DRAWS = 200_000
-Z_MAX = 5.0  # two-sided P(|Z| > 5) = 5.7e-7 per check (normal approximation)
 
 
 @pytest.fixture
@@ -42,37 +38,6 @@ def _log_joint(mu: float, x: np.ndarray, prior_mean: float, prior_sd: float, noi
     return float(stats.norm.logpdf(mu, prior_mean, prior_sd) + stats.norm.logpdf(x, mu, noise_sd).sum())
 
 
-def _integrate(log_f, lo: float, hi: float, split: float, weight=lambda t: 1.0) -> float:
-    """Integral of weight(t) exp(log_f(t) - log_f(split)) over [lo, hi], split at ``split``."""
-    c = log_f(split)
-
-    def g(t):
-        return weight(t) * math.exp(log_f(t) - c)
-
-    return integrate.quad(g, lo, split, **QUAD)[0] + integrate.quad(g, split, hi, **QUAD)[0]
-
-
-def _sampler_z_scores(draws, *, mean, cov, marginals) -> dict[str, float]:
-    """z-scores of iid draws against the exact mean, covariance and marginal quantiles.
-
-    Mean: exact SE sqrt(cov_ii / N).  Covariance: E[(x_i - m_i)(x_j - m_j)] about
-    the exact mean, SE from the sample sd of the products.  Empirical CDF at the
-    exact 5/50/95% quantiles: binomial SE sqrt(q (1 - q) / N).
-    """
-    n, d = draws.shape
-    c = draws - mean
-    z = {}
-    for i in range(d):
-        z[f"mean[{i}]"] = c[:, i].mean() / math.sqrt(cov[i, i] / n)
-        for j in range(i, d):
-            prod = c[:, i] * c[:, j]
-            z[f"cov[{i},{j}]"] = (prod.mean() - cov[i, j]) / (prod.std() / math.sqrt(n))
-        for q in (0.05, 0.5, 0.95):
-            ecdf = np.mean(draws[:, i] <= marginals[i].ppf(q))
-            z[f"cdf[{i}]@{q}"] = (ecdf - q) / math.sqrt(q * (1 - q) / n)
-    return z
-
-
 # ---------------------------------------------------------------- 1. posterior
 
 
@@ -80,9 +45,9 @@ def test_posterior_matches_numerical_integration(x):
     post = nkv.posterior(x=x, **PRIOR)
     log_f = lambda mu: _log_joint(mu, x, **PRIOR)  # noqa: E731
     split = float(x.mean())
-    z = _integrate(log_f, -np.inf, np.inf, split)
-    mean = _integrate(log_f, -np.inf, np.inf, split, weight=lambda t: t) / z
-    var = _integrate(log_f, -np.inf, np.inf, split, weight=lambda t: (t - mean) ** 2) / z
+    z = integrate_split(log_f, -np.inf, np.inf, split)
+    mean = integrate_split(log_f, -np.inf, np.inf, split, weight=lambda t: t) / z
+    var = integrate_split(log_f, -np.inf, np.inf, split, weight=lambda t: (t - mean) ** 2) / z
     np.testing.assert_allclose(post.mean, [mean], rtol=RTOL)
     np.testing.assert_allclose(post.cov, [[var]], rtol=RTOL)
     c = log_f(split)
@@ -139,7 +104,7 @@ def test_log_evidence_matches_multivariate_normal(x):
 def test_log_evidence_matches_quad(x):
     log_f = lambda mu: _log_joint(mu, x, **PRIOR)  # noqa: E731
     split = float(x.mean())
-    log_z = log_f(split) + math.log(_integrate(log_f, -np.inf, np.inf, split))
+    log_z = log_f(split) + math.log(integrate_split(log_f, -np.inf, np.inf, split))
     assert nkv.solve(x=x, **PRIOR).log_evidence == pytest.approx(log_z, rel=RTOL)
 
 
@@ -232,7 +197,7 @@ def test_sampler_matches_mean_cov_and_quantiles(x, rng):
     post = nkv.posterior(x=x, **PRIOR)
     draws = post.sample(rng, N_DRAWS)
     assert draws.shape == (N_DRAWS, 1)
-    z = _sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
     assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
@@ -241,7 +206,7 @@ def test_sampler_check_detects_planted_bug(x, rng):
     shrinks the spread threefold, thousands of standard errors."""
     post = nkv.posterior(x=x, **PRIOR)
     wrong = rng.normal(post.loc, post.sd**2, size=(N_DRAWS, 1))
-    z = _sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    z = sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
     assert max(abs(v) for v in z.values()) > Z_MAX
 
 
@@ -264,7 +229,7 @@ def test_predictive_matches_numerical_mixture(x):
     for y in (-3.0, 0.0, 0.3, 1.7, 5.0):
         log_f = lambda mu: float(stats.norm.logpdf(y, mu, s)  # noqa: E731
                                  + stats.norm.logpdf(mu, post.loc, post.sd))
-        ref = math.exp(log_f(post.loc)) * _integrate(log_f, -np.inf, np.inf, post.loc)
+        ref = math.exp(log_f(post.loc)) * integrate_split(log_f, -np.inf, np.inf, post.loc)
         assert pred.pdf(y) == pytest.approx(ref, rel=RTOL)
     # Law of total variance: Var y = E[s^2] + Var mu = s^2 + s_n^2.
     assert pred.mean() == pytest.approx(post.loc, rel=RTOL)

@@ -18,13 +18,10 @@ from scipy import integrate, stats
 
 from analytic import ExactPosterior
 from analytic import pareto_uniform as pu
+from tests.analytic.reference import N_DRAWS, QUAD, RTOL, Z_MAX, sampler_z_scores
 
 PRIOR = dict(scale=1.0, shape=2.5)
-RTOL = 1e-10
-QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
 
-N_DRAWS = 200_000
-Z_MAX = 5.0  # two-sided P(|Z| > 5) = 5.7e-7 per check (normal approximation)
 
 # The prior's scale below the data maximum (the data move the lower end) and above it.
 PRIORS = [pytest.param(dict(scale=1.0, shape=2.5), id="scale<max"),
@@ -54,27 +51,6 @@ def _integrate(log_f, split: float, weight=lambda t: 1.0, hi: float = np.inf) ->
         return weight(t) * math.exp(log_f(t) - c)
 
     return integrate.quad(g, 0.0, split, **QUAD)[0] + integrate.quad(g, split, hi, **QUAD)[0]
-
-
-def _sampler_z_scores(draws, *, mean, cov, marginals) -> dict[str, float]:
-    """z-scores of iid draws against the exact mean, covariance and marginal quantiles.
-
-    Mean: exact SE sqrt(cov_ii / N).  Covariance: E[(x_i - m_i)(x_j - m_j)] about
-    the exact mean, SE from the sample sd of the products.  Empirical CDF at the
-    exact 5/50/95% quantiles: binomial SE sqrt(q (1 - q) / N).
-    """
-    n, d = draws.shape
-    c = draws - mean
-    z = {}
-    for i in range(d):
-        z[f"mean[{i}]"] = c[:, i].mean() / math.sqrt(cov[i, i] / n)
-        for j in range(i, d):
-            prod = c[:, i] * c[:, j]
-            z[f"cov[{i},{j}]"] = (prod.mean() - cov[i, j]) / (prod.std() / math.sqrt(n))
-        for q in (0.05, 0.5, 0.95):
-            ecdf = np.mean(draws[:, i] <= marginals[i].ppf(q))
-            z[f"cdf[{i}]@{q}"] = (ecdf - q) / math.sqrt(q * (1 - q) / n)
-    return z
 
 
 # ---------------------------------------------------------------- 1. posterior
@@ -202,7 +178,7 @@ def test_sampler_matches_mean_cov_and_quantiles(x, rng):
     post = pu.posterior(x=x, **PRIOR)
     draws = post.sample(rng, N_DRAWS)
     assert draws.shape == (N_DRAWS, 1) and np.all(draws >= post.scale)
-    z = _sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
     assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
@@ -211,7 +187,7 @@ def test_sampler_check_detects_planted_bug(x, rng):
     standard errors at N = 200,000."""
     post = pu.posterior(x=x, **PRIOR)
     wrong = (post.scale * (1.0 - rng.random(N_DRAWS)) ** (-1.0 / (post.shape - 1.0)))[:, None]
-    z = _sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
+    z = sampler_z_scores(wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
     assert max(abs(v) for v in z.values()) > Z_MAX
 
 

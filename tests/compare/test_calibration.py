@@ -13,24 +13,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from compare.calibration import mcmc_null
+from compare.calibration import NULL_FIXTURES, mcmc_null
 from compare.registry import get_topic
 
 pytestmark = pytest.mark.mcmc
 
 REPLICATIONS = 50
-
-# Fixtures where the prior matters and no hyperparameter is 0 or 1.
-NULL_FIXTURES = {
-    "beta-binomial": ({"a": 2.0, "b": 3.0}, 20),
-    "gamma-poisson": ({"shape": 3.0, "rate": 0.7}, 15),
-    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
-    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 1.6, "alpha0": 3.5, "beta0": 5.2}, 12),
-    "pareto-uniform": ({"scale": 2.0, "shape": 3.0}, 10),
-    "dirichlet-categorical": ({"concentration": (1.5, 2.0, 2.5), "categories": ("a", "b", "c")},
-                              30),
-}
-
 
 @pytest.fixture(scope="module")
 def studies():

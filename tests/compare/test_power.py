@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import pytest
 
-from compare.calibration import detection_rate, mcmc_null
+from compare.calibration import POWER_FIXTURES, detection_rate, mcmc_null
 from compare.planted import planted
 from compare.registry import get_topic
 
 pytestmark = pytest.mark.mcmc
 
 REPLICATIONS = 40
-NKV = ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4)
-NIG = ({"mu0": 0.7, "kappa0": 3.0, "alpha0": 3.5, "beta0": 5.2}, 6)
+NKV = POWER_FIXTURES["normal-known-variance"]
+NIG = POWER_FIXTURES["normal-inverse-gamma"]
 
 
 @pytest.mark.parametrize("topic, fixture, bug, factor", [

@@ -83,3 +83,12 @@ def test_summary_has_a_row_per_run():
     text = summary_markdown([doc, {**doc, "topic": "u"}])
     rows = [line for line in text.splitlines() if line.startswith("| t ") or line.startswith("| u ")]
     assert len(rows) == 2 and "| 800 |" in rows[0] and "**agree**" in rows[0]
+
+
+def test_map_distance_uses_the_iqr_when_the_sd_is_infinite():
+    """Pareto with shape_n = 1.5 has no variance; the distance must not collapse to 0."""
+    exact = pu.solve(x=np.array([3.0]), scale=1.0, shape=0.5)
+    assert not np.isfinite(exact.posterior.cov[0, 0])
+    check = map_check(exact, np.array([4.0]), DEFAULT)
+    iqr = exact.posterior.marginal(0).ppf(0.75) - exact.posterior.marginal(0).ppf(0.25)
+    assert check.statistic == pytest.approx(1.0 / (iqr / 1.349), rel=1e-12)
