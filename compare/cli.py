@@ -154,6 +154,8 @@ def _print_result(result, out: Console) -> None:
                       _fmt(mcmc.rhat[i], ".4f"), _fmt(mcmc.ess_bulk[i], ".0f"),
                       _fmt(mcmc.ess_tail[i], ".0f"))
     out.print(table)
+    for line in result.extra.lines:
+        out.print(line, markup=False)
     out.print(_checks_text(result), markup=False)
     ag = result.agreement
     for q in (ag.flagged if ag is not None else ()):
@@ -182,11 +184,13 @@ def _checks_text(result) -> str:
             n = len(result.agreement.quantities)
             text = (f"max |z| {_fmt(c.statistic, '.2f')} <= {c.threshold:.2f} (Bonferroni over "
                     f"{n} quantities, alpha={result.settings.alpha:g})")
-        elif c.statistic is not None:
+        elif c.name == "map" and c.statistic is not None:
             text = (f"{c.statistic:.1e} sd <= {c.threshold:g} sd: PyMC "
                     f"{np.array2string(result.mcmc.map, precision=5)} vs exact mode "
                     f"{np.array2string(result.exact.posterior.mode, precision=5)}"
                     + ("" if c.passed is not None else f" ({c.note})"))
+        elif c.statistic is not None and c.name != "map":
+            text = f"{_fmt(c.statistic, '.3g')} vs threshold {_fmt(c.threshold, '.3g')} ({c.note})"
         else:
             text = c.note
         lines.append(f"  {mark} {c.name:12s} {text}")

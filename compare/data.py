@@ -148,3 +148,165 @@ def natural_sort(labels) -> list[str]:
     if all(_is_number(s) for s in labels):
         return sorted(labels, key=lambda s: (float(s), s))
     return sorted(labels)
+
+
+# --- tables: a target column and feature columns (regression topics) ---------
+@dataclass(frozen=True, eq=False)
+class Table:
+    """Numeric columns of a data set: the target and the inputs, in order.
+
+    Attributes
+    ----------
+    x : array of shape (n, p)
+        Input columns, in the order of ``features``.
+    y : array of shape (n,)
+        The target column.
+    features : tuple of str
+    target : str
+    source : str
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    features: tuple[str, ...]
+    target: str
+    source: str
+
+    @property
+    def n(self) -> int:
+        return int(self.y.size)
+
+
+def _select(header: list[str], target: str | None, features: tuple[str, ...] | None,
+            where: str) -> tuple[str, tuple[str, ...]]:
+    """Check the target and feature names against a header; default features = the rest."""
+    target = target or "y"
+    if target not in header:
+        raise InputError(f"{where} has no target column {target!r}; its columns are: "
+                         f"{', '.join(header)}; name the target with --target NAME")
+    if features is None:
+        features = tuple(h for h in header if h != target)
+    dupes = sorted({f for f in features if features.count(f) > 1})
+    if dupes:
+        raise InputError(f"--features names {', '.join(dupes)} more than once; list each "
+                         "input column once")
+    missing = [f for f in features if f not in header]
+    if missing:
+        raise InputError(f"{where} has no column(s) {', '.join(map(repr, missing))}; its "
+                         f"columns are: {', '.join(header)}")
+    if target in features:
+        raise InputError(f"the target {target!r} cannot also be a feature; drop it from "
+                         "--features")
+    if not features:
+        raise InputError(f"{where} has no input columns besides the target {target!r}; add "
+                         "one, or use --features")
+    return target, tuple(features)
+
+
+def read_table(path: str | Path, *, target: str | None = None,
+               features: tuple[str, ...] | None = None) -> Table:
+    """Read the target and feature columns of a CSV file, checking every cell."""
+    header, target, features = table_columns(path, target=target, features=features)
+    chunks = list(iter_table(path, target=target, features=features))
+    x = np.concatenate([c[0] for c in chunks])
+    y = np.concatenate([c[1] for c in chunks])
+    return Table(x=x, y=y, features=features, target=target, source=str(path))
+
+
+def table_columns(path: str | Path, *, target: str | None = None,
+                  features: tuple[str, ...] | None = None
+                  ) -> tuple[list[str], str, tuple[str, ...]]:
+    """The header, and the checked target and feature names (default: all other columns)."""
+    path = Path(path)
+    header = _header(path)
+    target, features = _select(header, target, features, str(path))
+    return header, target, features
+
+
+def iter_table(path: str | Path, *, target: str, features: tuple[str, ...],
+               chunk_rows: int = 100_000):
+    """Yield ``(x, y)`` blocks of at most ``chunk_rows`` rows: one pass, bounded memory.
+
+    Every cell is checked; an error names its line and column.
+    """
+    path = Path(path)
+    header = _header(path)
+    idx = [header.index(f) for f in features] + [header.index(target)]
+    names = [*features, target]
+    block: list[list[float]] = []
+    seen_header = False
+    total = 0
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        for line, row in enumerate(csv.reader(fh), start=1):
+            if not any(c.strip() for c in row):
+                continue
+            if not seen_header:
+                seen_header = True
+                continue
+            values = []
+            for j, name in zip(idx, names):
+                where = f"{path}, line {line}, column {name!r}"
+                if j >= len(row):
+                    raise InputError(f"{path}, line {line}: the row has {len(row)} field(s), "
+                                     f"so column {name!r} is missing; fix that line")
+                cell = row[j].strip()
+                if cell.lower() in MISSING:
+                    raise InputError(f"{where}: missing value; fill it in or remove that line")
+                try:
+                    value = float(cell)
+                except ValueError:
+                    raise InputError(f"{where}: {cell!r} is not a number; fix or remove "
+                                     "that line") from None
+                if not math.isfinite(value):
+                    raise InputError(f"{where}: {cell!r} is not a finite number; fix or "
+                                     "remove that line")
+                values.append(value)
+            block.append(values)
+            if len(block) >= chunk_rows:
+                arr = np.array(block)
+                total += len(block)
+                block = []
+                yield arr[:, :-1], arr[:, -1]
+    if block:
+        arr = np.array(block)
+        total += len(block)
+        yield arr[:, :-1], arr[:, -1]
+    if total == 0:
+        raise InputError(f"{path} has a header but no data lines; a run needs at least "
+                         "one observation")
+
+
+def _header(path: Path) -> list[str]:
+    """The header of a CSV file (checked like ``read_column`` does)."""
+    if not path.is_file():
+        raise InputError(f"data file {str(path)!r} does not exist; give a CSV path "
+                         "or builtin:NAME (see `bayes-compare describe TOPIC`)")
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        for row in csv.reader(fh):
+            if any(c.strip() for c in row):
+                header = [h.strip() for h in row]
+                if all(_is_number(h) for h in header):
+                    raise InputError(f"{path}: the first line must name the columns, got "
+                                     f"{','.join(header)!r}; add a header line")
+                return header
+    raise InputError(f"{path} is empty; it needs a header line and at least one data line")
+
+
+def table_from_arrays(x: np.ndarray, y: np.ndarray, *, features: tuple[str, ...] | None = None,
+                      target: str = "y", source: str = "array") -> Table:
+    """A checked Table from arrays (Python API, builtin data)."""
+    x = np.asarray(x, dtype=float)
+    x = x[:, None] if x.ndim == 1 else x
+    y = np.asarray(y, dtype=float)
+    if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.size:
+        raise InputError(f"{source}: inputs of shape {x.shape} do not match a target of "
+                         f"shape {y.shape}; give one row per observation")
+    if y.size == 0:
+        raise InputError(f"{source}: no observations; a run needs at least one")
+    features = features or tuple(f"x{j}" for j in range(x.shape[1]))
+    for name, arr in ((target, y), *((f, x[:, j]) for j, f in enumerate(features))):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            raise InputError(f"{source}, row {int(np.flatnonzero(bad)[0])}, column {name!r}: "
+                             "not a finite number; fix or remove that row")
+    return Table(x=x, y=y, features=tuple(features), target=target, source=source)

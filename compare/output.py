@@ -111,6 +111,7 @@ def to_document(result: RunResult) -> dict[str, Any]:
                      "ess_min": result.settings.ess_min,
                      "map_tol_sd": result.settings.map_tol_sd},
         "data": {"source": result.data_source, "n": result.n},
+        **result.extra.sections,
         "hyperparameters": result.hyper,
         "timings": result.timings,
         "versions": versions(),

@@ -20,6 +20,7 @@ from analytic import ExactAnswer
 
 #: Column kinds a topic can read, with what each accepts.
 DATA_KINDS = {
+    "table": "a target column and input columns (--target, --features)",
     "binary": "0/1 outcomes",
     "counts": "non-negative integer counts",
     "reals": "real numbers",
@@ -45,7 +46,8 @@ class Hyperparameter:
         One line: what it is, in which convention (sd vs variance, rate vs scale).
     kind : str
         ``positive``, ``real``, ``positive-list`` (one number or a
-        comma-separated list, each > 0) or ``labels`` (comma-separated text).
+        comma-separated list, each > 0), ``labels`` (comma-separated text),
+        ``bool`` (true/false) or ``count`` (an integer >= 0).
     """
 
     name: str
@@ -56,6 +58,20 @@ class Hyperparameter:
     def parse(self, text: str) -> Any:
         """Turn the text of ``--set name=text`` into a checked value."""
         text = text.strip()
+        if self.kind == "bool":
+            lowered = text.lower()
+            if lowered in ("true", "yes", "1", "on"):
+                return True
+            if lowered in ("false", "no", "0", "off"):
+                return False
+            raise InputError(f"--set {self.name}={text!r}: give true or false")
+        if self.kind == "count":
+            try:
+                value = float(text)
+            except ValueError:
+                raise InputError(f"--set {self.name}={text!r} is not a whole number; "
+                                 f"e.g. --set {self.name}=3") from None
+            return self.check(value)
         if self.kind == "labels":
             labels = tuple(s.strip() for s in text.split(","))
             if not text or any(not s for s in labels):
@@ -73,6 +89,18 @@ class Hyperparameter:
 
     def check(self, value: Any) -> Any:
         """Validate a value given in Python (or parsed from text)."""
+        if self.kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise InputError(f"{self.name} must be true or false, got {value!r}")
+            return bool(value)
+        if self.kind == "count":
+            if value is None:
+                return None
+            number = float(value)
+            if not number.is_integer() or number < 0:
+                raise InputError(f"{self.name} must be a whole number >= 0, got {value!r}; "
+                                 f"e.g. --set {self.name}=3")
+            return int(number)
         if self.kind == "labels":
             labels = tuple(str(v) for v in value)
             if len(set(labels)) != len(labels):
@@ -158,6 +186,10 @@ class Topic:
     structure : callable
         ``structure(x, hyper) -> dict`` of ``build_model`` arguments that fix
         the model's shape; one compiled model per distinct structure.
+    extras : callable, optional
+        ``extras(ExtraContext) -> Extra``: topic-specific comparisons (e.g. the
+        predictive and evidence checks of the regression topics) whose checks
+        join the verdict and whose sections join the JSON document.
     """
 
     name: str
@@ -174,6 +206,7 @@ class Topic:
     prepare: Callable[[np.ndarray, dict[str, Any]], tuple[np.ndarray, dict[str, Any]]] = \
         _identity_prepare
     structure: Callable[[np.ndarray, Mapping[str, Any]], dict[str, Any]] = _no_structure
+    extras: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):

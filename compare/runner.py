@@ -17,23 +17,13 @@ from arviz_stats.base import array_stats
 
 from analytic import ExactAnswer
 from compare.agreement import Agreement, agreement_test
+from compare.checks import Check, Extra, ExtraContext
 from compare.data import check_array
 from compare.defaults import DEFAULT, Settings
 from compare.registry import InputError, Topic
 from compare.sampling import CACHE, ModelCache, posterior_array
 
 AGREE, DISAGREE, INCONCLUSIVE = "agree", "disagree", "inconclusive"
-
-
-@dataclass(frozen=True)
-class Check:
-    """One named check: ``passed`` when ``statistic`` is on the right side of ``threshold``."""
-
-    name: str
-    statistic: float | None
-    threshold: float
-    passed: bool | None  # None: not applicable (see ``note``)
-    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,6 +59,7 @@ class RunResult:
     n: int
     timings: dict[str, float]
     draws: xr.DataTree = field(repr=False)
+    extra: Extra = field(default_factory=Extra)
 
     @property
     def exit_code(self) -> int:
@@ -142,13 +133,14 @@ def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
     trustworthy), before agreement is looked at; otherwise any failed
     agreement or MAP check is a disagreement.
     """
+    convergence = ("rhat", "ess_bulk", "ess_tail", "divergences")
     by_name = {c.name: c for c in checks}
-    for name in ("rhat", "ess_bulk", "ess_tail", "divergences"):
+    for name in convergence:
         if by_name[name].passed is False:
             return INCONCLUSIVE, name
-    for name in ("agreement", "map"):
-        if name in by_name and by_name[name].passed is False:
-            return DISAGREE, name
+    for check in checks:  # agreement, map, then any topic-specific check, in order
+        if check.name not in convergence and check.passed is False:
+            return DISAGREE, check.name
     return AGREE, "agreement"
 
 
@@ -189,7 +181,8 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     stage = on_stage or (lambda _: None)
     t0 = time.perf_counter()
     hyper = dict(topic.hyper() if hyper is None else hyper)
-    column = check_array(np.asarray(data), topic.data_kind, source)
+    column = data if topic.data_kind == "table" else check_array(np.asarray(data),
+                                                                  topic.data_kind, source)
     x, hyper = topic.prepare(column, hyper)
     try:
         exact = topic.solve(x=x, **hyper)
@@ -223,6 +216,12 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
                             f"exceed the Bonferroni threshold for alpha={settings.alpha:g}")
     pymc_map = compiled.map_point(model_data)
     checks = (*checks, agreement_check, map_check(exact, pymc_map, settings))
+    extra = Extra()
+    if topic.extras is not None:
+        extra = topic.extras(ExtraContext(x=x, hyper=hyper, exact=exact, tree=tree,
+                                          compiled=compiled, settings=settings,
+                                          pymc_map=pymc_map))
+        checks = (*checks, *extra.checks)
     verdict, decided_by = decide(checks)
     t4 = time.perf_counter()
     return RunResult(
@@ -231,5 +230,5 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
         mcmc=summarise(draws, diag, divergences, pymc_map), agreement=agreement,
         checks=checks, settings=settings, hyper=hyper, data_source=source, n=int(len(x)),
         timings={"compile": t2 - t1, "sample": t3 - t2, "check": t4 - t3, "total": t4 - t0},
-        draws=tree,
+        draws=tree, extra=extra,
     )

@@ -107,8 +107,10 @@ class CompiledModel:
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
         """Point the PyMC-side shared variables at ``data``."""
-        n_obs = int(np.asarray(data["x"]).shape[0])
-        pm.set_data(data, model=self.model, coords={"obs": np.arange(n_obs)})
+        coords = None
+        if "x" in data:  # the per-observation topics: the obs dimension follows the data
+            coords = {"obs": np.arange(int(np.asarray(data["x"]).shape[0]))}
+        pm.set_data(data, model=self.model, coords=coords)
 
     def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
                progress: Callable | None = None) -> xr.DataTree:
