@@ -26,6 +26,15 @@ class Settings:
         exact mode before the MAP check fails.
     n_reference : int
         Exact iid draws used for null moments that have no closed form.
+    predictive_points : int
+        Inputs at which regression topics test the joint posterior predictive.
+    smc_draws, smc_chains : int
+        Particles per chain and chains of ``pm.sample_smc`` for the evidence
+        check (0 chains skips it).
+    smc_tol_nats : float
+        Smallest tolerance of the evidence check; the check allows
+        ``max(smc_tol_nats, 5 x sd over chains)`` between the exact log
+        evidence and the SMC mean (SMC is noisy and biased low).
     """
 
     draws: int = 2000
@@ -37,6 +46,10 @@ class Settings:
     ess_min: float = 400.0
     map_tol_sd: float = 1e-2
     n_reference: int = 200_000
+    predictive_points: int = 10
+    smc_draws: int = 1000
+    smc_chains: int = 4
+    smc_tol_nats: float = 0.5
 
     def __post_init__(self) -> None:
         for name in ("draws", "chains", "n_reference"):

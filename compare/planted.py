@@ -69,7 +69,47 @@ def _normal_inverse_gamma(bug: str, factor: float):
     return build_model
 
 
+def _linear_regression(nig: bool):
+    from pymc_models.linear_regression import _coords, gaussian_loglik
+
+    def build_model(*, n_features: int, n_grid: int = 1, bug: str, factor: float) -> pm.Model:
+        with pm.Model(coords=_coords(n_features, n_grid)) as model:
+            gram = pm.Data("gram", np.eye(n_features), dims=("feature", "feature_"))
+            phi_t_y = pm.Data("phi_t_y", np.zeros(n_features), dims="feature")
+            y_t_y = pm.Data("y_t_y", 0.0)
+            n = pm.Data("n_obs", 0.0)
+            phi_grid = pm.Data("phi_grid", np.zeros((n_grid, n_features)),
+                               dims=("grid", "feature"))
+            prior_mean = pm.Data("hp_prior_mean", 0.0)
+            if nig:
+                prior_scale = pm.Data("hp_prior_scale", 1.0)
+                alpha0 = pm.Data("hp_alpha0", 1.0)
+                beta0 = pm.Data("hp_beta0", 1.0)
+                sigma2 = pm.InverseGamma("sigma2", alpha=alpha0, beta=beta0)
+                prior_sd = pt.sqrt(sigma2) * prior_scale
+                noise_var = sigma2
+            else:
+                prior_sd = pm.Data("hp_prior_sd", 1.0)
+                noise_var = pm.Data("hp_noise_sd", 1.0) ** 2
+            if bug == "prior_var":
+                prior_sd = prior_sd * np.sqrt(factor)
+            if bug == "noise_sd":
+                noise_var = noise_var * factor**2
+            if bug == "sd_for_var":
+                noise_var = pt.sqrt(noise_var)  # the sd, used as the variance
+            w = pm.Normal("w", mu=prior_mean, sigma=prior_sd, dims="feature")
+            pm.Potential("loglik", gaussian_loglik(gram, phi_t_y, y_t_y, n, w, noise_var))
+            pm.Deterministic("f_grid", pt.dot(phi_grid, w), dims="grid")
+        return model
+
+    def factory(bug: str, factor: float):
+        return lambda **structure: build_model(**structure, bug=bug, factor=factor)
+    return factory
+
+
 _BUILDERS = {
+    "linear-regression": _linear_regression(nig=False),
+    "linear-regression-nig": _linear_regression(nig=True),
     "normal-known-variance": _normal_known_variance,
     "normal-inverse-gamma": _normal_inverse_gamma,
 }

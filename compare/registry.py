@@ -48,12 +48,16 @@ class Hyperparameter:
         ``positive``, ``real``, ``positive-list`` (one number or a
         comma-separated list, each > 0), ``labels`` (comma-separated text),
         ``bool`` (true/false) or ``count`` (an integer >= 0).
+    structural : bool
+        True when it shapes the data or the model (categories, intercept,
+        polynomial degree) rather than being a ``pm.Data`` value.
     """
 
     name: str
     default: Any
     doc: str
     kind: str = "positive"
+    structural: bool = False
 
     def parse(self, text: str) -> Any:
         """Turn the text of ``--set name=text`` into a checked value."""
@@ -190,6 +194,9 @@ class Topic:
         ``extras(ExtraContext) -> Extra``: topic-specific comparisons (e.g. the
         predictive and evidence checks of the regression topics) whose checks
         join the verdict and whose sections join the JSON document.
+    sampler_options : mapping
+        Extra ``nutpie.sample`` arguments the topic needs, e.g. a low-rank
+        mass matrix for strongly correlated posteriors.
     """
 
     name: str
@@ -207,6 +214,7 @@ class Topic:
         _identity_prepare
     structure: Callable[[np.ndarray, Mapping[str, Any]], dict[str, Any]] = _no_structure
     extras: Callable[[Any], Any] | None = None
+    sampler_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):

@@ -197,7 +197,8 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     t2 = time.perf_counter()
     model_data = topic.model_data(x=x, **hyper)
     stage("sampling")
-    tree = compiled.sample(model_data, settings, seed=settings.seed)
+    tree = compiled.sample(model_data, settings, seed=settings.seed,
+                           options=dict(topic.sampler_options))
     t3 = time.perf_counter()
     stage("checking")
     draws = posterior_array(tree.posterior, topic.variables)

@@ -113,7 +113,8 @@ class CompiledModel:
         pm.set_data(data, model=self.model, coords=coords)
 
     def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
-               progress: Callable | None = None) -> xr.DataTree:
+               progress: Callable | None = None,
+               options: dict | None = None) -> xr.DataTree:
         """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
         import nutpie
 
@@ -121,7 +122,7 @@ class CompiledModel:
             self.set_data(data)  # the initial point is computed from the PyMC graph
             compiled = self.nutpie_model.with_data(**data)
             kwargs = dict(draws=settings.draws, tune=settings.tune, chains=settings.chains,
-                          seed=seed, progress_bar=False)
+                          seed=seed, progress_bar=False, **(options or {}))
             if progress is not None:
                 kwargs.update(progress_bar=True, progress_callback=progress)
             # One BLAS thread per chain: nutpie already runs chains in parallel.
