@@ -112,10 +112,14 @@ def _parse_sets(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+#: CSV files above this size are read in chunks (sufficient statistics in one pass).
+STREAM_ABOVE_BYTES = 256 * 2**20
+
+
 def _load_data(topic, data: str | None, column: str | None, target: str | None = None,
-               features: str | None = None):
+               features: str | None = None, stream: bool = False):
     """Return (data, builtin data set or None, source text)."""
-    from compare.data import parse_column, read_column, read_table
+    from compare.data import StreamedTable, parse_column, read_column, read_table, table_columns
 
     table = topic.data_kind == "table"
     if table and column is not None:
@@ -131,8 +135,11 @@ def _load_data(topic, data: str | None, column: str | None, target: str | None =
         return ds.load(), ds, f"builtin:{ds.name}"
     if table:
         names = None if features is None else tuple(f.strip() for f in features.split(","))
-        loaded = read_table(data, target=target, features=names)
-        return loaded, None, f"{data}:{loaded.target}~{'+'.join(loaded.features)}"
+        _, target, names = table_columns(data, target=target, features=names)
+        source = f"{data}:{target}~{'+'.join(names)}"
+        if stream or Path(data).stat().st_size > STREAM_ABOVE_BYTES:
+            return StreamedTable(str(data), target, names), None, source
+        return read_table(data, target=target, features=names), None, source
     col = read_column(data, column)
     return parse_column(col, topic.data_kind), None, f"{data}:{col.name}"
 
@@ -218,13 +225,13 @@ def _checks_text(result) -> str:
 
 
 def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_dir,
-             out: Console, target=None, features=None):
+             out: Console, target=None, features=None, stream=False):
     from compare.output import dumps, save_run, to_document
     from compare.registry import get_topic
     from compare.runner import run
 
     topic = get_topic(topic_name)
-    values, dataset, source = _load_data(topic, data, column, target, features)
+    values, dataset, source = _load_data(topic, data, column, target, features, stream)
     hyper = topic.hyper(sets, dataset=dataset, parsed=False)
     with err.status(f"{topic.name}: starting") as status:
         def on_stage(stage: str) -> None:
@@ -253,6 +260,7 @@ def run_command(
     column: Annotated[str | None, typer.Option(help="CSV column to read")] = None,
     target: Annotated[str | None, typer.Option(help="regression: the target column (default y)")] = None,
     features: Annotated[str | None, typer.Option(help="regression: input columns a,b,... (default: all but the target)")] = None,
+    stream: Annotated[bool, typer.Option(help="regression: read the CSV in chunks, one pass, bounded memory (automatic above 256 MiB)")] = False,
     set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
     draws: Annotated[int | None, typer.Option(help="kept draws per chain")] = None,
     chains: Annotated[int | None, typer.Option(help="number of chains")] = None,
@@ -306,7 +314,7 @@ def run_command(
     out_dir = Path(out) if out is not None else Path("reports/runs") / topic
     result = _run_one(topic, data=data, column=column, sets=sets, settings=settings,
                       json_path=json_path, out_dir=out_dir, out=console, target=target,
-                      features=features)
+                      features=features, stream=stream)
     raise typer.Exit(result.exit_code)
 
 

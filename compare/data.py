@@ -292,6 +292,24 @@ def _header(path: Path) -> list[str]:
     raise InputError(f"{path} is empty; it needs a header line and at least one data line")
 
 
+@dataclass(frozen=True)
+class StreamedTable:
+    """A CSV read in chunks (one pass, bounded memory) instead of loaded whole."""
+
+    path: str
+    target: str
+    features: tuple[str, ...]
+    chunk_rows: int = 100_000
+
+    @property
+    def source(self) -> str:
+        return self.path
+
+    def chunks(self):
+        return iter_table(self.path, target=self.target, features=self.features,
+                          chunk_rows=self.chunk_rows)
+
+
 def table_from_arrays(x: np.ndarray, y: np.ndarray, *, features: tuple[str, ...] | None = None,
                       target: str = "y", source: str = "array") -> Table:
     """A checked Table from arrays (Python API, builtin data)."""

@@ -30,10 +30,15 @@ import numpy as np
 import analytic.linear_regression as lr
 import analytic.linear_regression_nig as lrn
 from analytic._multivariate import MultivariateNormal, MultivariateT
+from analytic.decision import expected_absolute_loss, expected_squared_loss
 from compare.agreement import agreement_test
 from compare.checks import Check, Extra, ExtraContext
-from compare.data import Table
+from compare.data import StreamedTable, Table
 from compare.registry import InputError
+
+
+#: Rows kept from a streamed file to choose prediction inputs from.
+RESERVOIR = 10_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,8 +102,11 @@ def prediction_inputs(x: np.ndarray, y: np.ndarray, points: int) -> np.ndarray:
     return x[rows]
 
 
-def prepare(table: Table, hyper: dict[str, Any], *, points: int = 10) -> tuple[Design, dict]:
+def prepare(table: Table | StreamedTable, hyper: dict[str, Any], *,
+            points: int = 10) -> tuple[Design, dict]:
     """Build Phi from the table's inputs (intercept, polynomial degree) and its statistics."""
+    if isinstance(table, StreamedTable):
+        return _prepare_streamed(table, hyper, points=points), hyper
     phi, names = _features(table.x, hyper, table.features)
     grid_x = prediction_inputs(table.x, table.y, points)
     grid_phi, _ = _features(grid_x, hyper, table.features)
@@ -106,6 +114,36 @@ def prepare(table: Table, hyper: dict[str, Any], *, points: int = 10) -> tuple[D
                     inputs=table.features, target=table.target, phi=phi, y=table.y,
                     grid_x=grid_x, grid_phi=grid_phi)
     return design, hyper
+
+
+def _prepare_streamed(table: StreamedTable, hyper: dict[str, Any], *, points: int) -> Design:
+    """Sufficient statistics chunk by chunk; prediction inputs from a sample of rows.
+
+    Memory is bounded by the chunk size plus ``RESERVOIR`` kept rows (the
+    first rows of the file), from which the prediction inputs are chosen.
+    """
+    stats_, names, kept_x, kept_y = None, None, [], []
+    lo = hi = None
+    kept = 0
+    for x, y in table.chunks():
+        phi, names = _features(x, hyper, table.features)
+        part = lr.sufficient_stats(phi=phi, y=y)
+        stats_ = part if stats_ is None else stats_ + part
+        lo = x.min(axis=0) if lo is None else np.minimum(lo, x.min(axis=0))
+        hi = x.max(axis=0) if hi is None else np.maximum(hi, x.max(axis=0))
+        if kept < RESERVOIR:
+            take = RESERVOIR - kept
+            kept_x.append(x[:take])
+            kept_y.append(y[:take])
+            kept += len(x[:take])
+    sample_x, sample_y = np.concatenate(kept_x), np.concatenate(kept_y)
+    if sample_x.shape[1] == 1:  # the grid spans the whole file's range
+        sample_x = np.vstack([sample_x, lo[None, :], hi[None, :]])
+        sample_y = np.concatenate([sample_y, [0.0, 0.0]])
+    grid_x = prediction_inputs(sample_x, sample_y, points)
+    grid_phi, _ = _features(grid_x, hyper, table.features)
+    return Design(stats=stats_, names=tuple(names), inputs=table.features, target=table.target,
+                  phi=None, y=None, grid_x=grid_x, grid_phi=grid_phi)
 
 
 def _prior_mean(design: Design, hyper: dict[str, Any]) -> np.ndarray:
@@ -182,21 +220,19 @@ def map_plugin(ctx: ExtraContext) -> tuple[np.ndarray, np.ndarray]:
 def expected_losses(dist_of, candidates: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
     """Average expected loss over the grid of each candidate point prediction.
 
-    Squared loss: var + (mean - a)^2 (minimised by the predictive mean);
-    absolute loss: E|y - a| (minimised by the median); 0-1 loss, in its
-    continuous form: the predictive density at a (maximised by the mode).
+    Squared loss (minimised by the predictive mean), absolute loss (by the
+    median) and, for 0-1 loss in its continuous form, the predictive density
+    at the prediction (maximised by the mode); see ``analytic/decision.py``.
     """
     out: dict[str, dict[str, float]] = {}
     for name, a in candidates.items():
-        sq, ab, dens = [], [], []
-        for i, ai in enumerate(a):
-            dist = dist_of(i)
-            mean, var = float(dist.mean()), float(dist.var())
-            sq.append(var + (mean - ai) ** 2)
-            ab.append(float(dist.expect(lambda y, c=ai: abs(y - c))))
-            dens.append(float(dist.pdf(ai)))
-        out[name] = {"squared": float(np.mean(sq)), "absolute": float(np.mean(ab)),
-                     "density": float(np.mean(dens))}
+        dists = [dist_of(i) for i in range(len(a))]
+        out[name] = {
+            "squared": float(np.mean([expected_squared_loss(d, ai) for d, ai in zip(dists, a)])),
+            "absolute": float(np.mean([expected_absolute_loss(d, ai)
+                                       for d, ai in zip(dists, a)])),
+            "density": float(np.mean([d.pdf(ai) for d, ai in zip(dists, a)])),
+        }
     return out
 
 

@@ -183,6 +183,9 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     hyper = dict(topic.hyper() if hyper is None else hyper)
     column = data if topic.data_kind == "table" else check_array(np.asarray(data),
                                                                   topic.data_kind, source)
+    if topic.data_kind == "table" and not hasattr(column, "features"):
+        raise InputError(f"{topic.name} takes a table (compare.data.Table); build one with "
+                         "compare.data.table_from_arrays(x, y)")
     x, hyper = topic.prepare(column, hyper)
     try:
         exact = topic.solve(x=x, **hyper)

@@ -64,6 +64,20 @@ BAD_INPUTS = [
     ("beta-binomial", None, ["--draws", "0"], ["draws must be an integer >= 1", "got 0"]),
     ("beta-binomial", None, ["--alpha", "2"], ["alpha must be in (0, 1)", "got 2"]),
     ("beta-binomial", None, ["--bogus"], ["usage error", "--bogus"]),
+    # regression tables
+    ("linear-regression", "x,y\n1,2\n2,inf\n", [], ["line 3", "'inf'", "not a finite number"]),
+    ("linear-regression", "x,y\n1,2\n2,\n", [], ["line 3", "column 'y'", "missing value"]),
+    ("linear-regression", "x,z\n1,2\n", [], ["no target column 'y'", "--target"]),
+    ("linear-regression", "x,y\n1,2\n", ["--set", "degree=-1"],
+     ["degree must be a whole number >= 0", "got -1"]),
+    ("linear-regression", "x,y\n1,2\n", ["--set", "noise_sd=0"], ["noise_sd must be > 0"]),
+    ("linear-regression-nig", "x,y\n1,2\n", ["--set", "beta0=-3"], ["beta0 must be > 0"]),
+    ("linear-regression", "a,y\n1,2\n", ["--features", "a,a"], ["names a more than once"]),
+    ("linear-regression", "a,y\n1,2\n", ["--features", "b"], ["no column(s) 'b'"]),
+    ("linear-regression", "a,b,y\n1,2,3\n", ["--set", "degree=2"],
+     ["polynomial features of one input", "a, b"]),
+    ("linear-regression", "x,y\n1,2\n", ["--column", "x"], ["--target", "--features"]),
+    ("beta-binomial", "y\n1\n", ["--target", "y"], ["one column", "--column"]),
 ]
 
 
@@ -165,12 +179,16 @@ def test_run_all_writes_every_topic_then_summary(tmp_path, capsys, test_alpha):
                          "--json", "-")
     docs = [json.loads(line) for line in out.splitlines()]
     assert code == 0, [(d["topic"], d["verdict"]) for d in docs]
-    assert len(docs) == 6 and all(d["verdict"] == "agree" for d in docs)
+    from compare.registry import all_topics
+
+    n_topics = len(all_topics())
+    assert len(docs) == n_topics and all(d["verdict"] == "agree" for d in docs)
     assert {p.name for p in runs.iterdir()} == {d["topic"] for d in docs}
     code, _, _ = _main(capsys, "summary", "--runs", str(runs), "--out", str(tmp_path / "s.md"))
     table = (tmp_path / "s.md").read_text()
     assert code == 0
-    assert sum(line.startswith("| ") and "**agree**" in line for line in table.splitlines()) == 6
+    assert sum(line.startswith("| ") and "**agree**" in line for line in table.splitlines()) \
+        == n_topics
 
 
 @pytest.mark.mcmc
