@@ -1,0 +1,123 @@
+"""`make bench`, regression part: the closed form at scale, and what the
+sufficient-statistics PyMC model buys.  Ratios are measured side by side.
+
+1. Analytic posterior for n = 1e6, d = 50: sufficient statistics + conjugate
+   update, against computing Phi^T Phi alone (the floor; target <= 1.3x) and
+   against scikit-learn's Ridge(solver="cholesky") fitting the same MAP.
+2. PyMC at n = 1e5, d = 10: ESS per second of the sufficient-statistics model
+   against the per-observation likelihood (target >= 100x), and against the
+   exact iid sampler (the limit any MCMC can approach).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def _best(fn, repeat: int = 3) -> float:
+    best = np.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def analytic_at_scale(n: int = 1_000_000, d: int = 50) -> None:
+    from sklearn.linear_model import Ridge
+    from threadpoolctl import threadpool_limits
+
+    import analytic.linear_regression as lr
+
+    rng = np.random.default_rng(0)
+    phi = rng.standard_normal((n, d))
+    y = phi @ rng.standard_normal(d) + rng.standard_normal(n)
+    noise_sd, prior_sd = 1.0, 2.0
+    prior_cov = prior_sd**2 * np.eye(d)
+
+    def ours():
+        suff = lr.sufficient_stats(phi=phi, y=y)
+        return lr.update(suff=suff, noise_sd=noise_sd, prior_mean=np.zeros(d), prior_cov=prior_cov)
+
+    def floor():
+        return phi.T @ phi
+
+    ridge = Ridge(alpha=noise_sd**2 / prior_sd**2, fit_intercept=False, solver="cholesky")
+    with threadpool_limits(limits=1):
+        t_ours, t_floor = _best(ours), _best(floor)
+        t_ridge = _best(lambda: ridge.fit(phi, y))
+    np.testing.assert_allclose(ours().mean, ridge.coef_, rtol=1e-8)
+    print(f"1. analytic posterior, n={n:.0e}, d={d}, one BLAS thread")
+    print(f"   Phi^T Phi alone (floor):             {t_floor:7.3f} s")
+    print(f"   posterior (stats + update):          {t_ours:7.3f} s   {t_ours / t_floor:4.2f}x the "
+          f"floor (target <= 1.3x): {'ok' if t_ours <= 1.3 * t_floor else 'MISSED'}")
+    print(f"   sklearn Ridge(solver='cholesky'):    {t_ridge:7.3f} s   {t_ridge / t_ours:4.2f}x ours "
+          f"(same MAP to 1e-8)")
+
+
+def pymc_sufficient_statistics(n: int = 100_000, d: int = 10) -> None:
+    import pymc as pm
+    from arviz_stats.base import array_stats
+
+    import analytic.linear_regression as lr
+    import pymc_models.linear_regression as m_lr
+    from compare.defaults import DEFAULT
+    from compare.sampling import compile_model
+
+    rng = np.random.default_rng(1)
+    phi = rng.standard_normal((n, d))
+    y = phi @ rng.standard_normal(d) + rng.standard_normal(n)
+    hyper = dict(noise_sd=1.0, prior_sd=2.0, prior_mean=0.0)
+    grid = phi[:5]
+    suff = lr.sufficient_stats(phi=phi, y=y)
+    settings = DEFAULT
+
+    def ess_per_second(compiled, data) -> tuple[float, float]:
+        compiled.sample(data, settings, seed=0)  # warm-up (first call pays one-off costs)
+        start = time.perf_counter()
+        tree = compiled.sample(data, settings, seed=1)
+        seconds = time.perf_counter() - start
+        w = np.moveaxis(tree.posterior["w"].values, -1, 0)
+        return float(np.min(array_stats.ess(w, method="bulk"))) / seconds, seconds
+
+    fast = compile_model(m_lr.build_model(n_features=d, n_grid=5), m_lr.VARIABLES)
+    fast_data = m_lr.model_data(gram=suff.gram, phi_t_y=suff.phi_t_y, y_t_y=suff.y_t_y,
+                                n=suff.n, phi_grid=grid, **hyper)
+    plain_model = m_lr.build_plain_model(n_features=d, n_obs=n, n_grid=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = compile_model(plain_model, m_lr.VARIABLES)
+    plain_data = {"phi": phi, "y": y, "phi_grid": grid,
+                  **{f"hp_{k}": np.asarray(v, dtype=float) for k, v in hyper.items()}}
+    fast_rate, fast_s = ess_per_second(fast, fast_data)
+    plain_rate, plain_s = ess_per_second(plain, plain_data)
+    post = lr.update(suff=suff, noise_sd=1.0, prior_mean=np.zeros(d), prior_cov=4.0 * np.eye(d))
+    draws = settings.chains * settings.draws
+    iid_s = _best(lambda: post.sample(np.random.default_rng(2), draws))
+    iid_rate = draws / iid_s
+    del pm
+    print(f"\n2. PyMC (nutpie, default diagonal mass matrix), n={n:.0e}, d={d}, "
+          f"{settings.chains} x {settings.draws} draws")
+    print(f"   per-observation likelihood:   {plain_rate:12.0f} min bulk ESS/s ({plain_s:.2f} s)")
+    print(f"   sufficient statistics:        {fast_rate:12.0f} min bulk ESS/s ({fast_s:.2f} s)   "
+          f"{fast_rate / plain_rate:6.0f}x (target >= 100x): "
+          f"{'ok' if fast_rate >= 100 * plain_rate else 'MISSED'}")
+    print(f"   exact iid sampler (the limit):{iid_rate:12.0f} draws/s              "
+          f"{iid_rate / fast_rate:6.0f}x the MCMC rate")
+
+
+def main() -> None:
+    analytic_at_scale()
+    pymc_sufficient_statistics()
+
+
+if __name__ == "__main__":
+    main()
