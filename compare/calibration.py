@@ -63,8 +63,12 @@ class NullStudy:
     Attributes
     ----------
     names : tuple of str
-        Test quantity names, the columns of ``z``.
+        Test quantity names, the columns of ``z``.  Predictive quantities
+        (regression topics) are prefixed ``predictive:``.
     z : array of shape (replications, quantities)
+    family : array of shape (quantities,)
+        Which statistical test each column belongs to (0: posterior,
+        1: predictive); the verdict splits alpha evenly over the tests.
     verdicts : tuple of str
         The verdict of each replication (MCMC studies only; empty for iid).
     worst_rhat : array of shape (replications,)
@@ -75,15 +79,26 @@ class NullStudy:
 
     names: tuple[str, ...]
     z: np.ndarray
+    family: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0, dtype=int))
     verdicts: tuple[str, ...] = ()
     worst_rhat: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))
     decided_by: tuple[str, ...] = ()
     alpha: float = DEFAULT.alpha
 
     def false_alarm_rate(self, alpha: float) -> float:
-        """Share of replications whose max |z| exceeds the Bonferroni threshold at ``alpha``."""
-        threshold = bonferroni_threshold(alpha, len(self.names))
-        return float(np.mean(np.max(np.abs(self.z), axis=1) > threshold))
+        """Share of replications the statistical tests would flag at ``alpha``.
+
+        As in the verdict: alpha split evenly over the tests (families), each
+        test flagging when its max |z| exceeds its Bonferroni threshold.
+        """
+        family = self.family if self.family.size else np.zeros(len(self.names), dtype=int)
+        tests = np.unique(family)
+        alarm = np.zeros(self.z.shape[0], dtype=bool)
+        for f in tests:
+            cols = family == f
+            threshold = bonferroni_threshold(alpha / tests.size, int(cols.sum()))
+            alarm |= np.max(np.abs(self.z[:, cols]), axis=1) > threshold
+        return float(np.mean(alarm))
 
 
 def iid_null(posterior: ExactPosterior, *, replications: int, chains: int, draws: int,
@@ -114,17 +129,20 @@ def mcmc_null(topic: Topic, *, replications: int, n_obs: int, hyper: dict[str, A
         sim = topic.simulate(np.random.default_rng([seed, r]), n_obs, dict(hyper))
         result = run(model_topic, data=sim.data, hyper=hyper, cache=cache,
                      settings=dataclasses.replace(settings, seed=seed * 100_003 + r))
-        these = tuple(q.name for q in result.agreement.quantities)
+        predictive = result.extra.sections.get("predictive", {}).get("quantities", [])
+        these = (tuple(q.name for q in result.agreement.quantities)
+                 + tuple(f"predictive:{q['name']}" for q in predictive))
         if names is not None and these != names:
             raise ValueError(f"replication {r} tested {these}, earlier ones {names}; "
                              "fix n_obs and the categories so every replication "
                              "tests the same quantities")
         names = these
-        rows.append([q.z for q in result.agreement.quantities])
+        rows.append([q.z for q in result.agreement.quantities] + [q["z"] for q in predictive])
+        family = np.array([0] * len(result.agreement.quantities) + [1] * len(predictive))
         verdicts.append(result.verdict)
         deciders.append(result.decided_by)
         rhats.append(next(c.statistic for c in result.checks if c.name == "rhat"))
-    return NullStudy(names=names, z=np.array(rows), verdicts=tuple(verdicts),
+    return NullStudy(names=names, z=np.array(rows), family=family, verdicts=tuple(verdicts),
                      worst_rhat=np.array(rhats), decided_by=tuple(deciders),
                      alpha=settings.alpha)
 
@@ -132,8 +150,9 @@ def mcmc_null(topic: Topic, *, replications: int, n_obs: int, hyper: dict[str, A
 def detection_rate(study: NullStudy, *, by: str | None = None) -> float:
     """Share of replications whose verdict is ``disagree``.
 
-    With ``by="agreement"``: the share that the agreement test alone flags
-    (max |z| above the threshold at the run's alpha), whatever the MAP check said.
+    With ``by="agreement"``: the share that the statistical tests alone flag
+    (posterior, and predictive where the topic has one, at the run's alpha),
+    whatever the MAP and other deterministic checks said.
     """
     if by is None:
         return float(np.mean([v == DISAGREE for v in study.verdicts]))

@@ -36,6 +36,9 @@ class ExtraContext:
     settings : compare.defaults.Settings
     pymc_map : array or None
         PyMC's MAP, flattened in parameter order.
+    alpha : float
+        The family-wise false-alarm rate each statistical test of the run
+        gets (the verdict's alpha split over its tests).
     """
 
     x: Any
@@ -45,6 +48,7 @@ class ExtraContext:
     compiled: Any
     settings: Any
     pymc_map: np.ndarray | None
+    alpha: float
 
 
 @dataclass(frozen=True)

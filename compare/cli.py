@@ -210,7 +210,7 @@ def _checks_text(result) -> str:
         elif c.name == "agreement":
             n = len(result.agreement.quantities)
             text = (f"max |z| {_fmt(c.statistic, '.2f')} <= {c.threshold:.2f} (Bonferroni over "
-                    f"{n} quantities, alpha={result.settings.alpha:g})")
+                    f"{n} quantities, alpha={result.agreement.alpha:g})")
         elif c.name == "map" and c.statistic is not None:
             text = (f"{c.statistic:.1e} sd <= {c.threshold:g} sd: PyMC "
                     f"{np.array2string(result.mcmc.map, precision=5)} vs exact mode "

@@ -197,6 +197,10 @@ class Topic:
     sampler_options : mapping
         Extra ``nutpie.sample`` arguments the topic needs, e.g. a low-rank
         mass matrix for strongly correlated posteriors.
+    extra_tests : int
+        How many statistical tests ``extras`` adds (e.g. the predictive test).
+        The verdict's alpha is split evenly over the posterior test and these
+        (Bonferroni across tests), so a user's alpha bounds the whole verdict.
     """
 
     name: str
@@ -215,6 +219,7 @@ class Topic:
     structure: Callable[[np.ndarray, Mapping[str, Any]], dict[str, Any]] = _no_structure
     extras: Callable[[Any], Any] | None = None
     sampler_options: Mapping[str, Any] = field(default_factory=dict)
+    extra_tests: int = 0
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):

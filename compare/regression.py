@@ -280,12 +280,12 @@ def extras(ctx: ExtraContext) -> Extra:
     settings = ctx.settings
     exact_pred = exact_predictive(ctx)
     draws = predictive_draws(ctx)
-    pred_test = agreement_test(draws, exact_pred, alpha=settings.alpha, seed=settings.seed,
+    pred_test = agreement_test(draws, exact_pred, alpha=ctx.alpha, seed=settings.seed,
                                n_reference=settings.n_reference)
     pred_check = Check("predictive", pred_test.max_abs_z, pred_test.threshold, pred_test.passed,
                        f"posterior predictive at {draws.shape[-1]} inputs: max |z| over "
                        f"{len(pred_test.quantities)} quantities (Bonferroni, "
-                       f"alpha={settings.alpha:g})")
+                       f"alpha={ctx.alpha:g})")
     evidence_check, evidence = smc_evidence(ctx)
 
     flat = draws.reshape(-1, draws.shape[-1])

@@ -211,20 +211,21 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
                          f"{len(exact.parameters)} parameters")
     divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
     checks, diag = convergence_checks(draws, divergences, settings)
-    agreement = agreement_test(draws, exact.posterior, alpha=settings.alpha,
+    alpha_each = settings.alpha / (1 + topic.extra_tests)  # Bonferroni across the tests
+    agreement = agreement_test(draws, exact.posterior, alpha=alpha_each,
                                seed=settings.seed,
                                n_reference=settings.n_reference)
     agreement_check = Check("agreement", agreement.max_abs_z, agreement.threshold,
                             agreement.passed,
                             f"max |z| over {len(agreement.quantities)} quantities must not "
-                            f"exceed the Bonferroni threshold for alpha={settings.alpha:g}")
+                            f"exceed the Bonferroni threshold for alpha={alpha_each:g}")
     pymc_map = compiled.map_point(model_data)
     checks = (*checks, agreement_check, map_check(exact, pymc_map, settings))
     extra = Extra()
     if topic.extras is not None:
         extra = topic.extras(ExtraContext(x=x, hyper=hyper, exact=exact, tree=tree,
                                           compiled=compiled, settings=settings,
-                                          pymc_map=pymc_map))
+                                          pymc_map=pymc_map, alpha=alpha_each))
         checks = (*checks, *extra.checks)
     verdict, decided_by = decide(checks)
     t4 = time.perf_counter()
