@@ -171,3 +171,33 @@ def test_streamed_csv_gives_the_in_memory_answer(tmp_path, capsys, test_alpha, r
     np.testing.assert_allclose(docs[1]["exact"]["cov"], docs[0]["exact"]["cov"], rtol=1e-8)
     assert docs[1]["exact"]["log_evidence"] == pytest.approx(docs[0]["exact"]["log_evidence"],
                                                              rel=1e-9)
+
+
+def test_evidence_picks_a_sensible_degree_on_the_sinusoid(capsys):
+    """Exact evidence peaks at a middle degree while the MLE's training error keeps falling."""
+    code = main(["evidence", "linear-regression", "--data", "builtin:sinusoid",
+                 "--smc-degrees", "none", "--json", "-"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    rows = doc["rows"]
+    assert [r["degree"] for r in rows] == list(range(10))
+    assert 3 <= doc["chosen_degree"] <= 6
+    rmse = [r["train_rmse"] for r in rows]
+    assert all(b <= a + 1e-12 for a, b in zip(rmse, rmse[1:]))
+    evidence = [r["log_evidence"] for r in rows]
+    assert evidence[doc["chosen_degree"]] > max(evidence[0], evidence[9])
+    assert all(r["smc_mean"] is None for r in rows)
+
+
+@pytest.mark.mcmc
+def test_evidence_smc_estimate_is_close_to_exact(capsys):
+    code = main(["evidence", "linear-regression-nig", "--data", "builtin:sinusoid",
+                 "--degrees", "1,3", "--smc-degrees", "3", "--json", "-"])
+    doc = json.loads(capsys.readouterr().out)
+    row = next(r for r in doc["rows"] if r["degree"] == 3)
+    assert code == 0 and abs(row["smc_mean"] - row["log_evidence"]) <= max(0.5, 5 * row["smc_sd"])
+
+
+def test_evidence_rejects_topics_without_degrees(capsys):
+    assert main(["evidence", "beta-binomial"]) == 3
+    assert "no polynomial degree" in capsys.readouterr().err
