@@ -182,14 +182,24 @@ def _fmt(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+_CORE_CHECKS = {"rhat", "ess_bulk", "ess_tail", "divergences", "agreement", "map"}
+
+
+def _other_checks(checks: list[dict[str, Any]]) -> str:
+    """Topic-specific checks (predictive, evidence, ...) as 'name ok/FAIL'."""
+    marks = {True: "ok", False: "FAIL", None: "n/a"}
+    return ", ".join(f"{c['name']} {marks[c['passed']]}" for c in checks
+                     if c["name"] not in _CORE_CHECKS) or "-"
+
+
 def summary_markdown(docs: Iterable[dict[str, Any]]) -> str:
     """One row per run: verdict, max |z|, worst R-hat, min ESS, divergences, time."""
     lines = [
         "# bayes-compare summary",
         "",
         "| topic | data | n | verdict | decided by | max abs z | threshold | worst R-hat "
-        "| min ESS (bulk/tail) | divergences | MAP dist (sd) | time (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| min ESS (bulk/tail) | divergences | MAP dist (sd) | other checks | time (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     docs_seen = list(docs)
     for doc in docs_seen:
@@ -204,7 +214,7 @@ def summary_markdown(docs: Iterable[dict[str, Any]]) -> str:
             f"| {_fmt(agreement.get('threshold'), '.2f')} "
             f"| {_fmt(checks['rhat']['statistic'], '.4f')} | {_fmt(ess, '.0f')} "
             f"| {mcmc['divergences']} | {_fmt(checks.get('map', {}).get('statistic'), '.1e')} "
-            f"| {_fmt(doc['timings']['total'], '.2f')} |")
+            f"| {_other_checks(doc['checks'])} | {_fmt(doc['timings']['total'], '.2f')} |")
     if docs_seen:
         settings = docs_seen[0]["settings"]
         lines += ["", f"Settings: {settings['chains']} chains x {settings['draws']} draws "
