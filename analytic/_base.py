@@ -66,7 +66,12 @@ class ExactPosterior(Protocol):
     def moments_below(self) -> float: ...
 
     def marginal(self, index: int) -> Any:
-        """The exact marginal of parameter ``index`` as a frozen scipy distribution."""
+        """The exact marginal of parameter ``index`` as a frozen scipy distribution.
+
+        None when that coordinate has no closed-form marginal in scipy (e.g.
+        an off-diagonal entry of a Wishart matrix); the compare layer then
+        skips its quantile checks.
+        """
         ...
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:

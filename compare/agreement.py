@@ -9,7 +9,8 @@ The rule (see the README, "How the verdict is reached"):
 2. Test quantities, each a function ``g`` of one draw with known null mean:
    ``u_i`` (means), ``u_i^2`` (variances), ``u_i u_j`` (covariances) and,
    where the posterior is not Gaussian, ``1{x_i < q_i(p)}`` for the exact
-   marginal quantiles at p = 5%, 50%, 95%.
+   marginal quantiles at p = 5%, 50%, 95% (for coordinates whose marginal
+   has a closed form: ``marginal(i)`` may be None).
 3. ``z = (mean of g over draws - E g) / (sd_null(g) / sqrt(ESS(g)))`` with
    the exact null sd (closed form, or from ``n_reference`` exact iid draws)
    and the ESS of the mean of ``g`` (Vehtari et al. 2021).
@@ -211,6 +212,8 @@ def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float
     if not posterior.is_gaussian:
         for i, name in enumerate(posterior.parameters):
             marginal = posterior.marginal(i)
+            if marginal is None:  # no closed-form marginal: moments only
+                continue
             for level in QUANTILE_LEVELS:
                 cut = float(marginal.ppf(level))
                 specs.append(_Spec(f"q{round(level * 100):02d}:{name}", level,

@@ -17,6 +17,7 @@ class Check:
     threshold: float
     passed: bool | None  # None: not applicable (see ``note``)
     note: str = ""
+    on_fail: str = "disagree"  # or "inconclusive": the check is about trust, not truth
 
 
 @dataclass(frozen=True, eq=False)

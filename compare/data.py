@@ -328,3 +328,54 @@ def table_from_arrays(x: np.ndarray, y: np.ndarray, *, features: tuple[str, ...]
             raise InputError(f"{source}, row {int(np.flatnonzero(bad)[0])}, column {name!r}: "
                              "not a finite number; fix or remove that row")
     return Table(x=x, y=y, features=tuple(features), target=target, source=source)
+
+
+# --- points: numeric columns without a target (mixture topics) ---------------
+@dataclass(frozen=True, eq=False)
+class Points:
+    """Rows of numeric features, array of shape (n, d), e.g. for a mixture model."""
+
+    x: np.ndarray
+    features: tuple[str, ...]
+    source: str
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+
+def read_points(path: str | Path, *, features: tuple[str, ...] | None = None) -> Points:
+    """Read the named (default: all) numeric columns of a CSV file, checking every cell."""
+    path = Path(path)
+    header = _header(path)
+    features = tuple(header) if features is None else tuple(features)
+    dupes = sorted({f for f in features if features.count(f) > 1})
+    if dupes:
+        raise InputError(f"--features names {', '.join(dupes)} more than once; list each "
+                         "column once")
+    missing = [f for f in features if f not in header]
+    if missing:
+        raise InputError(f"{path} has no column(s) {', '.join(map(repr, missing))}; its "
+                         f"columns are: {', '.join(header)}")
+    # iter_table wants a target: read the last feature as the "target" and re-join.
+    *inputs, last = features
+    chunks = list(iter_table(path, target=last, features=tuple(inputs)))
+    x = np.concatenate([np.column_stack([c[0], c[1]]) for c in chunks])
+    return Points(x=x, features=features, source=str(path))
+
+
+def points_from_array(x: np.ndarray, *, features: tuple[str, ...] | None = None,
+                      source: str = "array") -> Points:
+    """Checked Points from an array of shape (n, d) or (n,)."""
+    x = np.asarray(x, dtype=float)
+    x = x[:, None] if x.ndim == 1 else x
+    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
+        raise InputError(f"{source}: points must be an array of shape (n, d) with n, d >= 1, "
+                         f"got shape {x.shape}")
+    features = features or tuple(f"x{j}" for j in range(x.shape[1]))
+    bad = ~np.isfinite(x)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise InputError(f"{source}, row {i}, column {features[j]!r}: not a finite number; "
+                         "fix or remove that row")
+    return Points(x=x, features=tuple(features), source=source)

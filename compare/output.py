@@ -82,9 +82,9 @@ def to_document(result: RunResult) -> dict[str, Any]:
             "map_interior": post.mode_interior,
             "mle": exact.mle,
             "log_evidence": exact.log_evidence,
-            "quantiles": {f"q{round(p * 100):02d}": [float(post.marginal(i).ppf(p))
-                                                     for i in range(len(result.parameters))]
-                          for p in (0.05, 0.5, 0.95)},
+            "quantiles": {f"q{round(p * 100):02d}": [
+                None if post.marginal(i) is None else float(post.marginal(i).ppf(p))
+                for i in range(len(result.parameters))] for p in (0.05, 0.5, 0.95)},
             "predictive": predictive_summary(exact.predictive),
         },
         "mcmc": {

@@ -21,6 +21,7 @@ from analytic import ExactAnswer
 #: Column kinds a topic can read, with what each accepts.
 DATA_KINDS = {
     "table": "a target column and input columns (--target, --features)",
+    "points": "rows of numeric columns (--features; default all)",
     "binary": "0/1 outcomes",
     "counts": "non-negative integer counts",
     "reals": "real numbers",

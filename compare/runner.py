@@ -83,7 +83,8 @@ def posterior_scale(posterior) -> np.ndarray:
     sd = np.sqrt(np.diag(np.asarray(posterior.cov, dtype=float)))
     for i in np.flatnonzero(~np.isfinite(sd)):
         marginal = posterior.marginal(int(i))
-        sd[i] = (marginal.ppf(0.75) - marginal.ppf(0.25)) / 1.349
+        if marginal is not None:
+            sd[i] = (marginal.ppf(0.75) - marginal.ppf(0.25)) / 1.349
     return sd
 
 
@@ -138,6 +139,10 @@ def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
     for name in convergence:
         if by_name[name].passed is False:
             return INCONCLUSIVE, name
+    for check in checks:  # topic checks that question trust, e.g. a multimodal mixture
+        if check.name not in convergence and check.passed is False \
+                and check.on_fail == INCONCLUSIVE:
+            return INCONCLUSIVE, check.name
     for check in checks:  # agreement, map, then any topic-specific check, in order
         if check.name not in convergence and check.passed is False:
             return DISAGREE, check.name

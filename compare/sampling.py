@@ -37,6 +37,13 @@ def posterior_array(posterior: xr.Dataset, variables: Sequence[str]) -> np.ndarr
     return np.concatenate(parts, axis=-1)
 
 
+#: PyTensor mode for the MAP objective.  The default C backend caches its
+#: compiled modules on disk (~/.pytensor), so only a machine's first run pays
+#: for compiling; FAST_COMPILE avoided that but made each evaluation ~50 ms
+#: on the mixture (measured) and slowed the conjugate topics' warm runs 2x.
+MAP_MODE = None
+
+
 class MapFinder:
     """PyMC's MAP (what ``pm.find_MAP`` computes) with the objective compiled once.
 
@@ -62,13 +69,15 @@ class MapFinder:
         start = self._initial_point(0)
         self._f_fused, _ = scipy_optimize_funcs_from_loss(
             loss=-model.logp(jacobian=False), inputs=self._value_vars,
-            initial_point_dict=start, use_grad=True, use_hess=False, use_hessp=False)
+            initial_point_dict=start, use_grad=True, use_hess=False, use_hessp=False,
+            compile_kwargs={} if MAP_MODE is None else {"mode": MAP_MODE})
         # Constrained values as functions of the value variables (as find_MAP does);
         # compiling model[v] itself would draw from the prior instead.
         unobserved = {var.name: var for var in model.unobserved_value_vars}
         self._constrained = model.compile_fn(
             [unobserved[v] for v in self._variables], inputs=self._value_vars,
-            point_fn=False, on_unused_input="ignore")
+            point_fn=False, on_unused_input="ignore",
+            **({} if MAP_MODE is None else {"mode": MAP_MODE}))
         self._bijection = DictToArrayBijection
 
     def find(self) -> np.ndarray | None:
@@ -120,7 +129,10 @@ class CompiledModel:
 
         with self._lock:
             self.set_data(data)  # the initial point is computed from the PyMC graph
-            compiled = self.nutpie_model.with_data(**data)
+            # Data only the PyMC side reads (initial values) is not in nutpie's graph.
+            keys = getattr(self.nutpie_model, "shared_var_keys", None)
+            known = data if keys is None else {var.name for var in keys}
+            compiled = self.nutpie_model.with_data(**{k: v for k, v in data.items() if k in known})
             kwargs = dict(draws=settings.draws, tune=settings.tune, chains=settings.chains,
                           seed=seed, progress_bar=False, **(options or {}))
             if progress is not None:
