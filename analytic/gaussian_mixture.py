@@ -63,7 +63,7 @@ log-likelihood may fall by amounts of order ``reg_covar``.
 Numerics
 --------
 * The E-step works on the data centred at their column means (the mixture
-  is translation invariant) in row blocks of a few hundred kilobytes: per
+  is translation invariant) in row blocks of about 1 MiB of float64: per
   block one matrix product ``x [P_1 ... P_K]`` with the precision Cholesky
   factors (``Lambda_k = P_k P_k^T``, scikit-learn's ``precisions_cholesky_``),
   a log-sum-exp over components, and matrix products ``R^T [x, x x^T]``
@@ -74,9 +74,16 @@ Numerics
   ``eps |xbar_k - mean(x)|^2 / lambda_min(Sigma_k)``, negligible unless a
   component is many orders of magnitude narrower than its distance to the
   centre of the data.
-* No inverse is formed: covariances are factored by Cholesky, precision
-  factors come from ``solve_triangular``, log-determinants from factor
-  diagonals, and Wishart traces ``tr(psi0 Lambda)`` from the factors.
+* No covariance or precision matrix is inverted: covariances are factored
+  by Cholesky; the only inverses are of triangular Cholesky factors, the
+  precision factors ``P_k = L_k^-T`` (scikit-learn's ``precisions_cholesky_``)
+  and the Bartlett factor ``psi^-T/2``, by LAPACK ``trtri`` (scipy's
+  ``solve_triangular`` against I computes the same but measured ~8 ms per
+  tiny call with threaded OpenBLAS on a loaded machine).  Log-determinants
+  come from factor diagonals and Wishart traces ``tr(psi0 Lambda)`` from
+  the factors.  Matrices that are results in their own right (``W_k =
+  psi_k^-1``, since ``E[Lambda_k] = nu_k W_k``; the complete-data MLE of
+  ``Lambda_k``) come from ``cho_solve`` on a Cholesky factor.
 * ML-EM adds ``10 eps`` to every soft count, as scikit-learn does, so a
   component that loses all its points keeps finite parameters.
 """
@@ -297,18 +304,22 @@ def _precision_cholesky(covariances: np.ndarray, *, remedy: str) -> np.ndarray:
     measured ~8 ms per 2 x 2 call with two OpenBLAS threads on a loaded
     2-core machine (1 us for ``trtri``), which dominated EM on small data.
     """
-    k_count, d, _ = covariances.shape
     out = np.empty_like(covariances)
-    for k in range(k_count):
+    for k in range(covariances.shape[0]):
         try:
             chol = linalg.cholesky(covariances[k], lower=True)
         except linalg.LinAlgError:
             raise ValueError(f"covariances[{k}] is not positive definite; {remedy}") from None
-        inv_chol, info = lapack.dtrtri(chol, lower=1)
-        if info != 0:
-            raise ValueError(f"covariances[{k}] is numerically singular; {remedy}")
-        out[k] = np.triu(inv_chol.T)
+        out[k] = _inverse_lower(chol, f"covariances[{k}]", remedy).T
     return out
+
+
+def _inverse_lower(chol: np.ndarray, name: str, remedy: str = "") -> np.ndarray:
+    """``L^-1`` of a lower Cholesky factor by LAPACK ``trtri`` (lower triangular result)."""
+    inv, info = lapack.dtrtri(chol, lower=1)
+    if info != 0:
+        raise ValueError(f"{name} is numerically singular; {remedy}")
+    return np.tril(inv)
 
 
 _PARAMS_REMEDY = ("each covariance must be symmetric with eigenvalues > 0 (a component "
@@ -707,7 +718,7 @@ def _m_step_map(st: _Stats, prior: NormalWishartPrior, m0: np.ndarray) -> Mixtur
 
     ``W_N^-1 = psi0 + S + kappa0 N / (kappa0 + N) (xbar - m0)(xbar - m0)^T`` is
     computed as ``psi0 + sum r x x^T + kappa0 m0 m0^T - kappa_N m_N m_N^T``
-    (Murphy 2012, eq. 4.214), which never divides by a soft count.
+    (Murphy 2012, sec. 4.6.3.3), which never divides by a soft count.
     """
     d = st.s_x.shape[1]
     n_k = st.n_k
@@ -1016,7 +1027,7 @@ class MixturePosterior:
 
     @property
     def t_dof(self) -> np.ndarray:
-        """Degrees of freedom ``nu_k - d + 1`` of the Student-t marginals of ``mu_k`` (Bishop 2006, eq. B.68 integrated)."""
+        """Degrees of freedom ``nu_k - d + 1`` of the Student-t marginals of ``mu_k`` (Murphy 2012, sec. 4.6.3.4)."""
         return self.nu - self.d + 1.0
 
     @property
@@ -1039,9 +1050,9 @@ class MixturePosterior:
 
         * w: ``(diag(m) - m m^T) / (alpha_0 + 1)``, m the Dirichlet mean.
         * mu_k: ``E[(kappa_k Lambda_k)^-1] = W_k^-1 / (kappa_k (nu_k - d - 1))``
-          (inverse-Wishart mean; Murphy 2012, eq. 4.241); inf where ``nu_k <= d + 1``.
+          (inverse-Wishart mean; Murphy 2012, sec. 4.5.1); inf where ``nu_k <= d + 1``.
         * Lambda_k: ``Cov(L_ij, L_kl) = nu_k (W_ik W_jl + W_il W_jk)``
-          (Gupta & Nagar 2000, thm. 3.3.15).
+          (Gupta & Nagar 2000, sec. 3.3).
         * Zero between blocks: w is independent of the components, the
           components of each other, and ``Cov(mu_k, Lambda_k) = 0`` because
           ``E[mu_k | Lambda_k] = m_k``.
@@ -1158,12 +1169,14 @@ class MixturePosterior:
         """Exact iid draws as arrays: ``w`` (size, K), ``mu`` (size, K, d), ``Lambda`` (size, K, d, d).
 
         ``Lambda_k`` by the Bartlett decomposition (Bartlett 1933; Gupta &
-        Nagar 2000, thm. 3.3.4): ``Lambda = B A A^T B^T`` with ``B B^T = W_k``
+        Nagar 2000, sec. 3.3): ``Lambda = B A A^T B^T`` with ``B B^T = W_k``
         and A lower triangular, ``A_ii^2 ~ chi^2(nu_k - i)`` (i = 0..d-1),
         ``A_ij ~ N(0, 1)`` below the diagonal.  With ``psi_k = C C^T``,
-        ``B = C^-T`` (a triangular solve).  Then ``mu_k = m_k + G^-T z /
-        sqrt(kappa_k)`` with ``G = B A`` (so ``Lambda = G G^T`` and the draw has
-        covariance ``(kappa_k Lambda)^-1``); ``G^-T = C A^-T``.
+        ``B = C^-T``, the upper-triangular factor of ``W_k`` (LAPACK ``trtri``,
+        as for :attr:`MixtureParams.precision_cholesky`).  Then
+        ``mu_k = m_k + G^-T z / sqrt(kappa_k)`` with ``G = B A`` (so
+        ``Lambda = G G^T`` and the draw has covariance ``(kappa_k Lambda)^-1``);
+        ``G^-T = C A^-T``, with ``A^-T z`` by back substitution.
         """
         size = _check_int("size", size, low=0)
         k_count, d = self.components, self.d
@@ -1177,10 +1190,9 @@ class MixturePosterior:
                 rng.chisquare(self.nu[k] - np.arange(d), size=(size, d)))
             a[:, rows, cols] = rng.standard_normal((size, rows.size))
             c = self.psi_chol[k]
-            # G = C^-T A for all draws at once: A as d x (size d) columns
-            g = linalg.solve_triangular(c.T, a.transpose(1, 0, 2).reshape(d, size * d),
-                                        lower=False).reshape(d, size, d).transpose(1, 0, 2)
-            lam[:, k] = g @ g.transpose(0, 2, 1)
+            g = _inverse_lower(c, f"psi[{k}]").T @ a  # G = C^-T A, shape (size, d, d)
+            gg = g @ g.transpose(0, 2, 1)
+            lam[:, k] = 0.5 * (gg + gg.transpose(0, 2, 1))  # exactly symmetric
             # u = A^-T z by back substitution (A^T is upper triangular), vectorised over draws
             z = rng.standard_normal((size, d))
             u = np.empty((size, d))
@@ -1292,7 +1304,7 @@ def _groups(x: np.ndarray, labels: np.ndarray, k_count: int) -> _Groups:
 
 
 def _posterior_from_groups(g: _Groups, prior: NormalWishartPrior) -> MixturePosterior:
-    """Normal-Wishart update per component (Bishop 2006, eqs. 10.58-10.63; Murphy 2012, eq. 4.209-4.214)."""
+    """Normal-Wishart update per component (Bishop 2006, eqs. 10.58-10.63; Murphy 2012, sec. 4.6.3.3)."""
     n_k = g.counts
     kappa = prior.kappa0 + n_k
     m = (prior.kappa0 * prior.m0 + n_k[:, None] * g.xbar) / kappa[:, None]
@@ -1335,10 +1347,10 @@ def _log_evidence(g: _Groups, post: MixturePosterior, prior: NormalWishartPrior)
     k_count, d = post.components, post.d
     n = float(g.counts.sum())
     alpha = prior.alpha
-    # Dirichlet-multinomial probability of the label sequence (Murphy 2012, eq. 5.24)
+    # Dirichlet-multinomial probability of the label sequence (Murphy 2012, sec. 5.3.2.2)
     log_z = (special.gammaln(k_count * alpha) - special.gammaln(n + k_count * alpha)
              + float(np.sum(special.gammaln(alpha + g.counts) - special.gammaln(alpha))))
-    # Normal-Wishart marginal likelihood per component (Murphy 2012, eq. 4.228 with S = W^-1)
+    # Normal-Wishart marginal likelihood per component (Murphy 2012, sec. 4.6.3.6, S = W^-1)
     log_det_psi = 2.0 * np.sum(np.log(np.diagonal(post.psi_chol, axis1=1, axis2=2)), axis=1)
     log_x = (-0.5 * g.counts * d * math.log(math.pi)
              + special.multigammaln(0.5 * post.nu[:, None], d)[:, 0]
@@ -1372,7 +1384,7 @@ def complete_data_answer(*, x: np.ndarray, labels: np.ndarray, prior: NormalWish
     log evidence = ``log p(z) + sum_k log p(x_{z=k})``: the Dirichlet-multinomial
     probability of the label sequence,
     ``lgamma(K alpha) - lgamma(n + K alpha) + sum_k [lgamma(alpha + N_k) - lgamma(alpha)]``,
-    plus per component the Normal-Wishart evidence (Murphy 2012, eq. 4.228)
+    plus per component the Normal-Wishart evidence (Murphy 2012, sec. 4.6.3.6)
     ``-N d/2 log pi + log Gamma_d(nu_N/2) - log Gamma_d(nu0/2) + nu0/2 log|psi0|
     - nu_N/2 log|psi_N| + d/2 log(kappa0 / kappa_N)``.
 

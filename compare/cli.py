@@ -88,7 +88,13 @@ def describe(topic: Annotated[str, typer.Argument(help="topic name, see `list`")
     x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
     out.print(f"\n[bold]Parameters[/bold] (in this order in every vector; on builtin:{ds.name}): "
               f"{', '.join(t.solve(x=x, **hyper).parameters)}", markup=True)
-    if t.data_kind == "table":
+    if t.data_kind == "points":
+        out.print("\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
+                  "observation of numeric columns; choose them with --features a,b (default: "
+                  "every column).")
+        out.print(f"  bayes-compare run {t.name} --data my.csv --features a,b "
+                  "--set components=3 --json -", markup=False)
+    elif t.data_kind == "table":
         out.print("\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
                   "observation; name the target column with --target (default y) and the "
                   "inputs with --features a,b (default: every other column). With one input, "
@@ -119,13 +125,18 @@ STREAM_ABOVE_BYTES = 256 * 2**20
 def _load_data(topic, data: str | None, column: str | None, target: str | None = None,
                features: str | None = None, stream: bool = False):
     """Return (data, builtin data set or None, source text)."""
-    from compare.data import StreamedTable, parse_column, read_column, read_table, table_columns
+    from compare.data import (StreamedTable, parse_column, read_column, read_points, read_table,
+                              table_columns)
 
     table = topic.data_kind == "table"
+    points = topic.data_kind == "points"
     if table and column is not None:
         raise BadInput(f"{topic.name} reads a table: name the target with --target and the "
                        "inputs with --features, not --column")
-    if not table and (target is not None or features is not None):
+    if points and (column is not None or target is not None):
+        raise BadInput(f"{topic.name} reads rows of numeric columns: choose them with "
+                       "--features a,b (default: all), not --column/--target")
+    if not (table or points) and (target is not None or features is not None):
         raise BadInput(f"{topic.name} reads one column: use --column, not --target/--features")
     if data is None or data.startswith("builtin:"):
         if column is not None or target is not None or features is not None:
@@ -133,6 +144,10 @@ def _load_data(topic, data: str | None, column: str | None, target: str | None =
                            "with --data PATH")
         ds = topic.builtin[0] if data is None else topic.builtin_data(data[len("builtin:"):])
         return ds.load(), ds, f"builtin:{ds.name}"
+    if points:
+        names = None if features is None else tuple(f.strip() for f in features.split(","))
+        loaded = read_points(data, features=names)
+        return loaded, None, f"{data}:{'+'.join(loaded.features)}"
     if table:
         names = None if features is None else tuple(f.strip() for f in features.split(","))
         _, target, names = table_columns(data, target=target, features=names)

@@ -31,6 +31,10 @@ class Settings:
     smc_draws, smc_chains : int
         Particles per chain and chains of ``pm.sample_smc`` for the evidence
         check (0 chains skips it).
+    extras : bool
+        Run the topic's extra comparisons (predictive, evidence, the
+        marginalised mixture); null studies skip them where they add no
+        statistical test.
     smc_tol_nats : float
         Smallest tolerance of the evidence check; the check allows
         ``max(smc_tol_nats, 5 x sd over chains)`` between the exact log
@@ -50,6 +54,7 @@ class Settings:
     smc_draws: int = 1000
     smc_chains: int = 4
     smc_tol_nats: float = 0.5
+    extras: bool = True
 
     def __post_init__(self) -> None:
         for name in ("draws", "chains", "n_reference"):

@@ -186,11 +186,11 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     stage = on_stage or (lambda _: None)
     t0 = time.perf_counter()
     hyper = dict(topic.hyper() if hyper is None else hyper)
-    column = data if topic.data_kind == "table" else check_array(np.asarray(data),
-                                                                  topic.data_kind, source)
-    if topic.data_kind == "table" and not hasattr(column, "features"):
-        raise InputError(f"{topic.name} takes a table (compare.data.Table); build one with "
-                         "compare.data.table_from_arrays(x, y)")
+    structured = topic.data_kind in ("table", "points")
+    column = data if structured else check_array(np.asarray(data), topic.data_kind, source)
+    if structured and not hasattr(column, "features"):
+        raise InputError(f"{topic.name} takes {topic.data_kind} data: build it with "
+                         "compare.data.table_from_arrays(x, y) or points_from_array(x)")
     x, hyper = topic.prepare(column, hyper)
     try:
         exact = topic.solve(x=x, **hyper)
@@ -227,7 +227,7 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     pymc_map = compiled.map_point(model_data)
     checks = (*checks, agreement_check, map_check(exact, pymc_map, settings))
     extra = Extra()
-    if topic.extras is not None:
+    if topic.extras is not None and settings.extras:
         extra = topic.extras(ExtraContext(x=x, hyper=hyper, exact=exact, tree=tree,
                                           compiled=compiled, settings=settings,
                                           pymc_map=pymc_map, alpha=alpha_each))

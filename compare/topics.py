@@ -5,6 +5,7 @@ Each pairs ``analytic/<topic>.py`` with ``pymc_models/<topic>.py``.
 
 from __future__ import annotations
 
+import dataclasses
 from importlib import resources
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 import analytic.beta_binomial as a_bb
 import analytic.dirichlet_categorical as a_dc
 import analytic.gamma_poisson as a_gp
+import analytic.gaussian_mixture as a_gm
 import analytic.linear_regression as a_lr
 import analytic.linear_regression_nig as a_lrn
 import analytic.normal_inverse_gamma as a_nig
@@ -21,12 +23,13 @@ import analytic.pareto_uniform as a_pu
 import pymc_models.beta_binomial as m_bb
 import pymc_models.dirichlet_categorical as m_dc
 import pymc_models.gamma_poisson as m_gp
+import pymc_models.gaussian_mixture as m_gm
 import pymc_models.linear_regression as m_lr
 import pymc_models.linear_regression_nig as m_lrn
 import pymc_models.normal_inverse_gamma as m_nig
 import pymc_models.normal_known_variance as m_nkv
 import pymc_models.pareto_uniform as m_pu
-from compare import regression
+from compare import mixture, regression
 from compare.data import natural_sort, parse_column, read_column
 from compare.registry import (BuiltinData, Hyperparameter, InputError, Simulation, Topic,
                               register)
@@ -381,4 +384,103 @@ register(Topic(
     # took ESS from ~900 to ~13,000 per 8000 draws on builtin:sinusoid.
     sampler_options={"adaptation": "low_rank"},
     extra_tests=1,  # the predictive test shares the verdict's alpha
+))
+
+
+# --- gaussian-mixture (compare/mixture.py holds its comparisons) ------------
+def _points_csv(file: str):
+    def load():
+        from compare.data import read_points
+
+        path = resources.files("compare") / "datasets" / file
+        with resources.as_file(path) as p:
+            loaded = read_points(p)
+        return dataclasses.replace(loaded, source=f"builtin:{file.removesuffix('.csv')}")
+    return load
+
+
+def _iris():
+    def load():
+        from sklearn.datasets import load_iris
+
+        from compare.data import points_from_array
+
+        data = load_iris()
+        names = tuple(n.replace(" (cm)", "").replace(" ", "_") for n in data.feature_names)
+        return points_from_array(data.data, features=names, source="builtin:iris")
+    return load
+
+
+#: Well separated, unequal components for builtin:simulated (documented, fixed).
+_MIXTURE_TRUTH = dict(weights=[0.3, 0.7], means=[[-2.0, 0.0], [2.0, 1.0]],
+                      covariances=[[[1.0, 0.3], [0.3, 0.5]], [[0.6, -0.2], [-0.2, 1.2]]])
+
+
+def _mixture_simulated(n: int = 300):
+    def load():
+        from compare.data import points_from_array
+
+        params = a_gm.MixtureParams(**{k: np.array(v) for k, v in _MIXTURE_TRUTH.items()})
+        x, _ = a_gm.simulate_from(np.random.default_rng(SIMULATED_SEED), n=n, params=params)
+        return points_from_array(x, features=("x0", "x1"), source="builtin:simulated")
+    return load
+
+
+def _mixture_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
+    """Parameters from a unit-scale prior (m0 = 0, psi0 = nu0 cov_scale I, d = 2), then data."""
+    from compare.data import points_from_array
+
+    d = 2
+    nu0 = hyper.get("nu0") or d + 2
+    prior = a_gm.NormalWishartPrior(alpha=hyper["alpha"], m0=np.zeros(d), kappa0=hyper["kappa0"],
+                                    nu0=float(nu0), psi0=nu0 * hyper["cov_scale"] * np.eye(d))
+    params, x, _ = a_gm.simulate(rng, n=n, components=hyper["components"], prior=prior)
+    theta = np.concatenate([params.weights, params.means.ravel(), params.precisions.ravel()])
+    return Simulation(theta=theta, data=points_from_array(x, features=("x0", "x1")))
+
+
+register(Topic(
+    name="gaussian-mixture",
+    title="Gaussian mixture, full covariances: EM and MAP-EM against MCMC",
+    model=("w ~ Dirichlet(alpha 1_K);  Lambda_k ~ Wishart(nu0, W0);  "
+           "mu_k | Lambda_k ~ Normal(m0, (kappa0 Lambda_k)^-1)\n"
+           "x_i ~ sum_k w_k Normal(mu_k, Lambda_k^-1)\n"
+           "prior from the data (as scikit-learn's BayesianGaussianMixture): m0 = column means,\n"
+           "  W0^-1 = nu0 cov_scale diag(column variances)\n"
+           "verdict: the complete-data posterior (labels = MAP-EM's assignments) is conjugate:\n"
+           "  w ~ Dirichlet(alpha + counts), (mu_k, Lambda_k) ~ Normal-Wishart (Bishop 10.60-10.63)\n"
+           "then: the marginalised mixture against ML-EM and MAP-EM (relabelled draws)"),
+    data_kind="points",
+    hyperparameters=(
+        Hyperparameter("components", 2, "number of mixture components K", kind="count",
+                       structural=True),
+        Hyperparameter("alpha", 1.0, "Dirichlet concentration of each weight (>= 1 for MAP-EM)"),
+        Hyperparameter("kappa0", 0.01, "prior pseudo-count of each component mean"),
+        Hyperparameter("nu0", None, "Wishart degrees of freedom, an integer > d "
+                       "(default d + 2)", kind="count"),
+        Hyperparameter("cov_scale", 0.1, "prior component covariance as a share of the data's "
+                       "variance", structural=True),
+        Hyperparameter("reg_covar", 1e-6, "added to the diagonal of ML-EM covariances",
+                       structural=True),
+        Hyperparameter("restarts", 5, "EM restarts from k-means++ (the best is kept)",
+                       kind="count", structural=True),
+    ),
+    solve=mixture.solve,
+    build_model=m_gm.build_model,
+    model_data=mixture.model_data,
+    variables=m_gm.VARIABLES,
+    simulate=_mixture_simulate,
+    builtin=(
+        BuiltinData("faithful", "Old Faithful: eruption time and waiting time (min), "
+                    "272 eruptions", "R datasets::faithful (Azzalini & Bowman 1990)",
+                    _points_csv("faithful.csv"), hyper={"components": 2}),
+        BuiltinData("iris", "Fisher's iris: 4 flower measurements (cm), 150 plants",
+                    "scikit-learn load_iris", _iris(), hyper={"components": 3}),
+        BuiltinData("simulated", "300 points from a fixed 2-component 2-D mixture",
+                    f"simulated, seed {SIMULATED_SEED}", _mixture_simulated(),
+                    hyper={"components": 2}),
+    ),
+    prepare=mixture.prepare,
+    structure=mixture.structure,
+    extras=mixture.extras,
 ))

@@ -6,7 +6,7 @@ densities and moments (multivariate_normal, dirichlet, wishart, invwishart,
 multivariate_t, t, chi2), scipy.optimize.minimize over an unconstrained
 parameterisation (MAP stationarity), a one-point-at-a-time rank-one
 Normal-Wishart recursion (Murphy 2007, "Conjugate Bayesian analysis of the
-Gaussian distribution", sec. 8 with n = 1), a Polya-urn x Student-t chain rule
+Gaussian distribution", the Normal-Wishart update with n = 1), a Polya-urn x Student-t chain rule
 for the evidence, and hand enumeration for the k-means++ seeding
 probabilities.  Exact quantities are compared at ~1e-10 relative; EM fixed
 points at the level their convergence tolerance implies (stated at each use);
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from itertools import permutations
+from itertools import pairwise, permutations
 
 import numpy as np
 import pytest
@@ -99,7 +99,7 @@ def _log_prior_scipy(w, mu, lam, prior: gm.NormalWishartPrior) -> float:
 
 
 def _recursive_posterior(x, labels, prior: gm.NormalWishartPrior, k: int):
-    """Normal-Wishart parameters after one point at a time (Murphy 2007, eqs. 250-254, n = 1):
+    """Normal-Wishart parameters after one point at a time (Murphy 2007, n = 1):
     kappa' = kappa + 1, m' = (kappa m + x) / (kappa + 1), nu' = nu + 1,
     psi' = psi + kappa / (kappa + 1) (x - m)(x - m)^T."""
     d = x.shape[1]
@@ -122,7 +122,7 @@ def _chain_rule_evidence(x, labels, prior: gm.NormalWishartPrior, k: int) -> flo
     """sum_i log p(z_i | z_<i) + log p(x_i | earlier points of its component):
     a Polya urn, (alpha + n_z) / (K alpha + i), times the multivariate Student-t
     predictive with nu - d + 1 dof and shape psi (kappa + 1) / (kappa (nu - d + 1))
-    (Murphy 2012, eq. 4.232), each from scipy.stats."""
+    (Murphy 2012, sec. 4.6.3.5), each from scipy.stats."""
     d = x.shape[1]
     total = 0.0
     seen = np.zeros(k)
@@ -180,7 +180,7 @@ def test_predictive_density_integrates_to_one_in_one_dimension(rng):
     f = lambda t: float(gm.predictive_density(grid=np.array([[t]]), params=params)[0])  # noqa: E731
     edges = [-40.0, -5.0, 5.0, 15.0, 25.0, 60.0]
     total = sum(integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-12, limit=200)[0]
-                for a, b in zip(edges[:-1], edges[1:]))
+                for a, b in pairwise(edges))
     assert total == pytest.approx(1.0, rel=1e-10)
 
 
@@ -659,8 +659,9 @@ def _free_z_scores(draws, post) -> dict[str, float]:
 
 
 def test_sampler_matches_mean_cov_and_quantiles(labelled, rng):
-    """200,000 draws, 11 free coordinates: 11 means, 66 + 2 x 11 covariance
-    entries (some twice) and 27 CDF points ~ 130 checks at 5.7e-7 each:
+    """200,000 draws over the 11 free coordinates: 9 coordinates with a
+    marginal (9 means, 45 covariances, 27 CDF points) and the 2 off-diagonal
+    Lambda entries (2 means, 22 covariances) = 105 checks at 5.7e-7 each:
     false-alarm rate < 1e-4 per run.  The t marginals of mu have >= 15 dof, so
     the fourth moments the covariance SEs need exist."""
     x, labels = labelled
@@ -730,7 +731,8 @@ def test_default_prior_is_data_derived(rng):
 
 def test_simulate_draws_parameters_from_the_prior(rng):
     """2,000 prior draws: E[w_k] = 1/K and E[Lambda_k] = nu0 W0, z-tests with the
-    exact prior sds (Dirichlet, Wishart variances): 2 + 6 checks at 5.7e-7."""
+    exact prior sds (Dirichlet, Wishart variances): 2 + 8 checks at 5.7e-7,
+    false-alarm rate < 1e-5."""
     prior = _prior(2, alpha=1.5)
     n = 2_000
     ws, lams = [], []

@@ -1,4 +1,4 @@
-"""Calibration with real MCMC: 50 PyMC runs per topic on fresh data and seeds.
+"""Calibration with real MCMC: 50 PyMC runs per topic (30 for the mixture) on fresh data and seeds.
 
 Under the null each test quantity's z-score, across independent runs, must
 be standard normal within its sampling error, and the family-wise
@@ -20,10 +20,14 @@ pytestmark = pytest.mark.mcmc
 
 REPLICATIONS = 50
 
+#: The mixture's complete-data model costs ~2.3 s a run: fewer replications.
+FEWER = {"gaussian-mixture": 30}
+
+
 @pytest.fixture(scope="module")
 def studies():
-    return {name: mcmc_null(get_topic(name), replications=REPLICATIONS, n_obs=n, hyper=hyper,
-                            seed=20261129 + i)
+    return {name: mcmc_null(get_topic(name), replications=FEWER.get(name, REPLICATIONS),
+                            n_obs=n, hyper=hyper, seed=20261129 + i)
             for i, (name, (hyper, n)) in enumerate(NULL_FIXTURES.items())}
 
 
@@ -52,13 +56,14 @@ def test_mcmc_z_scores_are_standard_normal(studies, name):
 
 
 def test_mcmc_false_alarm_rate_is_near_alpha(studies):
-    """Pooled over the topics (300 runs): rate at alpha=0.05 <= 0.05 + 4 SE.
+    """Pooled over the topics (~430 runs): rate at alpha=0.05 <= 0.05 + 4 SE.
 
-    Four binomial SEs above 0.05 is 0.10; a test calibrated at 0.05 exceeds
-    it with probability ~1e-5.
+    Four binomial SEs above 0.05 is about 0.092; a test calibrated at 0.05
+    exceeds it with probability ~1e-5.
     """
     rates = {name: s.false_alarm_rate(0.05) for name, s in studies.items()}
-    pooled = float(np.mean(list(rates.values())))
-    n = REPLICATIONS * len(rates)
+    runs = {name: len(s.verdicts) for name, s in studies.items()}
+    n = sum(runs.values())
+    pooled = sum(rates[k] * runs[k] for k in rates) / n
     print(f"MCMC false-alarm rate at alpha=0.05: pooled {pooled:.3f}, per topic {rates}")
     assert pooled <= 0.05 + 4 * np.sqrt(0.05 * 0.95 / n), rates

@@ -78,6 +78,17 @@ BAD_INPUTS = [
      ["polynomial features of one input", "a, b"]),
     ("linear-regression", "x,y\n1,2\n", ["--column", "x"], ["--target", "--features"]),
     ("beta-binomial", "y\n1\n", ["--target", "y"], ["one column", "--column"]),
+    # mixtures
+    ("gaussian-mixture", "a,b\n1,2\n3,4\n", ["--set", "components=0"],
+     ["components must be between 1 and the number of rows (2)", "got 0"]),
+    ("gaussian-mixture", "a,b\n1,2\n3,4\n", ["--set", "components=3"],
+     ["components must be between 1 and the number of rows (2)", "got 3"]),
+    ("gaussian-mixture", "a,b\n1,2\n1,4\n2,5\n", ["--features", "a,b", "--set", "alpha=0.5"],
+     ["alpha must be >= 1"]),
+    ("gaussian-mixture", "a,b\n1,2\n1,4\n1,5\n", [], ["column", "constant"]),
+    ("gaussian-mixture", "a,b\n1,2\nnan,4\n", [], ["line 3", "missing value"]),
+    ("gaussian-mixture", "a,b\n1,2\n2,4\n3,1\n", ["--set", "nu0=2"], ["nu0 must be an integer > 2"]),
+    ("gaussian-mixture", "a,b\n1,2\n", ["--column", "a"], ["--features"]),
 ]
 
 
