@@ -30,6 +30,7 @@ report: install
 bench: install
 	$(PYTHON) benchmarks/run.py
 	$(PYTHON) benchmarks/regression.py
+	$(PYTHON) benchmarks/mixture.py
 
 # The calibration and power figures quoted in the README (~10 minutes).
 study: install

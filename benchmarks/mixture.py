@@ -98,5 +98,33 @@ def main() -> None:
               f"{'ok' if ratio <= TARGET else 'MISSED':>14s}   {diff:.1e}")
 
 
+def faithful_time_to_verdict() -> float:
+    """A fresh `bayes-compare run gaussian-mixture` process on builtin:faithful, K = 2."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    import time
+    from pathlib import Path
+
+    exe = Path(sys.executable).with_name("bayes-compare")
+    out = tempfile.mkdtemp(prefix="bench-mixture-")
+    try:
+        start = time.perf_counter()
+        proc = subprocess.run([str(exe), "run", "gaussian-mixture", "--data", "builtin:faithful",
+                               "--set", "components=2", "--out", out], capture_output=True,
+                              text=True, check=False)
+        seconds = time.perf_counter() - start
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    verdict = next((line for line in proc.stdout.splitlines() if line.startswith("verdict")),
+                   "no verdict")
+    print(f"\nPyMC time to a verdict, gaussian-mixture on builtin:faithful, K=2, fresh process: "
+          f"{seconds:.1f} s (target <= 60 s cold): {'ok' if seconds <= 60 else 'MISSED'}; "
+          f"{verdict}")
+    return seconds
+
+
 if __name__ == "__main__":
     main()
+    faithful_time_to_verdict()

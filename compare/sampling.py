@@ -158,11 +158,11 @@ class ModelCache:
         self._models: dict[Hashable, CompiledModel] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, build: Callable[[], pm.Model],
-            variables: Sequence[str]) -> CompiledModel:
+    def get(self, key: Hashable, build: Callable[[], pm.Model], variables: Sequence[str],
+            **compile_kwargs) -> CompiledModel:
         with self._lock:
             if key not in self._models:
-                self._models[key] = compile_model(build(), variables)
+                self._models[key] = compile_model(build(), variables, **compile_kwargs)
             return self._models[key]
 
     def __contains__(self, key: Hashable) -> bool:
@@ -173,8 +173,13 @@ class ModelCache:
             self._models.clear()
 
 
-def compile_model(model: pm.Model, variables: Sequence[str]) -> CompiledModel:
-    """Compile ``model`` with nutpie (numba backend)."""
+def compile_model(model: pm.Model, variables: Sequence[str], *,
+                  jitter: bool = True) -> CompiledModel:
+    """Compile ``model`` with nutpie (numba backend).
+
+    ``jitter=False`` starts every chain exactly at the model's initial point
+    (nutpie otherwise adds U(-1, 1) in the unconstrained space).
+    """
     import time
 
     import nutpie
@@ -186,7 +191,8 @@ def compile_model(model: pm.Model, variables: Sequence[str]) -> CompiledModel:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compiled = nutpie.compile_pymc_model(model)
+        compiled = nutpie.compile_pymc_model(
+            model, **({} if jitter else {"jitter_rvs": set()}))
     return CompiledModel(model=model, variables=tuple(variables), nutpie_model=compiled,
                          compile_seconds=time.perf_counter() - start)
 
