@@ -37,11 +37,12 @@ def posterior_array(posterior: xr.Dataset, variables: Sequence[str]) -> np.ndarr
     return np.concatenate(parts, axis=-1)
 
 
-#: PyTensor mode for the MAP objective.  The default C backend caches its
-#: compiled modules on disk (~/.pytensor), so only a machine's first run pays
-#: for compiling; FAST_COMPILE avoided that but made each evaluation ~50 ms
-#: on the mixture (measured) and slowed the conjugate topics' warm runs 2x.
-MAP_MODE = None
+#: PyTensor mode for the MAP objective: the C backend, whose compiled modules
+#: are cached on disk (~/.pytensor), so only a machine's first run pays for
+#: compiling.  PyTensor's default mode JIT-compiled some ops with numba in
+#: every new process (10 s for the mixture's objective, measured);
+#: FAST_COMPILE avoided compiling but cost ~50 ms per evaluation.
+MAP_MODE = "CVM"
 
 
 class MapFinder:
