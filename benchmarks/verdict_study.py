@@ -1,6 +1,6 @@
 """The figures behind the README's "Is the verdict right?" section.
 
-`make study` (about 10 minutes on 2 cores) prints:
+`make study` (about 25 minutes on 2 cores) prints:
 
 1. with exact iid draws standing in for MCMC (1000 replications per
    posterior): the realised family-wise false-alarm rate at alpha = 0.01
