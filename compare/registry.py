@@ -48,7 +48,9 @@ class Hyperparameter:
     kind : str
         ``positive``, ``real``, ``positive-list`` (one number or a
         comma-separated list, each > 0), ``labels`` (comma-separated text),
-        ``bool`` (true/false) or ``count`` (an integer >= 0).
+        ``bool`` (true/false), ``count`` (an integer >= 0) or ``text`` (one
+        string, e.g. a kernel name or a file path; one of ``choices`` when
+        those are given).
     structural : bool
         True when it shapes the data or the model (categories, intercept,
         polynomial degree) rather than being a ``pm.Data`` value.
@@ -59,10 +61,13 @@ class Hyperparameter:
     doc: str
     kind: str = "positive"
     structural: bool = False
+    choices: tuple[str, ...] = ()
 
     def parse(self, text: str) -> Any:
         """Turn the text of ``--set name=text`` into a checked value."""
         text = text.strip()
+        if self.kind == "text":
+            return self.check(text)
         if self.kind == "bool":
             lowered = text.lower()
             if lowered in ("true", "yes", "1", "on"):
@@ -94,6 +99,15 @@ class Hyperparameter:
 
     def check(self, value: Any) -> Any:
         """Validate a value given in Python (or parsed from text)."""
+        if self.kind == "text":
+            if value is None:
+                return None
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"{self.name} must be a non-empty text, got {value!r}")
+            if self.choices and value not in self.choices:
+                raise InputError(f"{self.name} must be one of {', '.join(self.choices)}, got "
+                                 f"{value!r}; e.g. --set {self.name}={self.choices[0]}")
+            return value
         if self.kind == "bool":
             if not isinstance(value, (bool, np.bool_)):
                 raise InputError(f"{self.name} must be true or false, got {value!r}")

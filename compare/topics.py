@@ -14,6 +14,7 @@ import numpy as np
 import analytic.beta_binomial as a_bb
 import analytic.dirichlet_categorical as a_dc
 import analytic.gamma_poisson as a_gp
+import analytic.gaussian_process as a_gpr
 import analytic.gaussian_mixture as a_gm
 import analytic.linear_regression as a_lr
 import analytic.linear_regression_nig as a_lrn
@@ -24,11 +25,13 @@ import pymc_models.beta_binomial as m_bb
 import pymc_models.dirichlet_categorical as m_dc
 import pymc_models.gamma_poisson as m_gp
 import pymc_models.gaussian_mixture as m_gm
+import pymc_models.gaussian_process as m_gpr
 import pymc_models.linear_regression as m_lr
 import pymc_models.linear_regression_nig as m_lrn
 import pymc_models.normal_inverse_gamma as m_nig
 import pymc_models.normal_known_variance as m_nkv
 import pymc_models.pareto_uniform as m_pu
+from compare import gaussian_process as gpr
 from compare import mixture, regression
 from compare.data import natural_sort, parse_column, read_column
 from compare.registry import (BuiltinData, Hyperparameter, InputError, Simulation, Topic,
@@ -487,4 +490,78 @@ register(Topic(
     prepare=mixture.prepare,
     structure=mixture.structure,
     extras=mixture.extras,
+))
+
+
+# --- gaussian-process (compare/gaussian_process.py holds its glue) ----------
+def _mcycle():
+    def load():
+        from compare.data import read_table
+
+        path = resources.files("compare") / "datasets" / "mcycle.csv"
+        with resources.as_file(path) as p:
+            loaded = read_table(p, target="accel", features=("times",))
+        return dataclasses.replace(loaded, source="builtin:mcycle")
+    return load
+
+
+_GP_SIMULATED = {"kernel": "matern52", "lengthscale": 1.0, "signal_sd": 1.0, "noise_sd": 0.3,
+                 "jitter": a_gpr.DEFAULT_JITTER, "test_points": 20, "test_inputs": None,
+                 "optimise": False}
+
+register(Topic(
+    name="gaussian-process",
+    title="Gaussian-process regression with fixed kernel hyperparameters",
+    model=("f ~ GP(0, k);  y_i = f(x_i) + Normal(0, noise_sd^2)\n"
+           "k: rbf signal_sd^2 exp(-r^2/(2 lengthscale^2)); matern32 signal_sd^2 (1+s) exp(-s), "
+           "s = sqrt(3) r/lengthscale;\n"
+           "   matern52 signal_sd^2 (1+s+s^2/3) exp(-s), s = sqrt(5) r/lengthscale; "
+           "linear signal_sd^2 (1 + x.x'/lengthscale^2)\n"
+           "posterior of f at test inputs X*: K_y = K + (noise_sd^2 + jitter) I = L L^T,\n"
+           "  mean = K*^T K_y^-1 y,  cov = K** + jitter I - V^T V,  V = L^-1 K*\n"
+           "evidence: Normal(y; 0, K_y);  PyMC: pm.gp.Marginal, f = gp.conditional at X*"),
+    data_kind="table",
+    hyperparameters=(
+        Hyperparameter("kernel", "rbf", "covariance function: rbf (squared exponential), "
+                       "matern32, matern52 or linear", kind="text", structural=True,
+                       choices=a_gpr.KERNELS),
+        Hyperparameter("lengthscale", 1.0, "distance in input units over which f decorrelates "
+                       "(one for all inputs); linear: slopes have prior sd "
+                       "signal_sd/lengthscale"),
+        Hyperparameter("signal_sd", 1.0, "prior standard deviation (not variance) of f(x); "
+                       "linear: prior sd of the intercept"),
+        Hyperparameter("noise_sd", 1.0, "standard deviation (not variance) of the Gaussian "
+                       "observation noise"),
+        Hyperparameter("jitter", a_gpr.DEFAULT_JITTER, "variance added to the kernel's "
+                       "diagonal at the data and the test inputs (both sides), so Cholesky "
+                       "succeeds"),
+        Hyperparameter("test_points", 20, "number of test inputs: a grid over one input's "
+                       "range, or distinct data rows spread over the target (linear: at most "
+                       "p + 1)", kind="count", structural=True),
+        Hyperparameter("test_inputs", None, "CSV file of test inputs with the input columns "
+                       "by name (replaces the grid)", kind="text", structural=True),
+        Hyperparameter("optimise", False, "first set lengthscale, signal_sd and noise_sd to "
+                       "their type-II maximum-likelihood values (L-BFGS on their logs, "
+                       "started at the given values)", kind="bool", structural=True),
+    ),
+    solve=gpr.solve,
+    build_model=m_gpr.build_model,
+    model_data=gpr.model_data,
+    variables=m_gpr.VARIABLES,
+    simulate=gpr.simulate,
+    builtin=(
+        _simulated(gpr.simulate, 50, _GP_SIMULATED, "points (x, y), f drawn from a matern52 GP"),
+        BuiltinData("mcycle", "head acceleration (g) against time after impact (ms) in "
+                    "simulated motorcycle crashes, 133 measurements",
+                    "R MASS::mcycle (Silverman 1985)", _mcycle(),
+                    # Type-II ML for the rbf kernel (L-BFGS, rounded): see notes/issue6.md.
+                    hyper={"kernel": "rbf", "lengthscale": 5.2, "signal_sd": 45.0,
+                           "noise_sd": 22.5}),
+    ),
+    prepare=gpr.prepare,
+    structure=gpr.structure,
+    extras=gpr.extras,
+    # f at neighbouring test inputs is strongly correlated (condition number ~3e4
+    # on builtin:mcycle): a low-rank mass matrix learns those directions.
+    sampler_options={"adaptation": "low_rank"},
 ))
