@@ -10,7 +10,9 @@ The rule (see the README, "How the verdict is reached"):
    ``u_i`` (means), ``u_i^2`` (variances), ``u_i u_j`` (covariances) and,
    where the posterior is not Gaussian, ``1{x_i < q_i(p)}`` for the exact
    marginal quantiles at p = 5%, 50%, 95% (for coordinates whose marginal
-   has a closed form: ``marginal(i)`` may be None).
+   has a closed form and is continuous: ``marginal(i)`` may be None, and a
+   discrete marginal, such as the Bernoulli indicator of a hypothesis, has
+   P(x < q_p) != p).
 3. ``z = (mean of g over draws - E g) / (sd_null(g) / sqrt(ESS(g)))`` with
    the exact null sd (closed form, or from ``n_reference`` exact iid draws)
    and the ESS of the mean of ``g`` (Vehtari et al. 2021).
@@ -26,14 +28,26 @@ sets fall back on the always-valid quantile indicators.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from arviz_stats.base import array_stats
 from scipy import linalg, stats
 
 from analytic import ExactPosterior
+
+
+def posterior_array(posterior: Any, variables: Sequence[str]) -> np.ndarray:
+    """Draws of ``variables`` as one array of shape (chain, draw, d)."""
+    parts = []
+    for v in variables:
+        arr = np.asarray(posterior[v].transpose("chain", "draw", ...).values, dtype=float)
+        parts.append(arr.reshape(arr.shape[0], arr.shape[1], -1))
+    return np.concatenate(parts, axis=-1)
+
 
 QUANTILE_LEVELS = (0.05, 0.5, 0.95)
 
@@ -134,6 +148,11 @@ class _Spec:
     null_sd: float
 
 
+def _is_discrete(marginal) -> bool:
+    """True for a frozen scipy distribution over a discrete set (it has a pmf)."""
+    return isinstance(getattr(marginal, "dist", None), stats.rv_discrete)
+
+
 def _pairs(f: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(f) for j in range(i + 1, f)]
 
@@ -212,7 +231,9 @@ def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float
     if not posterior.is_gaussian:
         for i, name in enumerate(posterior.parameters):
             marginal = posterior.marginal(i)
-            if marginal is None:  # no closed-form marginal: moments only
+            if marginal is None or _is_discrete(marginal):
+                # No closed-form marginal, or a discrete one (P(x < q_p) is not p):
+                # moments only.
                 continue
             for level in QUANTILE_LEVELS:
                 cut = float(marginal.ppf(level))

@@ -417,6 +417,49 @@ def summary(
     _make_console().print(f"wrote {out} ({len(docs)} runs)")
 
 
+@app.command()
+def report(
+    topics: Annotated[list[str] | None, typer.Argument(help="topics to include (default: every topic)")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="every registered topic")] = False,
+    out: Annotated[Path, typer.Option(help="where index.html goes")] = Path("reports"),
+    runs: Annotated[Path | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")] = None,
+    workers: Annotated[int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")] = None,
+) -> None:
+    """Build the HTML report from saved runs, running the topics that have none."""
+    from rich.progress import Progress
+
+    from compare.defaults import DEFAULT
+    from compare.output import DRAWS_FILE, RESULT_FILE
+    from compare.registry import all_topics, get_topic
+    from compare.report import build_site
+
+    if topics and all_:
+        raise BadInput("give TOPIC names or --all, not both")
+    if workers is not None and workers < 1:
+        raise BadInput(f"--workers must be >= 1, got {workers}")
+    chosen = [get_topic(t) for t in topics] if topics else all_topics()
+    runs = runs if runs is not None else out / "runs"
+    _check_writable(out, "--out")
+    _check_writable(runs, "--runs")
+    console = _make_console()
+    for t in chosen:
+        run_dir = runs / t.name
+        if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
+            console.print(f"{t.name}: no saved run under {run_dir}; running it on its "
+                          "default data")
+            _run_one(t.name, data=None, column=None, sets={}, settings=DEFAULT,
+                     json_path=None, out_dir=run_dir, out=console)
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("drawing figures", total=None)
+        site = build_site([runs / t.name for t in chosen], out, workers=workers,
+                          progress=lambda done, total: bar.update(task, completed=done,
+                                                                  total=total))
+    for topic, kind in site.failed_figures:
+        err.print(f"warning: {topic}: the {kind} figure failed; its page shows the error")
+    console.print(f"built the report for {len(site.pages)} topics in {site.seconds:.1f} s")
+    console.print(str(site.index.resolve()))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: map every failure to its documented exit code."""
     from compare.registry import InputError

@@ -13,11 +13,12 @@ import tempfile
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from compare.runner import RunResult
+if TYPE_CHECKING:
+    from compare.runner import RunResult
 
 RESULT_FILE = "result.json"
 DRAWS_FILE = "draws.nc"
@@ -63,6 +64,18 @@ def predictive_summary(predictive: Any) -> dict[str, Any]:
     return {"mean": mean.item() if mean.size == 1 else mean, "var": var}
 
 
+def describe_marginal(marginal: Any) -> dict[str, Any] | None:
+    """A scipy frozen distribution as {"family", "args", "kwds"} (None if absent)."""
+    if marginal is None:
+        return None
+    dist = getattr(marginal, "dist", None)
+    if dist is None:
+        return {"family": type(marginal).__name__, "args": [], "kwds": {}}
+    return {"family": getattr(dist, "name", type(dist).__name__),
+            "args": [np.asarray(a).tolist() for a in marginal.args],
+            "kwds": {k: np.asarray(v).tolist() for k, v in marginal.kwds.items()}}
+
+
 def to_document(result: RunResult) -> dict[str, Any]:
     """The public JSON document of one run (vectors in the order of ``parameters``)."""
     exact = result.exact
@@ -81,6 +94,8 @@ def to_document(result: RunResult) -> dict[str, Any]:
             "map": post.mode,
             "map_interior": post.mode_interior,
             "mle": exact.mle,
+            "marginals": [describe_marginal(post.marginal(i))
+                          for i in range(len(result.parameters))],
             "log_evidence": exact.log_evidence,
             "quantiles": {f"q{round(p * 100):02d}": [
                 None if post.marginal(i) is None else float(post.marginal(i).ppf(p))
@@ -145,8 +160,73 @@ def atomic_write(path: str | Path, data: bytes | str) -> None:
         raise
 
 
+#: Points of each exact marginal density kept for the report's overlays.
+DENSITY_POINTS = 241
+
+
+def exact_densities(result: RunResult):
+    """Each exact marginal density on a grid spanning it and the MCMC draws.
+
+    Returns an ``xarray.Dataset`` with ``grid`` and ``density`` of shape
+    (parameter, point); rows are NaN where a marginal has no closed form.
+    Discrete marginals give their probability mass at the grid's integers.
+    The ``variables`` attribute names the PyMC variables whose flattened
+    draws line up with ``parameter``.
+    """
+    import json
+
+    import xarray as xr
+
+    from compare.agreement import posterior_array
+
+    post = result.exact.posterior
+    d = len(result.parameters)
+    grid = np.full((d, DENSITY_POINTS), np.nan)
+    density = np.full((d, DENSITY_POINTS), np.nan)
+    draws = None
+    if result.variables and "posterior" in result.draws.children:
+        draws = posterior_array(result.draws["posterior"].to_dataset(), result.variables)
+        if draws.shape[-1] != d:
+            draws = None
+    for i in range(d):
+        marginal = post.marginal(i)
+        if marginal is None:
+            continue
+        lo, hi = (float(v) for v in marginal.ppf([0.001, 0.999]))
+        if draws is not None:
+            qlo, qhi = np.quantile(draws[..., i], [0.001, 0.999])
+            lo, hi = min(lo, qlo), max(hi, qhi)
+        if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+            continue
+        grid[i] = np.linspace(lo, hi, DENSITY_POINTS)
+        with np.errstate(all="ignore"):
+            density[i] = (marginal.pdf(grid[i]) if hasattr(marginal, "pdf")
+                          else marginal.pmf(np.round(grid[i])))
+    return xr.Dataset(
+        {"grid": (("parameter", "point"), grid), "density": (("parameter", "point"), density)},
+        coords={"parameter": list(result.parameters)},
+        attrs={"variables": json.dumps(list(result.variables))})
+
+
+def observed_data(result: RunResult):
+    """The run's data columns as a Dataset over ``obs`` (None when not kept)."""
+    import xarray as xr
+
+    if not result.observed:
+        return None
+    return xr.Dataset({name: ("obs", np.asarray(v) if np.asarray(v).dtype.kind in "biufb"
+                               else np.asarray(v).astype(str))
+                       for name, v in result.observed.items()})
+
+
 def save_draws(result: RunResult, path: str | Path) -> None:
-    """Keep the posterior and numeric sampler statistics as netCDF (atomically)."""
+    """Keep the draws, sampler statistics, data and exact densities as netCDF.
+
+    Groups: ``/posterior`` and ``/sample_stats`` (numeric variables),
+    ``/observed_data`` (the data columns, when small enough) and ``/exact``
+    (:func:`exact_densities`), so every report figure can be redrawn without
+    sampling.  Written atomically.
+    """
     import xarray as xr
 
     tree = result.draws
@@ -156,6 +236,10 @@ def save_draws(result: RunResult, path: str | Path) -> None:
             ds = tree[name].to_dataset()
             keep = [v for v in ds.data_vars if ds[v].dtype.kind in "biuf"]
             groups[f"/{name}"] = ds[keep]
+    groups["/exact"] = exact_densities(result)
+    observed = observed_data(result)
+    if observed is not None:
+        groups["/observed_data"] = observed
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

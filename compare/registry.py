@@ -216,6 +216,10 @@ class Topic:
         How many statistical tests ``extras`` adds (e.g. the predictive test).
         The verdict's alpha is split evenly over the posterior test and these
         (Bonferroni across tests), so a user's alpha bounds the whole verdict.
+    step : callable, optional
+        ``step(model) -> step method(s)`` for models NUTS cannot sample
+        (discrete free variables): the run then uses ``pm.sample`` with
+        these steps instead of nutpie (see ``compare.sampling.StepModel``).
     """
 
     name: str
@@ -235,6 +239,7 @@ class Topic:
     extras: Callable[[Any], Any] | None = None
     sampler_options: Mapping[str, Any] = field(default_factory=dict)
     extra_tests: int = 0
+    step: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):

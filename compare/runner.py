@@ -60,6 +60,10 @@ class RunResult:
     timings: dict[str, float]
     draws: xr.DataTree = field(repr=False)
     extra: Extra = field(default_factory=Extra)
+    #: PyMC variables whose flattened draws line up with ``parameters``.
+    variables: tuple[str, ...] = ()
+    #: The data as named columns (kept beside the draws for the report).
+    observed: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def exit_code(self) -> int:
@@ -201,7 +205,8 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     if key not in cache:
         stage("compiling")
     t1 = time.perf_counter()
-    compiled = cache.get(key, lambda: topic.build_model(**structure), topic.variables)
+    compiled = cache.get(key, lambda: topic.build_model(**structure), topic.variables,
+                         **({} if topic.step is None else {"step": topic.step}))
     t2 = time.perf_counter()
     model_data = topic.model_data(x=x, **hyper)
     stage("sampling")
@@ -240,5 +245,26 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
         mcmc=summarise(draws, diag, divergences, pymc_map), agreement=agreement,
         checks=checks, settings=settings, hyper=hyper, data_source=source, n=int(len(x)),
         timings={"compile": t2 - t1, "sample": t3 - t2, "check": t4 - t3, "total": t4 - t0},
-        draws=tree, extra=extra,
+        draws=tree, extra=extra, variables=tuple(topic.variables),
+        observed=observed_columns(column),
     )
+
+
+#: Largest data set (in values) whose columns are kept beside the draws.
+OBSERVED_MAX_VALUES = 2_000_000
+
+
+def observed_columns(column: Any) -> dict[str, np.ndarray]:
+    """The run's data as named columns; empty when streamed or very large."""
+    if hasattr(column, "y"):  # Table
+        cols = {name: column.x[:, j] for j, name in enumerate(column.features)}
+        cols[column.target] = column.y
+    elif hasattr(column, "x") and hasattr(column, "features"):  # Points
+        cols = {name: column.x[:, j] for j, name in enumerate(column.features)}
+    elif isinstance(column, np.ndarray):
+        cols = {"x": column}
+    else:  # StreamedTable: never held in memory
+        return {}
+    if sum(np.asarray(v).size for v in cols.values()) > OBSERVED_MAX_VALUES:
+        return {}
+    return {str(k): np.asarray(v) for k, v in cols.items()}

@@ -20,21 +20,13 @@ import xarray as xr
 from scipy import optimize
 from threadpoolctl import threadpool_limits
 
+from compare.agreement import posterior_array  # noqa: F401  (re-exported)
 from compare.defaults import Settings
 
 
 def flatten(values: dict[str, np.ndarray], variables: Sequence[str]) -> np.ndarray:
     """Concatenate ``values[v]`` for v in ``variables``, each raveled in C order."""
     return np.concatenate([np.ravel(np.asarray(values[v], dtype=float)) for v in variables])
-
-
-def posterior_array(posterior: xr.Dataset, variables: Sequence[str]) -> np.ndarray:
-    """Draws of ``variables`` as one array of shape (chain, draw, d)."""
-    parts = []
-    for v in variables:
-        arr = np.asarray(posterior[v].transpose("chain", "draw", ...).values, dtype=float)
-        parts.append(arr.reshape(arr.shape[0], arr.shape[1], -1))
-    return np.concatenate(parts, axis=-1)
 
 
 #: PyTensor mode for the MAP objective: the C backend, whose compiled modules
@@ -152,6 +144,126 @@ class CompiledModel:
             return self._map_finder.find()
 
 
+#: Most joint values of a discrete model's free variables that StepModel
+#: enumerates (for chain starts and the MAP); above it, neither is computed.
+ENUMERATE_LIMIT = 200_000
+
+
+@dataclass
+class StepModel:
+    """A PyMC model sampled by ``pm.sample`` with given step methods, not by NUTS.
+
+    For models whose free variables are discrete (NUTS needs gradients):
+    ``step(model)`` returns the step method(s), e.g. ``CategoricalGibbsMetropolis``.
+    When every free variable is Categorical or Bernoulli and their joint
+    values number at most :data:`ENUMERATE_LIMIT`, PyMC's own log density is
+    evaluated at each joint value, which gives
+
+    * chain starts: distinct points drawn uniformly from those of positive
+      density (a noise-free likelihood gives most points density zero, where
+      ``pm.sample`` cannot start), so the chains start over-dispersed;
+    * the MAP: the mode of the recorded ``variables`` (their probability
+      summed over the points that record the same value), i.e. the mode of
+      the distribution the exact side describes, found without an optimiser.
+
+    The draws carry a ``diverging`` statistic of zeros (these steps have no
+    divergences) so that the runner reads every sampler alike.
+    """
+
+    model: pm.Model
+    variables: tuple[str, ...]
+    step: Callable[[pm.Model], object]
+    compile_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def set_data(self, data: dict[str, np.ndarray]) -> None:
+        pm.set_data(data, model=self.model)
+
+    def _enumerate(self):
+        """(points, log densities, recorded values) at every joint value, or None."""
+        import itertools
+
+        from pymc.distributions.discrete import BernoulliRV, CategoricalRV
+
+        start = self.model.initial_point()
+        coords = []  # (value variable name, flat position, number of values)
+        for rv in self.model.free_RVs:
+            op = rv.owner.op
+            if isinstance(op, CategoricalRV):
+                k = int(rv.owner.inputs[-1].shape[-1].eval())
+            elif isinstance(op, BernoulliRV):
+                k = 2
+            else:
+                return None
+            name = self.model.rvs_to_values[rv].name
+            coords += [(name, i, k) for i in range(int(np.size(start[name])))]
+        if np.prod([k for *_, k in coords], dtype=float) > ENUMERATE_LIMIT:
+            return None
+        unobserved = {var.name: var for var in self.model.unobserved_value_vars}
+        fn = self.model.compile_fn(
+            [self.model.logp(), *[unobserved[v] for v in self.variables]],
+            inputs=self.model.value_vars, point_fn=False, on_unused_input="ignore")
+        names = [v.name for v in self.model.value_vars]
+        points, logps, recorded = [], [], []
+        for values in itertools.product(*[range(k) for *_, k in coords]):
+            point = {n: np.array(start[n], copy=True) for n in names}
+            for (name, i, _), v in zip(coords, values):
+                point[name].reshape(-1)[i] = v
+            logp, *outs = fn(*[point[n] for n in names])
+            points.append(point)
+            logps.append(float(logp))
+            recorded.append(np.concatenate([np.ravel(np.asarray(o, dtype=float)) for o in outs]))
+        return points, np.array(logps), np.array(recorded)
+
+    def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
+               progress: Callable | None = None, options: dict | None = None) -> xr.DataTree:
+        """Run ``pm.sample`` with this model's step methods on ``data``."""
+        import logging
+
+        with self._lock:
+            self.set_data(data)
+            initvals = None
+            found = self._enumerate()
+            if found is not None:
+                points, logps, _ = found
+                ok = np.flatnonzero(np.isfinite(logps))
+                rng = np.random.default_rng(seed)
+                pick = rng.choice(ok, size=settings.chains, replace=ok.size < settings.chains)
+                initvals = [points[i] for i in pick]
+            logger = logging.getLogger("pymc")
+            level = logger.level
+            logger.setLevel(logging.ERROR)  # keep pm.sample's progress lines off the terminal
+            try:
+                with self.model, threadpool_limits(limits=1), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tree = pm.sample(draws=settings.draws, tune=settings.tune,
+                                     chains=settings.chains, cores=1, step=self.step(self.model),
+                                     initvals=initvals, random_seed=seed, progressbar=False,
+                                     compute_convergence_checks=False, **(options or {}))
+            finally:
+                logger.setLevel(level)
+        stats = (tree["sample_stats"].to_dataset() if "sample_stats" in tree.children
+                 else xr.Dataset())
+        stats["diverging"] = xr.DataArray(
+            np.zeros((settings.chains, settings.draws), dtype=bool), dims=("chain", "draw"),
+            coords={"chain": tree.posterior["chain"], "draw": tree.posterior["draw"]})
+        tree["sample_stats"] = xr.DataTree(stats)
+        return tree
+
+    def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
+        """Mode of the recorded variables by enumeration; None when not enumerable."""
+        with self._lock:
+            self.set_data(data)
+            found = self._enumerate()
+        if found is None:
+            return None
+        _, logps, recorded = found
+        keys, inverse = np.unique(np.round(recorded, 12), axis=0, return_inverse=True)
+        mass = np.full(len(keys), -np.inf)
+        np.logaddexp.at(mass, inverse.ravel(), logps)
+        return keys[int(np.argmax(mass))]
+
+
 class ModelCache:
     """Compiled models keyed by (topic, structure, builder); one compile each."""
 
@@ -175,11 +287,14 @@ class ModelCache:
 
 
 def compile_model(model: pm.Model, variables: Sequence[str], *,
-                  jitter: bool = True) -> CompiledModel:
+                  jitter: bool = True, step: Callable[[pm.Model], object] | None = None
+                  ) -> CompiledModel | StepModel:
     """Compile ``model`` with nutpie (numba backend).
 
     ``jitter=False`` starts every chain exactly at the model's initial point
-    (nutpie otherwise adds U(-1, 1) in the unconstrained space).
+    (nutpie otherwise adds U(-1, 1) in the unconstrained space).  With
+    ``step`` (discrete models), nothing is compiled ahead: the model is
+    sampled by ``pm.sample`` with ``step(model)`` (see :class:`StepModel`).
     """
     import time
 
@@ -189,6 +304,8 @@ def compile_model(model: pm.Model, variables: Sequence[str], *,
     if missing:
         raise ValueError(f"the PyMC model has no variable(s) {missing}; "
                          f"it has {sorted(v.name for v in model.free_RVs)}")
+    if step is not None:
+        return StepModel(model=model, variables=tuple(variables), step=step)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

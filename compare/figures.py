@@ -1,0 +1,379 @@
+"""Figures of one saved run, drawn from its ``result.json`` and ``draws.nc`` alone.
+
+Each figure function takes a :class:`SavedRun` and returns a matplotlib
+figure, or None when the figure does not apply to the run (no predictive
+section, one parameter for a pair plot).  Nothing here samples: the draws,
+data and exact marginal densities were written beside the JSON by
+:func:`compare.output.save_draws`, so any figure can be redrawn later.
+
+:data:`FIGURES` lists the kinds in page order; the report draws them in
+parallel processes and turns a failure into an error box on the page.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+#: Parameters shown in per-parameter figures (trace, rank, ESS, MCSE, marginals).
+MAX_SHOWN = 8
+#: Parameters in the pair plot (the first ones, in the run's order).
+MAX_PAIR = 4
+#: Points drawn in each pair-plot panel (a thinned subset of the draws).
+PAIR_POINTS = 1500
+DPI = 80
+
+COLORS = {"exact": "#222222", "mcmc": "#1f77b4", "map": "#d62728", "mle": "#2ca02c",
+          "mean": "#222222", "plugin": "#ff7f0e"}
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """A run as saved on disk: ``directory/result.json`` and ``directory/draws.nc``."""
+
+    directory: Path
+
+    @cached_property
+    def doc(self) -> dict[str, Any]:
+        from compare.output import RESULT_FILE
+
+        return json.loads((self.directory / RESULT_FILE).read_text())
+
+    @cached_property
+    def tree(self) -> xr.DataTree:
+        from compare.output import DRAWS_FILE
+
+        with xr.open_datatree(self.directory / DRAWS_FILE) as tree:
+            return tree.load()
+
+    @property
+    def parameters(self) -> list[str]:
+        return list(self.doc["parameters"])
+
+    def group(self, name: str) -> xr.Dataset | None:
+        return self.tree[name].to_dataset() if name in self.tree.children else None
+
+    @cached_property
+    def draws(self) -> np.ndarray:
+        """Posterior draws as an array of shape (chain, draw, d), in ``parameters`` order."""
+        from compare.agreement import posterior_array
+
+        exact = self.group("exact")
+        posterior = self.group("posterior")
+        if posterior is None:
+            raise ValueError(f"{self.directory}: draws.nc has no posterior group")
+        variables = json.loads(exact.attrs["variables"]) if exact is not None else []
+        if not variables:  # runs saved before the exact group: every posterior variable
+            variables = list(posterior.data_vars)
+        draws = posterior_array(posterior, variables)
+        if draws.shape[-1] != len(self.parameters):
+            raise ValueError(f"{self.directory}: {draws.shape[-1]} values per draw for "
+                             f"{len(self.parameters)} parameters")
+        return draws
+
+    def flat(self, count: int = MAX_SHOWN) -> xr.DataTree:
+        """The first ``count`` parameters as scalar variables, for arviz-plots."""
+        draws = self.draws
+        chains, n = draws.shape[:2]
+        coords = {"chain": np.arange(chains), "draw": np.arange(n)}
+        posterior = xr.Dataset(
+            {name: (("chain", "draw"), draws[..., i])
+             for i, name in enumerate(self.parameters[:count])}, coords=coords)
+        groups = {"/posterior": posterior}
+        stats = self.group("sample_stats")
+        if stats is not None:
+            groups["/sample_stats"] = stats
+        return xr.DataTree.from_dict(groups)
+
+
+def _figure_of(plot_collection) -> Any:
+    return plot_collection.viz["chart"].item() if "chart" in plot_collection.viz else \
+        plot_collection.viz["plot"].to_dataset().to_array().values.flat[0].figure
+
+
+def _azp():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import arviz_plots as azp
+
+    return azp
+
+
+def _shown(run: SavedRun, count: int = MAX_SHOWN) -> list[str]:
+    return run.parameters[:count]
+
+
+def trace(run: SavedRun):
+    """Trace and per-chain density (arviz-plots ``plot_trace_dist``)."""
+    azp = _azp()
+    pc = azp.plot_trace_dist(run.flat(), backend="matplotlib", compact=False)
+    return _figure_of(pc)
+
+
+def rank(run: SavedRun):
+    """Fractional rank ECDF per chain with its simultaneous envelope (``plot_rank``)."""
+    azp = _azp()
+    return _figure_of(azp.plot_rank(run.flat(), backend="matplotlib"))
+
+
+def ess_evolution(run: SavedRun):
+    """Bulk and tail ESS as draws accumulate (``plot_ess_evolution``)."""
+    azp = _azp()
+    return _figure_of(azp.plot_ess_evolution(run.flat(), backend="matplotlib"))
+
+
+def mcse(run: SavedRun):
+    """MCSE of the quantiles (``plot_mcse``)."""
+    azp = _azp()
+    return _figure_of(azp.plot_mcse(run.flat(), backend="matplotlib"))
+
+
+def _vector(value: Any, d: int) -> np.ndarray | None:
+    if value is None:
+        return None
+    arr = np.asarray([np.nan if v is None else v for v in np.ravel(value)], dtype=float)
+    return arr if arr.size == d else None
+
+
+def marginals(run: SavedRun):
+    """Each MCMC marginal (arviz-plots KDE) with the exact density, MAP, MLE and mean."""
+    azp = _azp()
+    names = _shown(run)
+    pc = azp.plot_dist(run.flat(), backend="matplotlib", kind="kde",
+                       visuals={"credible_interval": False, "point_estimate": False,
+                                "point_estimate_text": False},
+                       col_wrap=min(4, len(names)))
+    exact = run.group("exact")
+    doc = run.doc
+    d = len(run.parameters)
+    marks = {"exact mean": (_vector(doc["exact"]["mean"], d), COLORS["mean"], "-"),
+             "MAP": (_vector(doc["exact"]["map"], d), COLORS["map"], "--"),
+             "MLE": (_vector(doc["exact"]["mle"], d), COLORS["mle"], ":")}
+    handles = {}
+    for i, name in enumerate(names):
+        ax = pc.get_target(name, {})
+        if exact is not None and np.isfinite(exact["density"].values[i]).any():
+            (line,) = ax.plot(exact["grid"].values[i], exact["density"].values[i],
+                              color=COLORS["exact"], lw=1.2, ls=(0, (4, 2)), label="exact density")
+            handles.setdefault("exact density", line)
+        for label, (values, color, style) in marks.items():
+            if values is not None and np.isfinite(values[i]):
+                handles.setdefault(label, ax.axvline(values[i], color=color, ls=style, lw=1,
+                                                     label=label))
+    fig = _figure_of(pc)
+    mcmc_line = fig.axes[0].lines[0] if fig.axes and fig.axes[0].lines else None
+    labels = (["MCMC (KDE)"] if mcmc_line is not None else []) + list(handles)
+    artists = ([mcmc_line] if mcmc_line is not None else []) + list(handles.values())
+    fig.legend(artists, labels, loc="lower center", ncol=len(labels), frameon=False,
+               fontsize="small")
+    fig.subplots_adjust(bottom=0.18)
+    return fig
+
+
+def _ellipse(mean: np.ndarray, cov: np.ndarray, k: float, points: int = 100) -> np.ndarray:
+    """Points of the k-sd ellipse of a 2-D normal (through the Cholesky factor)."""
+    t = np.linspace(0, 2 * np.pi, points)
+    chol = np.linalg.cholesky(cov)
+    return mean[:, None] + k * chol @ np.vstack([np.cos(t), np.sin(t)])
+
+
+def pair(run: SavedRun):
+    """Pairs of the first parameters: thinned draws with the exact 1-, 2- and 3-sd ellipses."""
+    import matplotlib.pyplot as plt
+
+    _azp()
+    d = len(run.parameters)
+    k = min(MAX_PAIR, d)
+    if k < 2:
+        return None
+    draws = run.draws.reshape(-1, d)
+    step = max(1, draws.shape[0] // PAIR_POINTS)
+    thin = draws[::step, :k]
+    mean = _vector(run.doc["exact"]["mean"], d)
+    cov = np.asarray(run.doc["exact"]["cov"], dtype=float) if run.doc["exact"]["cov"] else None
+    fig, axes = plt.subplots(k - 1, k - 1, figsize=(2.6 * (k - 1) + 1, 2.6 * (k - 1) + 0.6),
+                             squeeze=False)
+    for row in range(1, k):
+        for col in range(k - 1):
+            ax = axes[row - 1, col]
+            if col >= row:
+                ax.axis("off")
+                continue
+            ax.plot(thin[:, col], thin[:, row], ".", ms=2, alpha=0.3, color=COLORS["mcmc"])
+            sub = None
+            if mean is not None and cov is not None and cov.shape == (d, d):
+                sub = cov[np.ix_([col, row], [col, row])]
+            if sub is not None and np.all(np.isfinite(sub)) and np.linalg.det(sub) > 0:
+                for level in (1, 2, 3):
+                    xy = _ellipse(mean[[col, row]], sub, level)
+                    ax.plot(xy[0], xy[1], color=COLORS["exact"], lw=1)
+            if row == k - 1:
+                ax.set_xlabel(run.parameters[col])
+            if col == 0:
+                ax.set_ylabel(run.parameters[row])
+    fig.suptitle("MCMC draws (dots) and exact 1, 2, 3 sd ellipses (lines)", fontsize="medium")
+    fig.tight_layout()
+    return fig
+
+
+def zscores(run: SavedRun):
+    """Every tested quantity's z against the Bonferroni threshold."""
+    import matplotlib.pyplot as plt
+
+    _azp()
+    quantities = run.doc.get("quantities") or []
+    if not quantities:
+        return None
+    checks = {c["name"]: c for c in run.doc["checks"]}
+    threshold = checks.get("agreement", {}).get("threshold")
+    z = np.array([np.nan if q["z"] is None else q["z"] for q in quantities])
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot(np.arange(z.size), z, "o", ms=3, color=COLORS["mcmc"])
+    if threshold is not None:
+        for sign in (1, -1):
+            ax.axhline(sign * threshold, color=COLORS["map"], ls="--", lw=1)
+        ax.text(0, threshold, f" threshold {threshold:.2f}", va="bottom", fontsize="small")
+    ax.axhline(0, color="#999999", lw=0.8)
+    ax.set_xlabel("tested quantity (see the table of all quantities)")
+    ax.set_ylabel("z")
+    ax.set_title(f"agreement: {z.size} z-scores; a bug pushes some past the dashed lines",
+                 fontsize="medium")
+    fig.tight_layout()
+    return fig
+
+
+def predictive(run: SavedRun):
+    """Predictive mean and 95% band: exact, MCMC and the MAP plug-in (regression topics)."""
+    import matplotlib.pyplot as plt
+
+    _azp()
+    section = run.doc.get("predictive")
+    if not section or "exact" not in section:
+        return None
+    inputs = np.asarray(section["inputs"], dtype=float)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    one_d = inputs.ndim == 2 and inputs.shape[1] == 1
+    where = inputs[:, 0] if one_d else np.arange(inputs.shape[0])
+    order = np.argsort(where)
+    observed = run.group("observed_data")
+    names = section.get("input_names") or []
+    target = run.doc.get("regression", {}).get("target")
+    if one_d and observed is not None and names and names[0] in observed:
+        others = [v for v in observed.data_vars if v != names[0]]
+        y_name = target if target in observed else (others[-1] if others else None)
+        if y_name is not None:
+            ax.plot(observed[names[0]].values, observed[y_name].values, ".", ms=3,
+                    color="#888888", label="data")
+    offsets = {"exact": 0.0, "mcmc": 0.15, "map_plugin": -0.15}
+    styles = {"exact": ("exact predictive", COLORS["exact"]),
+              "mcmc": ("MCMC predictive", COLORS["mcmc"]),
+              "map_plugin": ("MAP plug-in", COLORS["plugin"])}
+    for key, (label, color) in styles.items():
+        if key not in section or section[key] is None:
+            continue
+        mean = np.asarray(section[key]["mean"], dtype=float)[order]
+        sd = np.sqrt(np.asarray(section[key]["var"], dtype=float))[order]
+        x = where[order]
+        if one_d:
+            ax.plot(x, mean, color=color, label=f"{label} mean")
+            if key == "exact":
+                ax.fill_between(x, mean - 1.96 * sd, mean + 1.96 * sd, color=color, alpha=0.15,
+                                label=f"{label} 95%")
+            else:
+                ax.plot(x, mean - 1.96 * sd, color=color, ls="--", lw=1)
+                ax.plot(x, mean + 1.96 * sd, color=color, ls="--", lw=1, label=f"{label} 95%")
+        else:
+            ax.errorbar(x + offsets[key], mean, yerr=1.96 * sd, fmt="o", ms=3, color=color,
+                        capsize=2, label=f"{label} (mean, 95%)")
+    ax.set_xlabel(names[0] if one_d and names else "test input (index)")
+    ax.set_ylabel("prediction")
+    ax.legend(fontsize="small", ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+@dataclass(frozen=True)
+class FigureKind:
+    """One kind of figure on a run page."""
+
+    name: str
+    title: str
+    caption: str
+    draw: Callable[[SavedRun], Any]
+
+
+FIGURES: tuple[FigureKind, ...] = (
+    FigureKind("marginals", "Marginal posteriors",
+               "MCMC kernel density estimate of each marginal with the exact density (dashed) "
+               "and the exact mean, MAP and MLE marked.", marginals),
+    FigureKind("pair", "Pair plot",
+               "MCMC draws of the first parameters with the ellipses at 1, 2 and 3 exact "
+               "posterior sds (from the exact mean and covariance).", pair),
+    FigureKind("zscores", "Agreement z-scores",
+               "Each tested quantity's z-score; the verdict fails when any passes the "
+               "Bonferroni threshold.", zscores),
+    FigureKind("predictive", "Predictive distribution",
+               "Posterior predictive mean and 95% band at the test inputs: exact, MCMC and the "
+               "MAP plug-in (which ignores parameter uncertainty).", predictive),
+    FigureKind("trace", "Trace", "Each chain's draws and density (arviz-plots).", trace),
+    FigureKind("rank", "Rank plot",
+               "Fractional-rank ECDF of each chain against its simultaneous envelope; chains "
+               "sampling the same distribution stay inside (arviz-plots).", rank),
+    FigureKind("ess_evolution", "ESS evolution",
+               "Bulk and tail effective sample size as the draws accumulate (arviz-plots).",
+               ess_evolution),
+    FigureKind("mcse", "Monte Carlo standard error",
+               "MCSE of the quantiles of each marginal (arviz-plots).", mcse),
+)
+
+FIGURE_KINDS = {f.name: f for f in FIGURES}
+
+
+def render_run(run_dir: str | Path, out_dir: str | Path) -> list[dict[str, Any]]:
+    """Every figure of one saved run, as ``out_dir/<kind>.png``; see :func:`render`.
+
+    One task per run: the draws are read once for all its figures.
+    """
+    run = SavedRun(Path(run_dir))
+    return [render(kind.name, run, Path(out_dir) / f"{kind.name}.png") for kind in FIGURES]
+
+
+def render(kind: str, run: SavedRun | str | Path, out_path: str | Path) -> dict[str, Any]:
+    """Draw one figure of one saved run into ``out_path`` (PNG).
+
+    Returns ``{"kind", "seconds", "status", "error"}`` with status ``ok``,
+    ``skipped`` (does not apply) or ``failed`` (``error`` holds the message).
+    Never raises for a figure's own failure: the page shows an error box.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    out_path = Path(out_path)
+    try:
+        import matplotlib.pyplot as plt
+
+        run = run if isinstance(run, SavedRun) else SavedRun(Path(run))
+        fig = FIGURE_KINDS[kind].draw(run)
+        if fig is None:
+            out_path.unlink(missing_ok=True)
+            return {"kind": kind, "seconds": time.perf_counter() - t0, "status": "skipped",
+                    "error": None}
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out_path.with_name(f".{out_path.name}.tmp.png")
+        fig.savefig(tmp, dpi=DPI)
+        plt.close(fig)
+        tmp.replace(out_path)
+        return {"kind": kind, "seconds": time.perf_counter() - t0, "status": "ok",
+                "error": None}
+    except Exception as err:  # noqa: BLE001 - a figure's failure becomes an error box
+        out_path.unlink(missing_ok=True)
+        return {"kind": kind, "seconds": time.perf_counter() - t0, "status": "failed",
+                "error": f"{type(err).__name__}: {err}"}
