@@ -46,6 +46,10 @@ NULL_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
     # so every replication tests the same moments.
     "gaussian-mixture": ({"components": 2, "alpha": 1.5, "kappa0": 0.05, "nu0": 10,
                           "cov_scale": 0.3, "reg_covar": 1e-6, "restarts": 2}, 60),
+    # Five test inputs: 5 means, 5 variances, 10 covariances per replication.
+    "gaussian-process": ({"kernel": "matern52", "lengthscale": 1.0, "signal_sd": 1.0,
+                          "noise_sd": 0.3, "jitter": 1e-8, "test_points": 5,
+                          "test_inputs": None, "optimise": False}, 20),
 }
 
 #: Studies skip the SMC evidence check (it is not part of the z-statistics and

@@ -22,7 +22,6 @@ posterior mode and mean, without a verdict.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,3 +224,98 @@ def extras(ctx: ExtraContext) -> Extra:
                      f"noise_sd={t2.noise_sd:.5g}, log evidence {t2.log_marginal_likelihood:.6g}"
                      + ("" if t2.converged else f" -- NOT converged: {t2.message}"))
     return Extra(checks=(check,), sections=sections, lines=tuple(lines))
+
+
+# --- priors on the hyperparameters: PyMC samples them, no verdict -------------
+@dataclass(frozen=True)
+class HyperPosterior:
+    """Type-II ML against PyMC's posterior of the hyperparameters under log-normal priors.
+
+    Nothing here is exact, so there is no verdict: with a flat prior on the
+    log-hyperparameters the posterior mode in log space would be the type-II
+    ML point; proper priors and posterior spread move the mode and the mean
+    away from it, and the table shows by how much.
+
+    Attributes
+    ----------
+    names : tuple of str
+        ``("lengthscale", "signal_sd", "noise_sd")``, the order of every vector.
+    type2 : analytic.gaussian_process.TypeIIML
+        Started at the prior medians.
+    mode : array of shape (3,) or None
+        PyMC's posterior mode (MAP, as ``pm.find_MAP``: no Jacobian term).
+    mean, sd : arrays of shape (3,)
+        Posterior mean and sd from the draws.
+    rhat, ess_bulk : arrays of shape (3,)
+    divergences : int
+    """
+
+    names: tuple[str, ...]
+    type2: agp.TypeIIML
+    mode: np.ndarray | None
+    mean: np.ndarray
+    sd: np.ndarray
+    rhat: np.ndarray
+    ess_bulk: np.ndarray
+    divergences: int
+
+    def table(self) -> str:
+        rows = [f"{'hyperparameter':15s} {'type-II ML':>11s} {'post. mode':>11s} "
+                f"{'post. mean':>11s} {'post. sd':>10s} {'R-hat':>7s} {'ESS':>7s}"]
+        ml = self.type2.hyper()
+        for i, name in enumerate(self.names):
+            mode = "n/a" if self.mode is None else f"{self.mode[i]:.5g}"
+            rows.append(f"{name:15s} {ml[name]:11.5g} {mode:>11s} {self.mean[i]:11.5g} "
+                        f"{self.sd[i]:10.4g} {self.rhat[i]:7.4f} {self.ess_bulk[i]:7.0f}")
+        return "\n".join(rows)
+
+
+def hyperparameter_posterior(*, x, y, kernel: str, medians: dict[str, float],
+                             log_sds: dict[str, float], jitter: float = agp.DEFAULT_JITTER,
+                             settings=None) -> HyperPosterior:
+    """Sample lengthscale, signal_sd and noise_sd under log-normal priors; compare with type-II ML.
+
+    Parameters
+    ----------
+    x : array of shape (n,) or (n, p)
+    y : array of shape (n,)
+    kernel : {"rbf", "matern32", "matern52", "linear"}
+    medians, log_sds : dict
+        ``h ~ LogNormal(log medians[h], log_sds[h])`` for each hyperparameter
+        (the median in the units of h, the sd of log h).
+    jitter : float
+    settings : compare.defaults.Settings, optional
+        Draws, chains and seed (default: ``compare.defaults.DEFAULT``).
+    """
+    from arviz_stats.base import array_stats
+
+    import pymc_models.gaussian_process as m_gp
+    from compare.defaults import DEFAULT
+    from compare.sampling import compile_model, posterior_array
+
+    settings = settings or DEFAULT
+    names = m_gp.HYPER_VARIABLES
+    for table_name, table in (("medians", medians), ("log_sds", log_sds)):
+        missing = [h for h in names if h not in table]
+        if missing:
+            raise InputError(f"{table_name} has no value for {', '.join(missing)}; give one for "
+                             f"each of {', '.join(names)}")
+        for h in names:
+            if not np.isfinite(table[h]) or table[h] <= 0:
+                raise InputError(f"{table_name}[{h!r}] must be > 0, got {table[h]!r}")
+    x = agp.as_inputs("x", x)
+    type2 = agp.type2_ml(x=x, y=y, kernel=kernel, jitter=jitter,
+                         **{h: float(medians[h]) for h in names})
+    model = m_gp.build_hyper_model(kernel=kernel, x=x, y=y, medians=medians, log_sds=log_sds,
+                                   jitter=jitter)
+    compiled = compile_model(model, names)
+    tree = compiled.sample({}, settings, seed=settings.seed)
+    draws = posterior_array(tree.posterior, names)  # (chain, draw, 3)
+    flat = draws.reshape(-1, len(names))
+    arr = np.moveaxis(draws, -1, 0)
+    return HyperPosterior(
+        names=names, type2=type2, mode=compiled.map_point({}),
+        mean=flat.mean(axis=0), sd=flat.std(axis=0, ddof=1),
+        rhat=np.asarray(array_stats.rhat(arr, method="rank"), dtype=float),
+        ess_bulk=np.asarray(array_stats.ess(arr, method="bulk"), dtype=float),
+        divergences=int(np.asarray(tree.sample_stats["diverging"]).sum()))

@@ -23,6 +23,8 @@ import numpy as np
 import pymc as pm
 
 VARIABLES = ("f",)
+#: Free variables of ``build_hyper_model``, in this order.
+HYPER_VARIABLES = ("lengthscale", "signal_sd", "noise_sd")
 
 
 def covariance(kernel: str, input_dim: int, lengthscale, signal_sd):
@@ -68,3 +70,26 @@ def model_data(*, x, y, x_test, lengthscale: float, signal_sd: float, noise_sd: 
             "hp_signal_sd": np.asarray(signal_sd, dtype=float),
             "hp_noise_sd": np.asarray(noise_sd, dtype=float),
             "hp_jitter": np.asarray(jitter, dtype=float)}
+
+
+def build_hyper_model(*, kernel: str, x: np.ndarray, y: np.ndarray, medians: dict[str, float],
+                      log_sds: dict[str, float], jitter: float) -> pm.Model:
+    """The same GP with log-normal priors on the hyperparameters (not conjugate).
+
+    ``h ~ LogNormal(log medians[h], log_sds[h])`` for h in lengthscale,
+    signal_sd, noise_sd; y ~ MvNormal(0, K + (noise_sd^2 + jitter) I) through
+    ``gp.marginal_likelihood``.  The data are constants: this model is
+    compiled for one data set (see compare.gaussian_process.hyperparameter_posterior).
+    """
+    x = np.asarray(x, dtype=float)
+    x = x[:, None] if x.ndim == 1 else x
+    coords = {"obs": np.arange(x.shape[0])}
+    with pm.Model(coords=coords) as model:
+        h = {name: pm.LogNormal(name, mu=float(np.log(medians[name])), sigma=float(log_sds[name]))
+             for name in HYPER_VARIABLES}
+        gp = pm.gp.Marginal(cov_func=covariance(kernel, x.shape[1], h["lengthscale"],
+                                                h["signal_sd"]))
+        gp.marginal_likelihood("y_obs", X=x, y=np.asarray(y, dtype=float), sigma=h["noise_sd"],
+                               jitter=jitter, dims="obs")
+    return model
+

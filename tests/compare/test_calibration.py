@@ -23,7 +23,8 @@ REPLICATIONS = 50
 
 #: Slower runs get fewer replications (the mixture's complete-data model costs
 #: ~2.3 s a run, a regression run ~0.7 s); the six conjugate topics keep 50.
-FEWER = {"gaussian-mixture": 20, "linear-regression": 30, "linear-regression-nig": 30}
+FEWER = {"gaussian-mixture": 20, "linear-regression": 30, "linear-regression-nig": 30,
+         "gaussian-process": 30}
 
 
 @pytest.fixture(scope="module")
