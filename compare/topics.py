@@ -550,7 +550,7 @@ register(Topic(
     variables=m_gpr.VARIABLES,
     simulate=gpr.simulate,
     builtin=(
-        _simulated(gpr.simulate, 50, _GP_SIMULATED, "points (x, y), f drawn from a matern52 GP"),
+        _simulated(gpr.simulate, 50, _GP_SIMULATED, "points (x, y) of a matern52 GP"),
         BuiltinData("mcycle", "head acceleration (g) against time after impact (ms) in "
                     "simulated motorcycle crashes, 133 measurements",
                     "R MASS::mcycle (Silverman 1985)", _mcycle(),
