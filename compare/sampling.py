@@ -175,6 +175,10 @@ class StepModel:
     step: Callable[[pm.Model], object]
     compile_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Built once and reused: both read the pm.Data shared variables at call
+    # time, and pm.sample gives the step a fresh generator per chain.
+    _step: object | None = field(default=None, repr=False)
+    _enum_fn: object | None = field(default=None, repr=False)
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
         pm.set_data(data, model=self.model)
@@ -183,7 +187,7 @@ class StepModel:
         """(points, log densities, recorded values) at every joint value, or None."""
         import itertools
 
-        from pymc.distributions.discrete import BernoulliRV, CategoricalRV
+        from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 
         start = self.model.initial_point()
         coords = []  # (value variable name, flat position, number of values)
@@ -199,10 +203,12 @@ class StepModel:
             coords += [(name, i, k) for i in range(int(np.size(start[name])))]
         if np.prod([k for *_, k in coords], dtype=float) > ENUMERATE_LIMIT:
             return None
-        unobserved = {var.name: var for var in self.model.unobserved_value_vars}
-        fn = self.model.compile_fn(
-            [self.model.logp(), *[unobserved[v] for v in self.variables]],
-            inputs=self.model.value_vars, point_fn=False, on_unused_input="ignore")
+        if self._enum_fn is None:
+            unobserved = {var.name: var for var in self.model.unobserved_value_vars}
+            self._enum_fn = self.model.compile_fn(
+                [self.model.logp(), *[unobserved[v] for v in self.variables]],
+                inputs=self.model.value_vars, point_fn=False, on_unused_input="ignore")
+        fn = self._enum_fn
         names = [v.name for v in self.model.value_vars]
         points, logps, recorded = [], [], []
         for values in itertools.product(*[range(k) for *_, k in coords]):
@@ -237,7 +243,7 @@ class StepModel:
                 with self.model, threadpool_limits(limits=1), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     tree = pm.sample(draws=settings.draws, tune=settings.tune,
-                                     chains=settings.chains, cores=1, step=self.step(self.model),
+                                     chains=settings.chains, cores=1, step=self._steps(),
                                      initvals=initvals, random_seed=seed, progressbar=False,
                                      compute_convergence_checks=False, **(options or {}))
             finally:
@@ -249,6 +255,11 @@ class StepModel:
             coords={"chain": tree.posterior["chain"], "draw": tree.posterior["draw"]})
         tree["sample_stats"] = xr.DataTree(stats)
         return tree
+
+    def _steps(self):
+        if self._step is None:
+            self._step = self.step(self.model)
+        return self._step
 
     def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
         """Mode of the recorded variables by enumeration; None when not enumerable."""
