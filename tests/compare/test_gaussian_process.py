@@ -163,6 +163,10 @@ def test_csv_run_agrees_and_reports_f_and_the_evidence(tmp_path, capsys, test_al
     section = doc["gaussian_process"]
     assert section["kernel"] == "matern32" and len(section["inputs"]) == 8
     np.testing.assert_allclose(np.ravel(section["inputs"]), np.linspace(x.min(), x.max(), 8))
+    pred = doc["predictive"]  # the noisy predictive, in the regression topics' layout
+    np.testing.assert_allclose(np.array(pred["exact"]["var"]) - np.array(section["exact"]["sd"])
+                               ** 2, 0.2**2, rtol=1e-10)
+    assert {"inputs", "mcmc", "map_plugin"} <= set(pred)
 
 
 def test_hyperparameter_model_is_lognormal_priors_times_the_evidence(rng):
