@@ -50,6 +50,13 @@ NULL_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
     "gaussian-process": ({"kernel": "matern52", "lengthscale": 1.0, "signal_sd": 1.0,
                           "noise_sd": 0.3, "jitter": 1e-8, "test_points": 5,
                           "test_inputs": None, "optimise": False}, 20),
+    # Bernoulli variant, 2 declared classes, 4 binary features: 2 + 8 parameters.
+    "naive-bayes": ({"variant": "bernoulli", "alpha": 1.5, "class_concentration": 2.0,
+                     "classes": ("0", "1"), "vocabulary": 20, "holdout": 0}, 30),
+    # Conjunctions over two binary attributes (10 hypotheses), 6 labels flipped with
+    # probability 0.45: every P(h|D) >= 1/(1 + 9 (0.55/0.45)^6) = 0.033 > min_mass, so all
+    # ten are compared one by one in every replication.
+    "bayes-optimal": ({"noise": 0.45, "prior": None, "top": 10, "min_mass": 0.01}, 6),
 }
 
 #: Studies skip the SMC evidence check (it is not part of the z-statistics and

@@ -23,6 +23,8 @@ def test_topic_is_complete(name):
     exact = topic.solve(x=x, **hyper)
     model = topic.build_model(**topic.structure(x, hyper))
     shapes = model.eval_rv_shapes()
+    # Recorded Deterministics (e.g. indicators of a discrete index) count too.
+    shapes.update({d.name: tuple(d.shape.eval()) for d in model.deterministics})
     width = sum(int(np.prod(shapes[v])) for v in topic.variables)
     assert width == len(exact.parameters)
     for h in topic.hyperparameters:
