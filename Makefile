@@ -21,20 +21,23 @@ $(STAMP): pyproject.toml
 test: install
 	$(PYTHON) -m pytest
 
-# Every topic on its builtin data; the summary is written even when a topic
-# disagrees, and make then fails with that run's exit code.
+# Every topic on its builtin data, then the summary table and the HTML site
+# (reports/index.html).  Both are written even when a topic disagrees, and
+# make then fails with that run's exit code.
 report: install
 	@status=0; $(VENV)/bin/bayes-compare run --all --out reports/runs || status=$$?; \
-	$(VENV)/bin/bayes-compare summary --runs reports/runs --out reports/summary.md && exit $$status
+	$(VENV)/bin/bayes-compare summary --runs reports/runs --out reports/summary.md && \
+	$(VENV)/bin/bayes-compare report --all --out reports && exit $$status
 
 bench: install
 	$(PYTHON) benchmarks/run.py
 	$(PYTHON) benchmarks/regression.py
 	$(PYTHON) benchmarks/mixture.py
+	$(PYTHON) benchmarks/report.py
 
 # The calibration and power figures quoted in the README (~10 minutes).
 study: install
 	$(PYTHON) benchmarks/verdict_study.py
 
 clean:
-	rm -rf $(VENV) reports/runs reports/summary.md
+	rm -rf $(VENV) reports/runs reports/summary.md reports/index.html build

@@ -337,16 +337,18 @@ FIGURES: tuple[FigureKind, ...] = (
 FIGURE_KINDS = {f.name: f for f in FIGURES}
 
 
-def render_run(run_dir: str | Path, out_dir: str | Path) -> list[dict[str, Any]]:
+def render_run(run_dir: str | Path, out_dir: str | Path,
+               kinds: tuple[FigureKind, ...] = FIGURES) -> list[dict[str, Any]]:
     """Every figure of one saved run, as ``out_dir/<kind>.png``; see :func:`render`.
 
     One task per run: the draws are read once for all its figures.
     """
     run = SavedRun(Path(run_dir))
-    return [render(kind.name, run, Path(out_dir) / f"{kind.name}.png") for kind in FIGURES]
+    return [render(kind, run, Path(out_dir) / f"{kind.name}.png") for kind in kinds]
 
 
-def render(kind: str, run: SavedRun | str | Path, out_path: str | Path) -> dict[str, Any]:
+def render(kind: str | FigureKind, run: SavedRun | str | Path,
+           out_path: str | Path) -> dict[str, Any]:
     """Draw one figure of one saved run into ``out_path`` (PNG).
 
     Returns ``{"kind", "seconds", "status", "error"}`` with status ``ok``,
@@ -356,24 +358,25 @@ def render(kind: str, run: SavedRun | str | Path, out_path: str | Path) -> dict[
     import time
 
     t0 = time.perf_counter()
+    kind = FIGURE_KINDS[kind] if isinstance(kind, str) else kind
     out_path = Path(out_path)
     try:
         import matplotlib.pyplot as plt
 
         run = run if isinstance(run, SavedRun) else SavedRun(Path(run))
-        fig = FIGURE_KINDS[kind].draw(run)
+        fig = kind.draw(run)
         if fig is None:
             out_path.unlink(missing_ok=True)
-            return {"kind": kind, "seconds": time.perf_counter() - t0, "status": "skipped",
+            return {"kind": kind.name, "seconds": time.perf_counter() - t0, "status": "skipped",
                     "error": None}
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = out_path.with_name(f".{out_path.name}.tmp.png")
         fig.savefig(tmp, dpi=DPI)
         plt.close(fig)
         tmp.replace(out_path)
-        return {"kind": kind, "seconds": time.perf_counter() - t0, "status": "ok",
+        return {"kind": kind.name, "seconds": time.perf_counter() - t0, "status": "ok",
                 "error": None}
     except Exception as err:  # noqa: BLE001 - a figure's failure becomes an error box
         out_path.unlink(missing_ok=True)
-        return {"kind": kind, "seconds": time.perf_counter() - t0, "status": "failed",
+        return {"kind": kind.name, "seconds": time.perf_counter() - t0, "status": "failed",
                 "error": f"{type(err).__name__}: {err}"}

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from compare.figures import FIGURES, SavedRun
+from compare.figures import FIGURES, FigureKind, SavedRun
 
 INDEX_FILE = "index.html"
 PAGE_FILE = "index.html"
@@ -166,6 +166,15 @@ def _data_summary(run: SavedRun) -> list[dict[str, str]]:
     return rows
 
 
+def _data_context(run: SavedRun) -> dict[str, Any]:
+    """The data summary, or why there is none (draws.nc unreadable or without data)."""
+    try:
+        return {"data_rows": _data_summary(run), "data_error": None}
+    except Exception as err:  # noqa: BLE001 - the page still shows everything from the JSON
+        return {"data_rows": [], "data_error": f"draws.nc could not be read ({type(err).__name__}: "
+                                              f"{err}); rerun the topic to recreate it"}
+
+
 def _parameter_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
     exact, mcmc = doc["exact"], doc["mcmc"]
     tests = {q["name"]: q for q in doc.get("quantities") or []}
@@ -266,7 +275,7 @@ def _run_context(run: SavedRun, figures: list[FigureResult], index_href: str) ->
         "doc": doc, "title": title or doc["topic"],
         "model_html": [formula_html(line) for line in (doc.get("model") or model).splitlines()],
         "parameters": _parameter_rows(doc),
-        "data_rows": _data_summary(run),
+        **_data_context(run),
         "hyper_rows": [(k, fmt(v)) for k, v in doc.get("hyperparameters", {}).items()],
         "checks": checks,
         "evidence": _evidence(doc),
@@ -292,12 +301,12 @@ def _index_row(run: SavedRun, href: str) -> dict[str, Any]:
 
 
 # --- figures in parallel --------------------------------------------------------
-def _render_all(runs: Sequence[SavedRun], workers: int,
-                progress: Callable[[int, int], None]) -> list[list[dict[str, Any]]]:
+def _render_all(runs: Sequence[SavedRun], workers: int, progress: Callable[[int, int], None],
+                kinds: tuple[FigureKind, ...]) -> list[list[dict[str, Any]]]:
     """Figures of every run, one task per run; a dead worker gives error boxes."""
     from compare.figures import render_run
 
-    jobs = [(str(run.directory), str(run.directory / FIGURE_DIR)) for run in runs]
+    jobs = [(str(run.directory), str(run.directory / FIGURE_DIR), kinds) for run in runs]
     results: list[list[dict[str, Any]]] = []
     if workers <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
@@ -316,7 +325,7 @@ def _render_all(runs: Sequence[SavedRun], workers: int,
                 results.append(future.result())
             except Exception as err:  # noqa: BLE001 - a dead worker: error boxes, not a crash
                 results.append([{"kind": kind.name, "seconds": 0.0, "status": "failed",
-                                 "error": f"{type(err).__name__}: {err}"} for kind in FIGURES])
+                                 "error": f"{type(err).__name__}: {err}"} for kind in kinds])
             progress(i + 1, len(jobs))
     return results
 
@@ -328,7 +337,8 @@ def default_workers() -> int:
 
 
 def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int | None = None,
-               progress: Callable[[int, int], None] | None = None) -> SiteResult:
+               progress: Callable[[int, int], None] | None = None,
+               kinds: tuple[FigureKind, ...] = FIGURES) -> SiteResult:
     """Write ``out/index.html`` and a page per run (beside each run's files).
 
     Parameters
@@ -340,7 +350,9 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
     workers : int, optional
         Processes drawing figures (default: the usable cores, at most 4).
     progress : callable, optional
-        ``progress(done, total)`` after each figure.
+        ``progress(done, total)`` after each run's figures.
+    kinds : tuple of FigureKind
+        The figures of each page, in order (default :data:`FIGURES`).
     """
     from compare.output import atomic_write, versions
 
@@ -351,16 +363,17 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
         raise ValueError("no saved runs to report on; run `bayes-compare run --all` first")
     for run in runs:
         run.doc  # fail early, before drawing, on an unreadable result.json
-    results = _render_all(runs, workers or default_workers(), progress or (lambda *_: None))
+    results = _render_all(runs, workers or default_workers(), progress or (lambda *_: None),
+                          tuple(kinds))
     figure_seconds: dict[str, float] = {}
     by_run: dict[str, list[FigureResult]] = {}
-    kinds = {k.name: k for k in FIGURES}
+    meta = {k.name: k for k in kinds}
     for run, run_results in zip(runs, results):
         for res in run_results:
             kind = res["kind"]
             figure_seconds[kind] = figure_seconds.get(kind, 0.0) + res["seconds"]
             by_run.setdefault(str(run.directory), []).append(FigureResult(
-                kind=kind, title=kinds[kind].title, caption=kinds[kind].caption,
+                kind=kind, title=meta[kind].title, caption=meta[kind].caption,
                 status=res["status"], seconds=res["seconds"], error=res["error"],
                 src=f"{FIGURE_DIR}/{kind}.png" if res["status"] == "ok" else None))
     env = _env()

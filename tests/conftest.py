@@ -47,3 +47,21 @@ def test_settings(test_alpha):
     import dataclasses
 
     return dataclasses.replace(DEFAULT, alpha=test_alpha)
+
+
+@pytest.fixture(scope="session")
+def save_builtin_run():
+    """``save(topic_name, directory, settings)``: run a topic on its first builtin
+    data set, save the run (JSON and draws) under ``directory``, return the result."""
+    def save(topic_name, directory, settings):
+        from compare.output import save_run
+        from compare.registry import get_topic
+        from compare.runner import run
+
+        topic = get_topic(topic_name)
+        ds = topic.builtin[0]
+        result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=settings,
+                     source=f"builtin:{ds.name}")
+        save_run(result, directory)
+        return result
+    return save

@@ -1,0 +1,86 @@
+"""Building the HTML report from saved runs: whole site, and time per figure kind.
+
+Uses the runs under ``reports/runs`` when every registered topic has one
+(``make report`` leaves them there); otherwise first runs every topic with
+the default settings into a temporary directory (not timed).  Then builds
+the site twice from the same runs, side by side: with one process (the
+naive reference) and with the default number of worker processes.
+
+Target: the whole site in <= 60 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import shutil  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+TARGET_SECONDS = 60.0
+
+
+def _runs(base: Path) -> tuple[Path, list[str]]:
+    from compare.output import DRAWS_FILE, RESULT_FILE
+    from compare.registry import all_topics
+
+    topics = [t.name for t in all_topics()]
+    saved = Path("reports/runs")
+    if all((saved / t / RESULT_FILE).is_file() and (saved / t / DRAWS_FILE).is_file()
+           for t in topics):
+        print(f"using the saved runs in {saved}")
+        return saved, topics
+    from compare.defaults import DEFAULT
+    from compare.output import save_run
+    from compare.registry import get_topic
+    from compare.runner import run
+
+    runs = base / "runs"
+    print(f"no complete set of saved runs in {saved}: running {len(topics)} topics (not timed)")
+    for name in topics:
+        topic = get_topic(name)
+        ds = topic.builtin[0]
+        result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=DEFAULT,
+                     source=f"builtin:{ds.name}")
+        save_run(result, runs / name)
+    return runs, topics
+
+
+def main() -> int:
+    from compare.report import build_site, default_workers
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        runs, topics = _runs(base)
+        copy = base / "site" / "runs"  # build into a copy: leave reports/ as it was
+        shutil.copytree(runs, copy)
+        dirs = [copy / t for t in topics]
+        timings, per_kind = {}, {}
+        for workers in (1, default_workers()):
+            for d in dirs:
+                shutil.rmtree(d / "figures", ignore_errors=True)
+            t0 = time.perf_counter()
+            site = build_site(dirs, base / "site", workers=workers)
+            timings[workers] = time.perf_counter() - t0
+            per_kind.setdefault("serial", site.figure_seconds)
+            print(f"workers={workers}: {len(topics)} topics, "
+                  f"{sum(len(f) for f in site.figures.values())} figures in "
+                  f"{timings[workers]:.1f} s; failed figures: {site.failed_figures or 'none'}")
+        serial = timings[1]
+        parallel = timings[default_workers()]
+        print("\ntime per figure kind, summed over topics (serial build):")
+        for kind, seconds in sorted(per_kind["serial"].items(), key=lambda kv: -kv[1]):
+            print(f"  {kind:15s} {seconds:6.2f} s  ({seconds / len(topics):.2f} s per topic)")
+        print(f"\nwhole site: {parallel:.1f} s with {default_workers()} workers, "
+              f"{serial:.1f} s with one process: ratio {parallel / serial:.2f}x; "
+              f"target {TARGET_SECONDS:.0f} s: {'met' if parallel <= TARGET_SECONDS else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
