@@ -147,10 +147,13 @@ def marginals(run: SavedRun):
     """Each MCMC marginal (arviz-plots KDE) with the exact density, MAP, MLE and mean."""
     azp = _azp()
     names = _shown(run)
+    cols = min(4, len(names))
+    rows = -(-len(names) // cols)
     pc = azp.plot_dist(run.flat(), backend="matplotlib", kind="kde",
                        visuals={"credible_interval": False, "point_estimate": False,
                                 "point_estimate_text": False},
-                       col_wrap=min(4, len(names)))
+                       col_wrap=cols,
+                       figure_kwargs={"figsize": (3.2 * cols, 2.3 * rows + 0.7)})
     exact = run.group("exact")
     doc = run.doc
     d = len(run.parameters)
@@ -174,7 +177,7 @@ def marginals(run: SavedRun):
     artists = ([mcmc_line] if mcmc_line is not None else []) + list(handles.values())
     fig.legend(artists, labels, loc="lower center", ncol=len(labels), frameon=False,
                fontsize="small")
-    fig.subplots_adjust(bottom=0.18)
+    fig.subplots_adjust(bottom=0.7 / (2.3 * rows + 0.7) + 0.08, hspace=0.6)
     return fig
 
 
@@ -300,6 +303,68 @@ def predictive(run: SavedRun):
     return fig
 
 
+def gp_function(run: SavedRun):
+    """Gaussian process: f at the test inputs, exact mean and 95% band against MCMC quantiles."""
+    import matplotlib.pyplot as plt
+
+    _azp()
+    section = run.doc.get("gaussian_process")
+    inputs = (run.doc.get("predictive") or {}).get("inputs")
+    if not section or not inputs:
+        return None
+    x = np.asarray(inputs, dtype=float)
+    one_d = x.shape[1] == 1
+    where = x[:, 0] if one_d else np.arange(x.shape[0])
+    order = np.argsort(where)
+    mean = np.asarray(section["exact"]["mean"], dtype=float)
+    sd = np.asarray(section["exact"]["sd"], dtype=float)
+    draws = run.draws.reshape(-1, len(run.parameters))[:, :mean.size]
+    lo, mid, hi = np.quantile(draws, [0.025, 0.5, 0.975], axis=0)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    w = where[order]
+    ax.fill_between(w, (mean - 1.96 * sd)[order], (mean + 1.96 * sd)[order],
+                    color=COLORS["exact"], alpha=0.15, label="exact 95% band of f")
+    ax.plot(w, mean[order], color=COLORS["exact"], label="exact mean of f")
+    ax.plot(w, mid[order], "o", ms=3, color=COLORS["mcmc"], label="MCMC median")
+    ax.vlines(w, lo[order], hi[order], color=COLORS["mcmc"], lw=1,
+              label="MCMC 2.5-97.5% quantiles")
+    ax.set_xlabel(((run.doc.get("predictive") or {}).get("input_names") or ["x"])[0]
+                  if one_d else "test input (index)")
+    ax.set_ylabel("f")
+    ax.set_title(f"latent function, kernel {section.get('kernel', '')}", fontsize="medium")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def gp_kernel(run: SavedRun):
+    """Gaussian process: the kernel matrix K over the data inputs (sorted by the first)."""
+    import matplotlib.pyplot as plt
+
+    from analytic.gaussian_process import kernel_matrix
+
+    _azp()
+    section = run.doc.get("gaussian_process")
+    observed = run.group("observed_data")
+    names = (run.doc.get("predictive") or {}).get("input_names")
+    if not section or observed is None or not names:
+        return None
+    x = np.column_stack([observed[n].values.astype(float) for n in names])
+    x = x[np.lexsort(x.T[::-1])][:400]
+    hyper = run.doc["hyperparameters"]
+    k = kernel_matrix(kernel=section["kernel"], x1=x, lengthscale=hyper["lengthscale"],
+                      signal_sd=hyper["signal_sd"])
+    fig, ax = plt.subplots(figsize=(5, 4.3))
+    image = ax.imshow(k, cmap="viridis", interpolation="nearest")
+    fig.colorbar(image, ax=ax, shrink=0.85)
+    ax.set_title(f"K ({section['kernel']}, {x.shape[0]} inputs sorted by {names[0]})",
+                 fontsize="medium")
+    ax.set_xlabel("input")
+    ax.set_ylabel("input")
+    fig.tight_layout()
+    return fig
+
+
 @dataclass(frozen=True)
 class FigureKind:
     """One kind of figure on a run page."""
@@ -323,6 +388,11 @@ FIGURES: tuple[FigureKind, ...] = (
     FigureKind("predictive", "Predictive distribution",
                "Posterior predictive mean and 95% band at the test inputs: exact, MCMC and the "
                "MAP plug-in (which ignores parameter uncertainty).", predictive),
+    FigureKind("gp_function", "Latent function",
+               "Gaussian process: the exact posterior mean and 95% band of f at the test "
+               "inputs against the MCMC median and 2.5-97.5% quantiles.", gp_function),
+    FigureKind("gp_kernel", "Kernel matrix",
+               "Gaussian process: the prior covariance K between the data inputs.", gp_kernel),
     FigureKind("trace", "Trace", "Each chain's draws and density (arviz-plots).", trace),
     FigureKind("rank", "Rank plot",
                "Fractional-rank ECDF of each chain against its simultaneous envelope; chains "

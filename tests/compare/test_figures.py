@@ -10,10 +10,13 @@ import pytest
 pytestmark = pytest.mark.mcmc
 
 #: Tiny runs covering the figure kinds' cases: one parameter (no pair plot),
-#: labelled data with a singular covariance, and a regression (predictive).
-TINY_TOPICS = ("beta-binomial", "dirichlet-categorical", "linear-regression")
+#: labelled data with a singular covariance, a regression (predictive) and a
+#: Gaussian process (its function and kernel figures).
+TINY_TOPICS = ("beta-binomial", "dirichlet-categorical", "linear-regression",
+               "gaussian-process")
 NOT_APPLICABLE = {("beta-binomial", "pair"), ("beta-binomial", "predictive"),
-                  ("dirichlet-categorical", "predictive")}
+                  ("dirichlet-categorical", "predictive"),
+                  *((t, k) for t in TINY_TOPICS[:3] for k in ("gp_function", "gp_kernel"))}
 
 
 @pytest.fixture(scope="session")
