@@ -33,6 +33,7 @@ bench: install
 	$(PYTHON) benchmarks/run.py
 	$(PYTHON) benchmarks/regression.py
 	$(PYTHON) benchmarks/mixture.py
+	$(PYTHON) benchmarks/gaussian_process.py
 	$(PYTHON) benchmarks/report.py
 
 # The calibration and power figures quoted in the README (~10 minutes).

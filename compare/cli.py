@@ -95,12 +95,14 @@ def describe(topic: Annotated[str, typer.Argument(help="topic name, see `list`")
         out.print(f"  bayes-compare run {t.name} --data my.csv --features a,b "
                   "--set components=3 --json -", markup=False)
     elif t.data_kind == "table":
+        has_degree = "degree" in {h.name for h in t.hyperparameters}
         out.print("\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
                   "observation; name the target column with --target (default y) and the "
-                  "inputs with --features a,b (default: every other column). With one input, "
-                  "--set degree=M uses polynomial features 1, x, ..., x^M.")
+                  "inputs with --features a,b (default: every other column)."
+                  + (" With one input, --set degree=M uses polynomial features 1, x, ..., x^M."
+                     if has_degree else ""))
         out.print(f"  bayes-compare run {t.name} --data my.csv --target y --features x "
-                  "--set degree=3 --json -", markup=False)
+                  + ("--set degree=3 " if has_degree else "") + "--json -", markup=False)
     else:
         out.print(f"\n[bold]Your data[/bold]: a CSV file with a header line, then one "
                   f"observation per line; observations are {DATA_KINDS[t.data_kind]}. Pick "
