@@ -510,9 +510,11 @@ def nb_extras(ctx: ExtraContext) -> Extra:
         accuracy = ("" if p["accuracy_exact"] is None else
                     f"; held-out accuracy {p['accuracy_exact']:.3f} (plug-in "
                     f"{p['accuracy_plugin']:.3f})")
+        exact_name = ("exact (Dirichlet-multinomial)" if data.variant == "multinomial" else
+                      "exact (the plug-in itself for this variant)")
         lines.append(
-            f"predictive on {len(data.test_y)} held-out/query rows: exact (Dirichlet-"
-            f"multinomial) vs plug-in max |dP| {p['max_abs_exact_minus_plugin']:.2e}, "
+            f"predictive on {len(data.test_y)} held-out/query rows: {exact_name} vs plug-in "
+            f"max |dP| {p['max_abs_exact_minus_plugin']:.2e}, "
             f"{p['answers_differ']} answers differ{accuracy}; MCMC predictive vs exact max |dP| "
             f"{p['max_abs_mcmc_minus_exact']:.2e}")
         if len(data.test_y) <= 3:
@@ -690,9 +692,10 @@ def bo_extras(ctx: ExtraContext) -> Extra:
             "error_gibbs": cls.error_gibbs, "mean_errors": errors,
             "gibbs_bound_holds": bound, "map_differs_from_bayes_optimal": disagree,
         }
-        lines.append(f"{m} new instances: expected error Bayes-optimal {errors['bayes_optimal']:.4f}"
-                     f", MAP {errors['map']:.4f}, Gibbs {errors['gibbs']:.4f} <= 2 x "
-                     f"{errors['bayes_optimal']:.4f} ({'holds' if bound else 'FAILS'}); MAP and "
+        lines.append(f"{m} new instances: expected error Bayes-optimal "
+                     f"{errors['bayes_optimal']:.4f}, MAP {errors['map']:.4f}, Gibbs "
+                     f"{errors['gibbs']:.4f} <= 2 x {errors['bayes_optimal']:.4f} "
+                     f"({'holds' if bound else 'FAILS'}); MAP and "
                      f"Bayes-optimal answer differently on {disagree}; MCMC P(+|x,D) max |z| "
                      f"{np.max(np.abs(z)):.2f}")
         if m <= 4:

@@ -244,7 +244,7 @@ def test_conjunctions_predict_like_brute_force(rng):
 
 
 def test_digits_index_the_hypotheses_in_c_order(enjoy_space):
-    """Hypothesis r has mixed-radix digits (constraint + 1) in C order; the PyMC model relies on it."""
+    """Hypothesis r has mixed-radix digits (constraint + 1) in C order, as the PyMC model uses."""
     factors = enjoy_space.factors
     strides = np.cumprod((1, *factors[:0:-1]))[::-1]
     digits = enjoy_space.constraints + 1
