@@ -34,6 +34,7 @@ bench: install
 	$(PYTHON) benchmarks/regression.py
 	$(PYTHON) benchmarks/mixture.py
 	$(PYTHON) benchmarks/gaussian_process.py
+	$(PYTHON) benchmarks/classification.py
 	$(PYTHON) benchmarks/report.py
 
 # The calibration and power figures quoted in the README (~10 minutes).

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INCONCLUSIVE, EXIT_BAD_INPUT = 0, 1, 2, 3
@@ -87,7 +88,7 @@ def describe(topic: Annotated[str, typer.Argument(help="topic name, see `list`")
     ds = t.builtin[0]
     x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
     out.print(f"\n[bold]Parameters[/bold] (in this order in every vector; on builtin:{ds.name}): "
-              f"{', '.join(t.solve(x=x, **hyper).parameters)}", markup=True)
+              f"{escape(', '.join(t.solve(x=x, **hyper).parameters))}", markup=True)
     if t.data_kind == "points":
         out.print("\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
                   "observation of numeric columns; choose them with --features a,b (default: "
@@ -193,7 +194,7 @@ def _print_result(result, out: Console) -> None:
     for i, name in enumerate(result.parameters):
         z = (mcmc.mean[i] - post.mean[i]) / mcmc.mcse_mean[i]
         z = z if np.isfinite(z) else None  # no finite exact mean: nothing to compare
-        table.add_row(name, _fmt(post.mean[i]), _fmt(exact_sd[i]), _fmt(mcmc.mean[i]),
+        table.add_row(escape(name), _fmt(post.mean[i]), _fmt(exact_sd[i]), _fmt(mcmc.mean[i]),
                       _fmt(mcmc.sd[i]), _fmt(mcmc.mcse_mean[i], ".2g"), _fmt(z, "+.2f"),
                       _fmt(mcmc.rhat[i], ".4f"), _fmt(mcmc.ess_bulk[i], ".0f"),
                       _fmt(mcmc.ess_tail[i], ".0f"))
