@@ -674,3 +674,53 @@ register(Topic(
     extras=clf.bo_extras,
     step=m_bo.step_methods,
 ))
+
+
+# --- gaussian-classifier (compare/gaussian_classifier.py holds its glue) --------
+import pymc_models.gaussian_classifier as m_gcl  # noqa: E402
+from compare import gaussian_classifier as gcl  # noqa: E402
+
+register(Topic(
+    name="gaussian-classifier",
+    title="Gaussian class-conditional classifier: LDA/QDA (MLE) and the conjugate posterior",
+    model=("pi ~ Dirichlet(alpha 1_K);  y_i ~ Categorical(pi)\n"
+           "Lambda_k ~ Wishart(nu0, W0);  mu_k | Lambda_k ~ Normal(m0, (kappa0 Lambda_k)^-1);  "
+           "x_i | y_i = k ~ Normal(mu_k, Lambda_k^-1)\n"
+           "prior from the training rows: m0 = column means, W0^-1 = nu0 cov_scale "
+           "diag(column variances)\n"
+           "posterior: pi ~ Dirichlet(alpha + N), (mu_k, Lambda_k) ~ Normal-Wishart "
+           "(Bishop 10.60-10.63)\n"
+           "MLE: pi_k = N_k/N, mu_k = xbar_k, Sigma_k = S_k/N_k (QDA), Sigma = sum S_k/N (LDA);\n"
+           "  LDA: a_k = w_k^T x + w_k0, w_k = Sigma^-1 mu_k, "
+           "w_k0 = -1/2 mu_k^T Sigma^-1 mu_k + log pi_k\n"
+           "predictive: P(y=k|x,D) ~ E[pi_k] St(x | m_k, nu_k-d+1, psi_k (kappa_k+1)/"
+           "(kappa_k (nu_k-d+1)))"),
+    data_kind="table",
+    hyperparameters=(
+        Hyperparameter("alpha", 1.0, "Dirichlet concentration of every class prior pi_k"),
+        Hyperparameter("kappa0", 0.01, "prior pseudo-count of each class mean"),
+        Hyperparameter("nu0", None, "Wishart degrees of freedom of each class precision, an "
+                       "integer > d (default d + 2)", kind="count"),
+        Hyperparameter("cov_scale", 0.1, "prior class covariance as a share of the training "
+                       "rows' variance per column", structural=True),
+        Hyperparameter("classes", None, "the classes, comma-separated (default: the labels of "
+                       "the training rows, sorted)", kind="labels", structural=True),
+        Hyperparameter("holdout", 5, "hold out every k-th row (k = holdout) and classify it "
+                       "after the fit; 0 keeps every row for training", kind="count",
+                       structural=True),
+    ),
+    solve=gcl.solve,
+    build_model=m_gcl.build_model,
+    model_data=gcl.model_data,
+    variables=m_gcl.VARIABLES,
+    simulate=gcl.simulate,
+    builtin=(
+        BuiltinData("iris", "Fisher's iris: 4 flower measurements (cm) of 3 species, 150 "
+                    "plants", "scikit-learn load_iris (bundled)", gcl.load_iris),
+        BuiltinData("wine", "13 chemical measurements of 178 wines from 3 cultivars",
+                    "scikit-learn load_wine (bundled; UCI wine recognition)", gcl.load_wine),
+    ),
+    prepare=gcl.prepare,
+    structure=gcl.structure,
+    extras=gcl.extras,
+))

@@ -26,7 +26,9 @@ REPLICATIONS = 50
 FEWER = {"gaussian-mixture": 20, "linear-regression": 30, "linear-regression-nig": 30,
          "gaussian-process": 30,
          # pm.sample's Python-level Metropolis-within-Gibbs: ~4 s a run.
-         "naive-bayes": 30, "bayes-optimal": 20}
+         "naive-bayes": 30, "bayes-optimal": 20,
+         # The classifier's conjugate model (the mixture's complete-data one): ~2 s a run.
+         "gaussian-classifier": 20}
 
 
 @pytest.fixture(scope="module")
