@@ -62,6 +62,9 @@ NULL_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
     # moments.
     "gaussian-classifier": ({"alpha": 1.5, "kappa0": 0.3, "nu0": 6, "cov_scale": 0.3,
                              "classes": ("0", "1"), "holdout": 0}, 40),
+    # One input and the intercept (d = 2): the reference is cubature in every replication.
+    "logistic-regression": ({"prior_sd": 1.5, "intercept": True, "reference_draws": 2**16,
+                             "proposal_df": 10.0}, 40),
 }
 
 #: Studies skip the SMC evidence check (it is not part of the z-statistics and

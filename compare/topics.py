@@ -724,3 +724,42 @@ register(Topic(
     structure=gcl.structure,
     extras=gcl.extras,
 ))
+
+
+# --- logistic-regression (compare/logistic_regression.py holds its glue) ---------
+import pymc_models.logistic_regression as m_logr  # noqa: E402
+from compare import logistic_regression as logr  # noqa: E402
+
+register(Topic(
+    name="logistic-regression",
+    title="Bayesian logistic regression: MLE, MAP and Laplace against a numerical exact posterior",
+    model=("w ~ Normal(0, prior_sd^2 I) (intercept included);  "
+           "y_i ~ Bernoulli(sigmoid(phi_i^T w))\n"
+           "MAP and MLE by Newton/IRLS; MAP = scikit-learn LogisticRegression(C=prior_sd^2, "
+           "fit_intercept=False) on Phi\n"
+           "MLE: none when the classes are separated (linear programme, Konis 2007)\n"
+           "Laplace: Normal(MAP, H^-1), H = Phi^T diag(p(1-p)) Phi + I/prior_sd^2\n"
+           "exact reference (no closed form): d <= 2 adaptive cubature; d > 2 Pareto-smoothed\n"
+           "  importance sampling (scrambled Sobol', Student-t proposal at the Laplace), "
+           "refused when k-hat > 0.7"),
+    data_kind="table",
+    hyperparameters=(
+        Hyperparameter("prior_sd", 1.0, "prior standard deviation (not variance) of every "
+                       "weight, the intercept included"),
+        Hyperparameter("intercept", True, "add a column of ones (w[intercept]) before the "
+                       "inputs", kind="bool", structural=True),
+        Hyperparameter("reference_draws", 2**18, "importance draws of the exact reference "
+                       "(rounded up to a power of two)", kind="count", structural=True),
+        Hyperparameter("proposal_df", 10.0, "degrees of freedom of the Student-t importance "
+                       "proposal", structural=True),
+    ),
+    solve=logr.solve,
+    build_model=m_logr.build_model,
+    model_data=logr.model_data,
+    variables=m_logr.VARIABLES,
+    simulate=logr.simulate,
+    builtin=logr.builtin(SIMULATED_SEED),
+    prepare=logr.prepare,
+    structure=logr.structure,
+    extras=logr.extras,
+))

@@ -27,6 +27,7 @@ FEWER = {"gaussian-mixture": 20, "linear-regression": 30, "linear-regression-nig
          "gaussian-process": 30,
          # pm.sample's Python-level Metropolis-within-Gibbs: ~4 s a run.
          "naive-bayes": 30, "bayes-optimal": 20,
+         "logistic-regression": 20,
          # The classifier's conjugate model (the mixture's complete-data one): ~2 s a run.
          "gaussian-classifier": 20}
 
