@@ -717,7 +717,8 @@ register(Topic(
     builtin=(
         BuiltinData("iris", "Fisher's iris: 4 flower measurements (cm) of 3 species, 150 "
                     "plants", "scikit-learn load_iris (bundled)", gcl.load_iris),
-        BuiltinData("wine", "13 chemical measurements of 178 wines from 3 cultivars",
+        BuiltinData("wine", "5 of 13 chemical measurements (alcohol, malic acid, flavanoids, "
+                    "colour intensity, proline; standardised) of 178 wines from 3 cultivars",
                     "scikit-learn load_wine (bundled; UCI wine recognition)", gcl.load_wine),
     ),
     prepare=gcl.prepare,

@@ -24,7 +24,7 @@ def _main(capsys, *args):
 
 def test_builtin_data_as_documented():
     topic = get_topic("gaussian-classifier")
-    for name, n, d, first in (("iris", 150, 4, "setosa"), ("wine", 178, 13, "class_0")):
+    for name, n, d, first in (("iris", 150, 4, "setosa"), ("wine", 178, 5, "class_0")):
         ds = topic.builtin_data(name)
         x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))
         # holdout = 5: rows 5, 10, ... are held out.
@@ -113,7 +113,7 @@ def test_csv_run_agrees_and_reports_the_lda_boundary(tmp_path, capsys, rng, test
     x = rng.normal(size=(n, 2)) * np.where(y[:, None] == 1, [1.0, 0.5], [0.6, 1.2]) \
         + np.where(y[:, None] == 1, [1.5, -1.0], [0.0, 0.0])
     path = tmp_path / "points.csv"
-    path.write_text("u,v,label\n" + "".join(f"{a!r},{b!r},{c}\n" for (a, b), c in zip(x, y)))
+    path.write_text("u,v,label\n" + "".join(f"{a:.17g},{b:.17g},{c}\n" for (a, b), c in zip(x, y)))
     code, out, err = _main(capsys, "run", "gaussian-classifier", "--data", str(path),
                            "--target", "label", "--set", "holdout=4", "--alpha",
                            f"{test_alpha}", "--json", "-", "--out", str(tmp_path / "run"))
