@@ -35,6 +35,8 @@ bench: install
 	$(PYTHON) benchmarks/mixture.py
 	$(PYTHON) benchmarks/gaussian_process.py
 	$(PYTHON) benchmarks/classification.py
+	$(PYTHON) benchmarks/gaussian_classifier.py
+	$(PYTHON) benchmarks/logistic_regression.py
 	$(PYTHON) benchmarks/report.py
 
 # The calibration and power figures quoted in the README (~10 minutes).
