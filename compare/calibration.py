@@ -57,10 +57,10 @@ NULL_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
     # probability 0.45: every P(h|D) >= 1/(1 + 9 (0.55/0.45)^6) = 0.033 > min_mass, so all
     # ten are compared one by one in every replication.
     "bayes-optimal": ({"noise": 0.45, "prior": None, "top": 10, "min_mass": 0.01}, 6),
-    # Two declared classes in 2-D (2 + 4 + 8 parameters); nu0 = 6 keeps every class's
-    # t marginal above 4 dof even for an empty class, so every replication tests the same
-    # moments.
-    "gaussian-classifier": ({"alpha": 1.5, "kappa0": 0.3, "nu0": 6, "cov_scale": 0.3,
+    # Two declared classes in 2-D (2 + 4 + 8 parameters); nu0 = 10 keeps every class's
+    # t marginal above 8 dof even for an empty class, so the squares and products are
+    # tested in every replication (nu0 = 6 dropped them for a class of <= 3 points).
+    "gaussian-classifier": ({"alpha": 1.5, "kappa0": 0.3, "nu0": 10, "cov_scale": 0.3,
                              "classes": ("0", "1"), "holdout": 0}, 40),
     # One input and the intercept (d = 2): the reference is cubature in every replication.
     "logistic-regression": ({"prior_sd": 1.5, "intercept": True, "reference_draws": 2**16,
