@@ -24,9 +24,9 @@ REPLICATIONS = 50
 #: Slower runs get fewer replications (the mixture's complete-data model costs
 #: ~2.3 s a run, a regression run ~0.7 s); the six conjugate topics keep 50.
 FEWER = {"gaussian-mixture": 20, "linear-regression": 30, "linear-regression-nig": 30,
-         "gaussian-process": 30,
+         "gaussian-process": 20,
          # pm.sample's Python-level Metropolis-within-Gibbs: ~4 s a run.
-         "naive-bayes": 30, "bayes-optimal": 20,
+         "naive-bayes": 30, "bayes-optimal": 12,
          "logistic-regression": 20,
          # The classifier's conjugate model (the mixture's complete-data one): ~2 s a run.
          "gaussian-classifier": 20}
