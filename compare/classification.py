@@ -269,6 +269,39 @@ def _numbers(rows: LabelledRows, j: int, cells: list[tuple[str, Any]], variant: 
     return out
 
 
+def resolve_classes(rows, train: np.ndarray, test: np.ndarray,
+                    classes: tuple[str, ...] | None, *, needs: str
+                    ) -> tuple[np.ndarray, tuple[str, ...], dict[str, int]]:
+    """Labels as text, the classes (declared or seen in the training rows) and their codes.
+
+    Refuses one class only, training labels outside declared classes and a
+    held-out class unseen at training time, each in one line naming the fix;
+    ``needs`` starts the two-class message ("naive Bayes needs").
+    """
+    labels = np.array([_label_text(v) for v in rows.labels], dtype=object)
+    seen = natural_sort(set(labels[train]))
+    if classes is None:
+        classes = tuple(seen)
+        if len(classes) < 2:
+            raise InputError(f"{rows.source}: the labels in column {rows.target!r} have one class "
+                             f"only ({classes[0]!r}); {needs} two or more: add rows of "
+                             "another class, or list the classes with --set classes=a,b")
+    else:
+        unknown = [c for c in seen if c not in classes]
+        if unknown:
+            raise InputError(f"label(s) {unknown} are not in classes={','.join(classes)}; add "
+                             "them to --set classes or leave classes unset")
+        if len(classes) < 2:
+            raise InputError(f"classes={','.join(classes)}: {needs} two or more")
+    index = {c: i for i, c in enumerate(classes)}
+    for r in test:
+        if labels[r] not in index:
+            raise InputError(f"{rows.source}, held-out row {r + 1}: class {labels[r]!r} was "
+                             f"unseen at training time (classes: {', '.join(classes)}); list it "
+                             "with --set classes=..., or use --set holdout=0")
+    return labels, tuple(classes), index
+
+
 def nb_prepare(data, hyper: dict[str, Any]) -> tuple[NBData, dict[str, Any]]:
     """Split, classes, features by variant, sufficient statistics."""
     rows = _as_rows(data)
@@ -280,28 +313,8 @@ def nb_prepare(data, hyper: dict[str, Any]) -> tuple[NBData, dict[str, Any]]:
     train, test = _split(rows.n, hyper.get("holdout"))
     if train.size == 0:
         raise InputError(f"{rows.source}: no training rows; a run needs at least one")
-    labels = np.array([_label_text(v) for v in rows.labels], dtype=object)
-    seen = natural_sort(set(labels[train]))
-    classes = hyper.get("classes")
-    if classes is None:
-        classes = tuple(seen)
-        if len(classes) < 2:
-            raise InputError(f"{rows.source}: the labels in column {rows.target!r} have one class "
-                             f"only ({classes[0]!r}); naive Bayes needs two or more: add rows of "
-                             "another class, or list the classes with --set classes=a,b")
-    else:
-        unknown = [c for c in seen if c not in classes]
-        if unknown:
-            raise InputError(f"label(s) {unknown} are not in classes={','.join(classes)}; add "
-                             "them to --set classes or leave classes unset")
-        if len(classes) < 2:
-            raise InputError(f"classes={','.join(classes)}: naive Bayes needs two or more")
-    index = {c: i for i, c in enumerate(classes)}
-    for r in test:
-        if labels[r] not in index:
-            raise InputError(f"{rows.source}, held-out row {r + 1}: class {labels[r]!r} was "
-                             f"unseen at training time (classes: {', '.join(classes)}); list it "
-                             "with --set classes=..., or use --set holdout=0")
+    labels, classes, index = resolve_classes(rows, train, test, hyper.get("classes"),
+                                             needs="naive Bayes needs")
     y = np.array([index[v] for v in labels[train]], dtype=np.int64)
     test_y = np.array([index[v] for v in labels[test]] + [-1] * _n_query(rows), dtype=np.int64)
     test_rows = tuple(f"row {r + 1}" for r in test) + tuple(

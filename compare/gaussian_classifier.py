@@ -25,8 +25,8 @@ import analytic.gaussian_classifier as gc
 import analytic.gaussian_mixture as gm
 import pymc_models.gaussian_classifier as m_gc
 from compare.checks import Extra, ExtraContext
-from compare.classification import _label_text, _split
-from compare.data import StreamedTable, Table, natural_sort
+from compare.classification import _label_text, _split, resolve_classes
+from compare.data import StreamedTable, Table
 from compare.registry import InputError, Simulation
 
 #: Held-out rows whose MCMC predictive is computed (the first ones), and draws used.
@@ -125,28 +125,8 @@ def prepare(data, hyper: dict[str, Any]) -> tuple[GCData, dict[str, Any]]:
     train, test = _split(n, hyper.get("holdout"))
     if train.size < 2:
         raise InputError(f"{rows.source}: {train.size} training row(s); a run needs at least 2")
-    labels = np.array([_label_text(v) for v in rows.labels], dtype=object)
-    seen = natural_sort(set(labels[train]))
-    classes = hyper.get("classes")
-    if classes is None:
-        classes = tuple(seen)
-        if len(classes) < 2:
-            raise InputError(f"{rows.source}: the labels in column {rows.target!r} have one class "
-                             f"only ({classes[0]!r}); a classifier needs two or more: add rows "
-                             "of another class, or list the classes with --set classes=a,b")
-    else:
-        unknown = [c for c in seen if c not in classes]
-        if unknown:
-            raise InputError(f"label(s) {unknown} are not in classes={','.join(classes)}; add "
-                             "them to --set classes or leave classes unset")
-        if len(classes) < 2:
-            raise InputError(f"classes={','.join(classes)}: a classifier needs two or more")
-    index = {c: i for i, c in enumerate(classes)}
-    for r in test:
-        if labels[r] not in index:
-            raise InputError(f"{rows.source}, held-out row {r + 1}: class {labels[r]!r} was "
-                             f"unseen at training time (classes: {', '.join(classes)}); list it "
-                             "with --set classes=..., or use --set holdout=0")
+    labels, classes, index = resolve_classes(rows, train, test, hyper.get("classes"),
+                                             needs="a classifier needs")
     nu0 = hyper.get("nu0")
     nu0 = d + 2 if nu0 is None else nu0
     if nu0 <= d:
