@@ -463,6 +463,9 @@ def report(
     console.print(str(site.index.resolve()))
 
 
+from compare import cli_sensitivity  # noqa: E402,F401  (registers `sensitivity` on app)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: map every failure to its documented exit code."""
     from compare.registry import InputError

@@ -1,0 +1,162 @@
+"""The ``bayes-compare sensitivity`` command (registered on :data:`compare.cli.app`).
+
+Exit codes as ``run``: 0 when every MCMC point agrees (or none was asked
+for), 1 when one disagrees, 2 when one is inconclusive (and none disagrees),
+3 for bad input (a grid outside the parameter's domain, an unknown
+hyperparameter, a grid of one point, a topic without a closed form).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from compare.cli import BadInput, _check_writable, _console, _load_data, _parse_sets, app, err
+
+#: Rows of the sweep table printed (the JSON holds every grid point).
+TABLE_ROWS = 12
+
+
+@app.command("sensitivity")
+def sensitivity_command(
+    topic: Annotated[str, typer.Argument(help="a topic with a closed form (see `list`)")],
+    param: Annotated[str, typer.Option(help="the hyperparameter to sweep (linear-regression: "
+                                            "also lambda = noise_sd^2/prior_sd^2)")],
+    grid: Annotated[str | None, typer.Option(help="grid values a,b,c")] = None,
+    log_grid: Annotated[str | None, typer.Option("--log-grid", help="LO:HI:N, N log-spaced "
+                                                 "values (lambda alone defaults to the course's "
+                                                 "1e-8 n .. 0.1 n)")] = None,
+    mcmc_at: Annotated[int, typer.Option("--mcmc-at", help="run MCMC (with the calibrated "
+                                         "verdict) at K grid points spread over the grid")] = 0,
+    data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
+    column: Annotated[str | None, typer.Option(help="CSV column to read")] = None,
+    target: Annotated[str | None, typer.Option(help="table topics: the target column")] = None,
+    features: Annotated[str | None, typer.Option(help="table topics: input columns a,b,...")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    draws: Annotated[int | None, typer.Option(help="kept draws per chain (MCMC points)")] = None,
+    chains: Annotated[int | None, typer.Option(help="number of chains")] = None,
+    tune: Annotated[int | None, typer.Option(help="warm-up draws per chain")] = None,
+    seed: Annotated[int | None, typer.Option(help="random seed")] = None,
+    alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate of each point's agreement test")] = None,
+    json_path: Annotated[str | None, typer.Option("--json", help="write the JSON document to PATH, or - for stdout")] = None,
+    out: Annotated[str | None, typer.Option(help="directory for sensitivity.json and sensitivity.png "
+                                                 "(default reports/runs/<topic>/)")] = None,
+) -> None:
+    """Exact posterior along a grid of one hyperparameter, MCMC at K points, power-scaling."""
+    from compare import sensitivity as sens
+    from compare.defaults import DEFAULT
+    from compare.output import atomic_write, dumps
+    from compare.registry import get_topic
+
+    t = get_topic(topic)
+    sens.check_topic(t)
+    sens.check_param(t, param)
+    overrides = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
+                                         alpha=alpha).items() if v is not None}
+    try:
+        settings = dataclasses.replace(DEFAULT, **overrides)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    if json_path not in (None, "-"):
+        _check_writable(Path(json_path), "--json")
+    if out is not None:
+        _check_writable(Path(out), "--out")
+    values, dataset, source = _load_data(t, data, column, target, features)
+    hyper = t.hyper(_parse_sets(set_), dataset=dataset, parsed=False)
+    if grid is None and log_grid is None and param == sens.LAMBDA:
+        x, _ = sens._prepare(t, values, hyper, source)
+        points = sens.default_grid(t, param, hyper, sens._n_obs(x))
+    else:
+        points = sens.parse_grid(grid=grid, log_grid=log_grid)
+    if mcmc_at:
+        sens.mcmc_indices(len(points), mcmc_at)
+    console = _console(json_path == "-")
+    with err.status(f"{t.name}: exact sweep over {len(points)} values of {param}") as status:
+        def on_point(j: int, k: int, value: float) -> None:
+            status.update(f"{t.name}: MCMC at {param}={value:.4g} ({j + 1} of {k})")
+        result = sens.sensitivity(t, data=values, hyper=hyper, param=param, grid=points,
+                                  mcmc=mcmc_at, settings=settings, source=source,
+                                  on_point=on_point)
+    doc = sens.to_document(result)
+    _print(result, doc, console)
+    out_dir = Path(out) if out is not None else Path("reports/runs") / t.name
+    sens.save(result, out_dir)
+    console.print(f"wrote {out_dir / sens.SENSITIVITY_FILE} and {out_dir / sens.FIGURE_FILE}",
+                  markup=False)
+    if json_path == "-":
+        sys.stdout.write(dumps(doc))
+        sys.stdout.flush()
+    elif json_path is not None:
+        atomic_write(json_path, dumps(doc))
+    raise typer.Exit(result.exit_code)
+
+
+def _f(v, spec: str = ".4g") -> str:
+    return "n/a" if v is None else format(v, spec)
+
+
+def _print(result, doc, out) -> None:
+    import numpy as np
+
+    s = result.sweep
+    shown = list(s.parameters[:2])
+    table = Table(title=f"{result.topic}: exact posterior along {s.param} on {result.source} "
+                        f"(n={result.n}); {len(s.grid)} values in {s.seconds:.3g} s "
+                        f"({s.method})")
+    table.add_column(s.param, justify="right")
+    for name in shown:
+        table.add_column(f"{escape(name)} mean", justify="right")
+        table.add_column(f"{int(100 * doc['exact']['interval'])}% interval", justify="right")
+    table.add_column("log evidence", justify="right")
+    table.add_column("MCMC", justify="left")
+    rows = np.unique(np.concatenate([np.round(np.linspace(0, len(s.grid) - 1,
+                                                          min(TABLE_ROWS, len(s.grid)))),
+                                     [p.index for p in result.points]]).astype(int))
+    by_index = {p.index: p for p in result.points}
+    for g in rows:
+        cells = [format(s.grid[g], ".4g")]
+        for i in range(len(shown)):
+            cells.append(format(s.mean[g, i], ".4g"))
+            cells.append("n/a" if not np.isfinite(s.lower[g, i]) else
+                         f"[{s.lower[g, i]:.4g}, {s.upper[g, i]:.4g}]")
+        cells.append(format(s.log_evidence[g], ".6g"))
+        p = by_index.get(int(g))
+        cells.append("" if p is None else f"{p.verdict.upper()} max|z| {_f(p.max_abs_z, '.2f')}"
+                                          f" <= {_f(p.threshold, '.2f')}")
+        table.add_row(*cells)
+    out.print(table)
+    if len(s.parameters) > len(shown):
+        out.print(f"(first {len(shown)} of {len(s.parameters)} parameters; the JSON has all)",
+                  markup=False)
+    blocks = []
+    if result.power is not None:
+        blocks.append(("exact at the current value "
+                       f"({s.param}={result.base_value:.4g}, range of {result.power.n_draws} "
+                       "draws)", result.power))
+    blocks += [(f"at {s.param}={p.value:.4g}: exact (on the draws' range) vs psense on MCMC",
+                p.power_scaling) for p in result.points if p.power_scaling is not None]
+    for title, ps in blocks:
+        view = Table(title=f"power-scaling sensitivity, {title}", title_justify="left")
+        for col in ("parameter", "prior exact", "prior psense", "likelihood exact",
+                    "likelihood psense", "diagnosis (exact)", "diagnosis (psense)"):
+            view.add_column(col, justify="left" if col in ("parameter",) or "diag" in col
+                            else "right")
+        from compare.sensitivity import power_rows
+
+        for r in power_rows(ps):
+            view.add_row(escape(r["parameter"]), f"{r['prior_exact']:.4f}",
+                         _f(r["prior_psense"], ".4f"), f"{r['likelihood_exact']:.4f}",
+                         _f(r["likelihood_psense"], ".4f"), r["diagnosis_exact"],
+                         (r["diagnosis_psense"] or "") + ("  (differs from exact)"
+                                                          if r["diagnoses_differ"] else ""))
+        out.print(view)
+    if result.verdict is not None:
+        colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]
+        out.print(f"MCMC at {len(result.points)} points: [bold {colour}]"
+                  f"{result.verdict.upper()}[/bold {colour}]")
