@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $(STAMP)
 
+# Two pytest-xdist workers, one test file per worker at a time (module fixtures
+# such as the calibration studies stay on one worker).  TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= 2
 test: install
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 # Every topic on its builtin data, then the summary table and the HTML site
 # (reports/index.html).  Both are written even when a topic disagrees, and
