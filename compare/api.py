@@ -212,6 +212,20 @@ class Exact:
         """Number of parameters."""
         return int(np.asarray(self.mean).size)
 
+    def as_posterior(self, parameters: Sequence[str] | None = None, *,
+                     seed: int = 0) -> ExactPosteriorAdapter:
+        """This description as an ``analytic.ExactPosterior``.
+
+        For a topic file's ``solve``, which returns
+        ``ExactAnswer(posterior=exact.as_posterior(), ...)``.  ``seed`` seeds
+        the exact draws behind moments that have no closed form.
+        """
+        names = parameters or self.parameters or tuple(f"x[{i}]" for i in range(self.d))
+        if len(names) != self.d:
+            raise InputError(f"parameters has {len(names)} names but exact.mean has "
+                             f"{self.d} entries")
+        return ExactPosteriorAdapter(self, tuple(str(n) for n in names), seed=seed)
+
     @classmethod
     def from_scipy(cls, dist: Any, *, parameters: Sequence[str] | None = None,
                    **kwargs: Any) -> Exact:
@@ -632,8 +646,12 @@ def _variable_shapes(model: Any, var_names: Sequence[str]) -> dict[str, tuple[in
         free = [rv.name for rv in model.free_RVs]
         raise InputError(f"var_names: the model has no variable(s) {missing}; its free "
                          f"variables are {free}")
-    fn = model.compile_fn([model[v] for v in var_names], inputs=model.value_vars,
-                          point_fn=False, on_unused_input="ignore")
+    import warnings
+
+    with warnings.catch_warnings():  # numba's object-mode notes for sampling ops
+        warnings.simplefilter("ignore")
+        fn = model.compile_fn([model[v] for v in var_names], inputs=model.value_vars,
+                              point_fn=False, on_unused_input="ignore")
     point = model.initial_point()
     values = fn(*[point[v.name] for v in model.value_vars])
     return {v: tuple(np.shape(val)) for v, val in zip(var_names, values)}

@@ -289,6 +289,7 @@ def get_topic(name: str) -> Topic:
     """Look up a registered topic by CLI name."""
     import compare.topics  # noqa: F401  (registers the builtin topics)
 
+    _installed_topics()
     try:
         return REGISTRY[name]
     except KeyError:
@@ -299,4 +300,12 @@ def get_topic(name: str) -> Topic:
 def all_topics() -> list[Topic]:
     import compare.topics  # noqa: F401
 
+    _installed_topics()
     return list(REGISTRY.values())
+
+
+def _installed_topics() -> None:
+    """Register installed packages' topics (entry point group ``bayes_compare.topics``), once."""
+    from compare.topic_file import load_installed
+
+    load_installed()
