@@ -365,6 +365,194 @@ def gp_kernel(run: SavedRun):
     return fig
 
 
+def sensitivity(run: SavedRun):
+    """Exact posterior path along one hyperparameter (compare/sensitivity.py); the exact
+    sweep is computed here, beside the run, when no sensitivity.json is saved."""
+    from compare.sensitivity import figure, for_run
+
+    doc = for_run(run.directory, run.doc)
+    return None if doc is None else figure(doc)
+
+
+_METHOD_STYLE = {"exact": ("exact predictive", COLORS["exact"], "-"),
+                 "mcmc": ("MCMC predictive", COLORS["mcmc"], "--"),
+                 "plugin": ("plug-in", COLORS["plugin"], ":")}
+
+
+def _observed_points(run: SavedRun, features: list[str]):
+    """Training inputs and labels from /observed_data (None when not saved)."""
+    observed = run.group("observed_data")
+    if observed is None or not all(f in observed for f in features):
+        return None
+    x = np.column_stack([observed[f].values.astype(float) for f in features])
+    label_vars = [v for v in observed.data_vars if v not in features]
+    labels = observed[label_vars[-1]].values if label_vars else None
+    return x, labels
+
+
+def _label_text(value: Any) -> str:
+    """A label as the classifiers name classes: integer-valued numbers without ".0"."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def decision_boundary(run: SavedRun):
+    """Classifiers: P(class | x) over the first inputs, exact against MCMC and plug-in."""
+    import matplotlib.pyplot as plt
+
+    _azp()
+    section = run.doc.get("decision_boundary")
+    if not section:
+        return None
+    features, axes, classes = section["features"], section["axes"], section["classes"]
+    probs = {k: np.asarray(v, dtype=float) for k, v in section["probability"].items()}
+    fixed = section.get("fixed") or {}
+    held = (", others at their mean" if fixed else "")
+    if len(features) == 1:
+        fig, ax = plt.subplots(figsize=(8, 4))
+        u = np.asarray(axes[0])
+        for c in range(1 if len(classes) == 2 else 0, len(classes)):
+            for name, p in probs.items():
+                label, color, style = _METHOD_STYLE.get(name, (name, None, "-"))
+                ax.plot(u, p[:, c], ls=style, color=color if len(classes) == 2 else None,
+                        label=f"{label}: P({classes[c]} | x)")
+        ax.set_xlabel(features[0])
+        ax.set_ylabel("probability")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize="small")
+        ax.set_title(f"class probability along {features[0]}{held}", fontsize="medium")
+        fig.tight_layout()
+        return fig
+    g0, g1 = np.meshgrid(axes[0], axes[1], indexing="ij")
+    fig, ax = plt.subplots(figsize=(7.5, 6))
+    exact = probs.get("exact", next(iter(probs.values())))
+    cmap = plt.get_cmap("tab10")
+    # Colour: the exact predictive's most probable class, shaded by its probability.
+    top = exact.argmax(axis=-1)
+    rgba = np.array([cmap(c % 10) for c in top.ravel()]).reshape(*top.shape, 4)
+    rgba[..., 3] = 0.15 + 0.35 * (exact.max(axis=-1) - 1 / len(classes)) / (1 - 1 / len(classes))
+    ax.imshow(np.transpose(rgba, (1, 0, 2)), origin="lower", aspect="auto",
+              extent=(axes[0][0], axes[0][-1], axes[1][0], axes[1][-1]))
+    handles = []
+    for name, p in probs.items():
+        label, color, style = _METHOD_STYLE.get(name, (name, "#444444", "-"))
+        # A boundary is where the leading class changes: the zero set of
+        # (P of class c) - (largest P among the others), for each class c.
+        for c in range(len(classes) if len(classes) > 2 else 1):
+            others = np.delete(p, c, axis=-1).max(axis=-1)
+            margin = p[..., c] - others
+            if margin.min() < 0 < margin.max():
+                ax.contour(g0, g1, margin, levels=[0.0], colors=[color], linestyles=[style],
+                           linewidths=1.6)
+        handles.append(plt.Line2D([], [], color=color, ls=style, label=f"{label} boundary"))
+    points = _observed_points(run, features)
+    if points is not None:
+        x, labels = points
+        if labels is not None:
+            names = [_label_text(v) for v in labels]
+            for c, cls in enumerate(classes):
+                sel = np.array([n == cls for n in names])
+                if sel.any():
+                    ax.scatter(x[sel, 0], x[sel, 1], s=9, color=cmap(c % 10), edgecolor="k",
+                               linewidths=0.3, label=f"class {cls}")
+                    handles.append(plt.Line2D([], [], marker="o", ls="", color=cmap(c % 10),
+                                              label=f"class {cls}"))
+        else:
+            ax.plot(x[:, 0], x[:, 1], ".", ms=3, color="#555555")
+    ax.set_xlim(axes[0][0], axes[0][-1])
+    ax.set_ylim(axes[1][0], axes[1][-1])
+    ax.set_xlabel(features[0])
+    ax.set_ylabel(features[1])
+    ax.legend(handles=handles, fontsize="small", loc="best")
+    title = "decision boundaries" + (f" (plug-in: {section['plugin']})" if section.get("plugin")
+                                     else "") + held
+    ax.set_title(title, fontsize="medium")
+    fig.tight_layout()
+    return fig
+
+
+def calibration(run: SavedRun):
+    """Classifiers: reliability diagram of the predicted probabilities, per method."""
+    import matplotlib.pyplot as plt
+
+    _azp()
+    section = run.doc.get("calibration")
+    if not section or not section.get("methods"):
+        return None
+    fig, ax = plt.subplots(figsize=(6.5, 5))
+    ax.plot([0, 1], [0, 1], color="#999999", lw=0.8, label="perfect calibration")
+    offsets = {"exact": 0.0, "mcmc": 0.006, "plugin": -0.006}
+    for name, method in section["methods"].items():
+        label, color, _ = _METHOD_STYLE.get(name, (name, None, "-"))
+        bins = method["bins"]
+        if not bins:
+            continue
+        mp = np.array([b["mean_predicted"] for b in bins]) + offsets.get(name, 0.0)
+        ob = np.array([b["observed"] for b in bins])
+        se = np.array([b["se"] for b in bins])
+        ax.errorbar(mp, ob, yerr=1.96 * se, fmt="o-", ms=4, lw=1, capsize=2, color=color,
+                    label=f"{label} (Brier {method['brier']:.3f}, ECE {method['ece']:.3f})")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(f"predicted {section['kind']} (bin mean)")
+    ax.set_ylabel("observed frequency")
+    ax.set_title(f"reliability on {section['rows']}", fontsize="medium")
+    ax.legend(fontsize="small", loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def laplace_overlay(run: SavedRun):
+    """Logistic regression: MCMC and the Laplace normal against the exact marginals,
+    and the Laplace error as n grows."""
+    import matplotlib.pyplot as plt
+    from scipy import stats
+
+    _azp()
+    section = run.doc.get("laplace_overlay")
+    if not section:
+        return None
+    params = section["parameters"][:MAX_SHOWN]
+    rows_err = (run.doc.get("laplace_error") or {}).get("rows") or []
+    cols = min(3, len(params) + (1 if rows_err else 0))
+    panels = len(params) + (1 if rows_err else 0)
+    nrows = -(-panels // cols)
+    fig, axs = plt.subplots(nrows, cols, figsize=(3.6 * cols, 2.8 * nrows + 0.5), squeeze=False)
+    draws = run.draws.reshape(-1, len(run.parameters))
+    for i, p in enumerate(params):
+        ax = axs.flat[i]
+        edges = np.asarray(p["edges"])
+        j = run.parameters.index(p["parameter"]) if p["parameter"] in run.parameters else i
+        ax.hist(draws[:, j], bins=edges, density=True, color=COLORS["mcmc"], alpha=0.35,
+                label="MCMC")
+        ax.stairs(p["reference_density"], edges, color=COLORS["exact"], lw=1.2,
+                  label="exact (reference draws)")
+        grid = np.linspace(edges[0], edges[-1], 200)
+        ax.plot(grid, stats.norm.pdf(grid, p["laplace_mean"], p["laplace_sd"]),
+                color=COLORS["map"], ls="--", lw=1.2, label="Laplace N(MAP, H^-1)")
+        ax.set_title(p["parameter"], fontsize="small")
+        ax.set_yticks([])
+    if rows_err:
+        ax = axs.flat[len(params)]
+        n = np.array([r["n"] for r in rows_err], dtype=float)
+        ax.loglog(n, [max(r["max_abs_shift"], 1e-6) for r in rows_err], "o-",
+                  color=COLORS["map"], label="max |mean shift| (sd)")
+        ax.loglog(n, [max(abs(r["max_log_sd_ratio"]), 1e-6) for r in rows_err], "s--",
+                  color=COLORS["mle"], label="max |log sd ratio|")
+        ax.set_xticks(n, [str(int(v)) for v in n], fontsize="x-small")
+        ax.minorticks_off()
+        ax.set_xlabel("n (rows)")
+        ax.set_title("Laplace error vs n", fontsize="small")
+        ax.legend(fontsize="x-small")
+    for ax in list(axs.flat)[panels:]:
+        ax.axis("off")
+    handles, labels = axs.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False, fontsize="small")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
 @dataclass(frozen=True)
 class FigureKind:
     """One kind of figure on a run page."""
@@ -393,6 +581,23 @@ FIGURES: tuple[FigureKind, ...] = (
                "inputs against the MCMC median and 2.5-97.5% quantiles.", gp_function),
     FigureKind("gp_kernel", "Kernel matrix",
                "Gaussian process: the prior covariance K between the data inputs.", gp_kernel),
+    FigureKind("sensitivity", "Prior sensitivity",
+               "Exact posterior mean and 95% interval along a grid of one hyperparameter, "
+               "MCMC points (mean +- 1.96 sd) where they were run, and the log evidence.",
+               sensitivity),
+    FigureKind("decision_boundary", "Decision boundaries",
+               "Classifiers: where the most probable class changes, under the exact posterior "
+               "predictive, the MCMC predictive (averaged over draws) and a plug-in point "
+               "estimate; shading is the exact predictive's leading class and its probability.",
+               decision_boundary),
+    FigureKind("calibration", "Calibration of predicted probabilities",
+               "Reliability diagram: predicted probability (binned) against the observed "
+               "frequency, with 95% binomial bars; points on the diagonal are calibrated.",
+               calibration),
+    FigureKind("laplace_overlay", "Laplace approximation against MCMC",
+               "Logistic regression: each weight's exact marginal (histogram of reference "
+               "draws), the MCMC draws and the Laplace normal N(MAP, H^-1); last panel: the "
+               "Laplace error shrinking as n grows.", laplace_overlay),
     FigureKind("trace", "Trace", "Each chain's draws and density (arviz-plots).", trace),
     FigureKind("rank", "Rank plot",
                "Fractional-rank ECDF of each chain against its simultaneous envelope; chains "

@@ -281,11 +281,19 @@ def _run_context(run: SavedRun, figures: list[FigureResult], index_href: str) ->
         "evidence": _evidence(doc),
         "predictive": _predictive_rows(doc),
         "others": _other_sections(doc),
+        "sensitivity": _sensitivity_section(run),
         "figures": figures,
         "index_href": index_href,
         "max_z": next((c["statistic"] for c in checks if c["name"] == "agreement"), None),
         "threshold": next((c["threshold"] for c in checks if c["name"] == "agreement"), None),
     }
+
+
+def _sensitivity_section(run: SavedRun) -> dict[str, Any] | None:
+    """The prior-sensitivity section (compare/sensitivity.py), from sensitivity.json if saved."""
+    from compare.sensitivity import page_context
+
+    return page_context(run.directory)
 
 
 def _index_row(run: SavedRun, href: str) -> dict[str, Any]:

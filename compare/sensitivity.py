@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -500,6 +501,10 @@ def power_scaling(topic: Topic, *, data: Any, hyper: Mapping[str, Any], source: 
                         n_draws=int(n_draws or DEFAULT.draws * DEFAULT.chains))
 
 
+#: pm.set_data then compute: one thread at a time per process.
+_MODEL_LOCK = threading.Lock()
+
+
 def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
                        tree: xr.DataTree) -> xr.DataTree:
     """``tree`` plus PyMC's ``log_prior`` and ``log_likelihood`` groups (the topic's model)."""
@@ -511,15 +516,21 @@ def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
 
     structure = topic.structure(x, hyper)
     key = (topic.name, tuple(sorted(structure.items())), topic.build_model)
-    compiled = CACHE.get(key, lambda: topic.build_model(**structure), topic.variables)
-    tree = tree.copy()
-    with compiled._lock, warnings.catch_warnings():
+    # The run's compiled model when this process has one; else the bare PyMC model
+    # (no nutpie compile: only PyMC's log densities are needed).
+    cached = CACHE._models.get(key)
+    model = cached.model if cached is not None else topic.build_model(**structure)
+    lock = cached._lock if cached is not None else _MODEL_LOCK
+    values = topic.model_data(x=x, **hyper)
+    coords = {"obs": np.arange(int(np.asarray(values["x"]).shape[0]))} if "x" in values else None
+    posterior = tree.posterior.to_dataset()[list(topic.variables)]
+    slim = xr.DataTree.from_dict({"/posterior": posterior})
+    with lock, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compiled.set_data(topic.model_data(x=x, **hyper))
-        posterior = xr.DataTree(tree.posterior.to_dataset()[list(topic.variables)])
-        slim = xr.DataTree.from_dict({"/posterior": posterior.to_dataset()})
-        slim = pm.stats.compute_log_likelihood(slim, model=compiled.model, progressbar=False)
-        slim = pm.stats.compute_log_prior(slim, model=compiled.model, progressbar=False)
+        pm.set_data(values, model=model, coords=coords)
+        slim = pm.stats.compute_log_likelihood(slim, model=model, progressbar=False)
+        slim = pm.stats.compute_log_prior(slim, model=model, progressbar=False)
+    tree = tree.copy()
     tree["log_likelihood"] = slim["log_likelihood"]
     tree["log_prior"] = slim["log_prior"]
     return tree
@@ -763,22 +774,27 @@ def figure(doc: dict[str, Any]):
 
 
 # --- the report ---------------------------------------------------------------------
-def ensure_for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The sensitivity document beside a saved run; computed (exact only) when missing.
+def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The sensitivity document beside a saved run, computed (exact only) unless the
+    ``sensitivity`` command saved one.
 
     A closed-form topic run on builtin data gets the exact sweep over
-    :data:`REPORT_PARAM` and exact power-scaling, written to
-    ``sensitivity.json`` beside the run (MCMC points come only from the
-    ``sensitivity`` command).  Returns None for topics without a closed form
-    or runs whose data cannot be reloaded.
+    :data:`REPORT_PARAM` at the run's hyperparameters and exact power-scaling,
+    written to ``sensitivity.json`` beside the run with ``"generated_by":
+    "report"`` (recomputed at every report build, so it follows the run; MCMC
+    points come only from the ``sensitivity`` command, whose file is kept).
+    Returns None for topics without a closed form or runs whose data cannot
+    be reloaded.
     """
-    from compare.output import atomic_write, dumps
+    from compare.output import DRAWS_FILE, _clean, atomic_write, dumps
     from compare.registry import REGISTRY, all_topics
 
     run_dir = Path(run_dir)
     path = run_dir / SENSITIVITY_FILE
     if path.is_file():
-        return json.loads(path.read_text())
+        saved = json.loads(path.read_text())
+        if saved.get("generated_by") != "report":
+            return saved
     all_topics()
     topic = REGISTRY.get(doc.get("topic", ""))
     source = str(doc.get("data", {}).get("source", ""))
@@ -787,18 +803,36 @@ def ensure_for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any
         return None
     dataset = topic.builtin_data(source[len("builtin:"):])
     hyper = topic.hyper(dataset=dataset)
-    saved = doc.get("hyperparameters") or {}
+    saved_hyper = doc.get("hyperparameters") or {}
     for h in topic.hyperparameters:  # the run's own values of the numeric hyperparameters
-        if not h.structural and h.kind in ("positive", "real") and saved.get(h.name) is not None:
-            hyper[h.name] = h.check(saved[h.name])
+        if not h.structural and h.kind in ("positive", "real") \
+                and saved_hyper.get(h.name) is not None:
+            hyper[h.name] = h.check(saved_hyper[h.name])
     data = dataset.load()
     param = REPORT_PARAM[topic.name]
     x, _ = _prepare(topic, data, hyper, source)
     grid = default_grid(topic, param, hyper, _n_obs(x))
     result = sensitivity(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
-    out = to_document(result)
+    out = {**to_document(result), "generated_by": "report"}
+    draws_file = run_dir / DRAWS_FILE
+    if topic.name in POWER_SCALED and draws_file.is_file():
+        with xr.open_datatree(draws_file) as tree:
+            ps = power_scaling(topic, data=data, hyper=hyper, source=source, tree=tree.load())
+        out["power_scaling_run"] = _clean({"n_draws": ps.n_draws, "rows": power_rows(ps)})
     atomic_write(path, dumps(out))
     return out
+
+
+def page_context(run_dir: str | Path) -> dict[str, Any] | None:
+    """The run page's sensitivity section from ``sensitivity.json`` beside the run, if any."""
+    path = Path(run_dir) / SENSITIVITY_FILE
+    if not path.is_file():
+        return None
+    try:
+        return report_context(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError) as err:
+        return {"error": f"{SENSITIVITY_FILE} could not be read ({type(err).__name__}: {err}); "
+                         "rerun `bayes-compare sensitivity` or delete the file"}
 
 
 def report_context(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -811,6 +845,8 @@ def report_context(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
     ps = doc.get("power_scaling")
     power = []
     blocks = [("exact, at the current value", ps)] if ps else []
+    if doc.get("power_scaling_run"):
+        blocks.append(("the run's MCMC draws", doc["power_scaling_run"]))
     blocks += [(f"{doc['param']} = {fmt(p['value'])} (MCMC)", {"rows": p["power_scaling"]})
                for p in doc.get("mcmc", []) if p.get("power_scaling")]
     for label, block in blocks:
@@ -824,6 +860,8 @@ def report_context(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
                           "diagnosis_psense": r["diagnosis_psense"] or "",
                           "differ": bool(r.get("diagnoses_differ"))})
     return {
+        "error": None, "source": doc["data"]["source"], "n": doc["data"]["n"],
+        "generated_by": doc.get("generated_by", "sensitivity command"),
         "param": doc["param"], "points": len(grid), "lo": fmt(min(grid)), "hi": fmt(max(grid)),
         "base": fmt(doc["base_value"]), "seconds": fmt(doc["exact"]["seconds"], ".3g"),
         "method": doc["exact"]["method"], "verdict": doc.get("verdict"),
