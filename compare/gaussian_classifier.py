@@ -25,6 +25,7 @@ import analytic.gaussian_classifier as gc
 import analytic.gaussian_mixture as gm
 import pymc_models.gaussian_classifier as m_gc
 from compare.checks import Extra, ExtraContext
+from compare.classifier_report import decision_grid, most_separating, reliability
 from compare.classification import _label_text, _split, resolve_classes
 from compare.data import StreamedTable, Table
 from compare.registry import InputError, Simulation
@@ -32,6 +33,8 @@ from compare.registry import InputError, Simulation
 #: Held-out rows whose MCMC predictive is computed (the first ones), and draws used.
 PREDICT_ROWS = 200
 PREDICT_DRAWS = 1000
+#: Draws in the MCMC predictive over the decision-boundary grid (GRID^2 points).
+GRID_DRAWS = 300
 
 
 @dataclass(frozen=True, eq=False)
@@ -340,4 +343,40 @@ def extras(ctx: ExtraContext) -> Extra:
                      + f"; MCMC predictive vs Student-t max |dP| "
                      f"{p_sec['max_abs_mcmc_minus_student_t']:.2e} "
                      f"(at most {PREDICT_DRAWS} draws: an estimate)")
-    return Extra(checks=(), sections={"gaussian_classifier": section}, lines=tuple(lines))
+    sections = {"gaussian_classifier": section, **_figure_sections(ctx)}
+    return Extra(checks=(), sections=sections, lines=tuple(lines))
+
+
+def _figure_sections(ctx: ExtraContext) -> dict[str, Any]:
+    """Decision boundary (first two features) and the reliability table of the predictive."""
+    data: GCData = ctx.x
+    k, d = len(data.classes), len(data.features)
+    post = ctx.tree.posterior
+
+    def draws(name, *shape, count=GRID_DRAWS):
+        arr = np.asarray(post[name].transpose("chain", "draw", ...).values).reshape(-1, *shape)
+        return arr[:: max(1, arr.shape[0] // count)]
+
+    pi, mu, lam = draws("pi", k), draws("mu", k, d), draws("Lambda", k, d, d)
+    # The plug-in: the exact posterior means of (pi, mu, Lambda) as one "draw".
+    m = np.asarray(ctx.exact.posterior.mean, dtype=float)
+    mean_pi, mean_mu, mean_lam = (m[:k][None], m[k:k + k * d].reshape(1, k, d),
+                                  m[k + k * d:].reshape(1, k, d, d))
+    predictors = {
+        "exact": ctx.exact.predictive.log_proba,
+        "mcmc": lambda rows: mcmc_log_proba(pi=pi, mu=mu, lam=lam, x=rows),
+        "plugin": lambda rows: mcmc_log_proba(pi=mean_pi, mu=mean_mu, lam=mean_lam, x=rows),
+    }
+    out = {"decision_boundary": decision_grid(
+        x=data.x, features=data.features, classes=data.classes, predictors=predictors,
+        plugin="exact posterior means of pi, mu, Lambda",
+        shown=most_separating(x=data.x, y=data.y))}
+    held_out = data.test_y.size > 0
+    rows_x, truth = (data.test_x, data.test_y) if held_out else (data.x, data.y)
+    rows_x, truth = rows_x[:PREDICT_ROWS], truth[:PREDICT_ROWS]
+    out["calibration"] = reliability(
+        log_proba={name: f(rows_x) for name, f in predictors.items()}, truth=truth,
+        classes=data.classes,
+        rows=(f"{truth.size} held-out rows" if held_out
+              else f"{truth.size} training rows (in-sample; --set holdout=0)"))
+    return out

@@ -21,10 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 import analytic.logistic_regression as alr
 import pymc_models.logistic_regression as mlr
+from compare.agreement import posterior_array
 from compare.checks import Extra, ExtraContext
+from compare.classifier_report import (DIGITS, binary_log_proba, decision_grid,
+                                       most_separating, reliability)
 from compare.data import StreamedTable, Table, table_from_arrays
 from compare.registry import BuiltinData, InputError, Simulation
 from compare.regression import _features
@@ -37,6 +41,10 @@ BREAST_CANCER_FEATURES = ("mean radius", "mean texture", "mean smoothness")
 LAPLACE_SIZES = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
 #: Importance draws per subset in the sweep (the whole-data reference uses reference_draws).
 SWEEP_DRAWS = 2**15
+#: MCMC draws (thinned evenly) averaged in the MCMC predictive of the figures.
+PREDICT_DRAWS = 1000
+#: Reference draws in each weight's histogram of the Laplace-vs-MCMC overlay.
+OVERLAY_DRAWS = 20_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +61,8 @@ class LogisticDesign:
         Column names of ``phi`` (``"1"`` for the intercept).
     inputs : tuple of str
     target : str
+    raw : array of shape (n, p)
+        The input columns before the design (for the decision-boundary grid).
     """
 
     phi: np.ndarray
@@ -60,6 +70,7 @@ class LogisticDesign:
     names: tuple[str, ...]
     inputs: tuple[str, ...]
     target: str
+    raw: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.y.size)
@@ -76,7 +87,7 @@ def prepare(table: Table | StreamedTable, hyper: dict[str, Any]) -> tuple[Logist
     except ValueError as err:
         raise InputError(f"{table.source}, target {table.target!r}: {err}") from None
     return LogisticDesign(phi=phi, y=y, names=tuple(names), inputs=table.features,
-                          target=table.target), hyper
+                          target=table.target, raw=np.asarray(table.x, dtype=float)), hyper
 
 
 def solve(*, x: LogisticDesign, prior_sd: float, reference_draws: int = alr.DEFAULT_REFERENCE_DRAWS,
@@ -185,6 +196,7 @@ def extras(ctx: ExtraContext) -> Extra:
             "whole": _row(whole),
         },
     }
+    sections.update(_figure_sections(ctx, answer))
     lines = [_reference_line(ref, x), _laplace_table(post.parameters, sweep)]
     if sep.separated:
         lines.append(f"note: the classes are {sep.kind}ly separated: the MLE does not exist "
@@ -192,6 +204,46 @@ def extras(ctx: ExtraContext) -> Extra:
                      f"{np.round(sep.direction, 3).tolist()}); the MAP and the posterior do, "
                      "thanks to the prior")
     return Extra(sections=sections, lines=tuple(lines))
+
+
+def _figure_sections(ctx: ExtraContext, answer: alr.LogisticAnswer) -> dict[str, Any]:
+    """Decision boundary, reliability table and the Laplace-vs-MCMC overlay's densities."""
+    x: LogisticDesign = ctx.x
+    post = answer.posterior
+    w = posterior_array(ctx.tree.posterior, ctx.compiled.variables).reshape(-1, post.mean.size)
+    w = w[:: max(1, w.shape[0] // PREDICT_DRAWS)]
+
+    def design(rows: np.ndarray) -> np.ndarray:
+        return _features(rows, ctx.hyper, x.inputs)[0]
+
+    predictors = {
+        "exact": lambda rows: binary_log_proba(answer.predictive.prob(design(rows))),
+        "mcmc": lambda rows: binary_log_proba(special.expit(design(rows) @ w.T).mean(axis=1)),
+        "plugin": lambda rows: binary_log_proba(special.expit(design(rows) @ post.mean)),
+    }
+    sections: dict[str, Any] = {}
+    classes = ("0", "1")
+    if x.raw is not None:
+        sections["decision_boundary"] = decision_grid(
+            x=x.raw, features=x.inputs, classes=classes, predictors=predictors,
+            plugin="exact posterior mean of w", shown=most_separating(x=x.raw, y=x.y))
+        sections["calibration"] = reliability(
+            log_proba={name: f(x.raw) for name, f in predictors.items()}, truth=x.y,
+            classes=classes, rows=f"the {len(x)} training rows (in-sample)")
+    # Each weight's exact marginal as a histogram of reference draws, beside the
+    # Laplace normal; the figure adds the MCMC draws.
+    ref = post.sample(np.random.default_rng(ctx.settings.seed), OVERLAY_DRAWS)
+    overlay = []
+    for i, name in enumerate(post.parameters):
+        lo, hi = np.quantile(np.concatenate([ref[:, i], w[:, i]]), [0.0005, 0.9995])
+        edges = np.linspace(lo, hi, 61)
+        density, _ = np.histogram(ref[:, i], bins=edges, density=True)
+        overlay.append({"parameter": name, "edges": np.round(edges, 8).tolist(),
+                        "reference_density": np.round(density, DIGITS).tolist(),
+                        "laplace_mean": float(post.laplace.mean[i]),
+                        "laplace_sd": float(np.sqrt(post.laplace.cov[i, i]))})
+    sections["laplace_overlay"] = {"reference_draws": OVERLAY_DRAWS, "parameters": overlay}
+    return sections
 
 
 def _row(e: alr.LaplaceError) -> dict[str, Any]:

@@ -261,6 +261,9 @@ def observed_columns(column: Any) -> dict[str, np.ndarray]:
         cols[column.target] = column.y
     elif hasattr(column, "x") and hasattr(column, "features"):  # Points
         cols = {name: column.x[:, j] for j, name in enumerate(column.features)}
+        labels = getattr(column, "labels", None)  # LabelledPoints: the class of each row
+        if labels is not None:
+            cols[getattr(column, "target", None) or "label"] = np.asarray(labels).astype(str)
     elif isinstance(column, np.ndarray):
         cols = {"x": column}
     else:  # StreamedTable: never held in memory

@@ -79,6 +79,12 @@ def test_site_covers_every_topic_and_draws_every_figure(site):
         statuses = {f.kind: f.status for f in result.figures[topic]}
         for kind in ("marginals", "trace", "rank", "ess_evolution", "mcse", "zscores"):
             assert statuses[kind] == "ok", (topic, kind)
+    # The classifiers' own figures (compare/classifier_report.py sections).
+    for topic, kinds in {"logistic-regression": ("decision_boundary", "calibration",
+                                                 "laplace_overlay"),
+                         "gaussian-classifier": ("decision_boundary", "calibration")}.items():
+        statuses = {f.kind: f.status for f in result.figures[topic]}
+        assert all(statuses[k] == "ok" for k in kinds), (topic, statuses)
 
 
 @pytest.mark.mcmc

@@ -1,0 +1,83 @@
+"""The classifiers' report sections: reliability tables and decision-boundary grids."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from compare.classifier_report import (binary_log_proba, decision_grid, most_separating,
+                                       reliability)
+
+
+def test_reliability_of_calibrated_probabilities_is_within_its_binomial_error():
+    """Labels drawn from the predicted probabilities: each bin's observed frequency is
+    within 4.5 binomial SEs of its mean prediction (Bonferroni over 10 bins: a false
+    failure has probability < 1e-4), and the ECE is small."""
+    rng = np.random.default_rng(20261130)
+    p = rng.uniform(size=20_000)
+    truth = (rng.uniform(size=p.size) < p).astype(int)
+    table = reliability(log_proba={"exact": binary_log_proba(p)}, truth=truth,
+                        classes=("no", "yes"), rows="simulated")
+    method = table["methods"]["exact"]
+    assert table["kind"] == "P(yes)" and sum(b["count"] for b in method["bins"]) == p.size
+    for b in method["bins"]:
+        assert abs(b["observed"] - b["mean_predicted"]) < 4.5 * b["se"], b
+    assert method["ece"] < 0.02
+
+
+def test_reliability_sees_overconfidence():
+    """Power: probabilities pushed towards 0 and 1 (logit x 3) are caught by the table."""
+    rng = np.random.default_rng(7)
+    p = rng.uniform(0.05, 0.95, size=20_000)
+    truth = (rng.uniform(size=p.size) < p).astype(int)
+    over = special.expit(3 * special.logit(p))
+    table = reliability(log_proba={"calibrated": binary_log_proba(p),
+                                   "overconfident": binary_log_proba(over)},
+                        truth=truth, classes=("0", "1"), rows="simulated")
+    m = table["methods"]
+    assert m["overconfident"]["ece"] > 5 * m["calibrated"]["ece"]
+    assert m["overconfident"]["log_loss"] > m["calibrated"]["log_loss"]
+    worst = max(abs(b["observed"] - b["mean_predicted"]) / b["se"]
+                for b in m["overconfident"]["bins"])
+    assert worst > 10
+
+
+def test_brier_and_log_loss_match_their_definitions():
+    rng = np.random.default_rng(3)
+    prob = rng.dirichlet(np.ones(3), size=50)
+    truth = rng.integers(0, 3, size=50)
+    table = reliability(log_proba={"m": np.log(prob)}, truth=truth, classes=("a", "b", "c"),
+                        rows="50 rows")
+    m = table["methods"]["m"]
+    assert table["kind"] == "top-class confidence"
+    brier = np.mean([np.sum((prob[i] - np.eye(3)[truth[i]]) ** 2) for i in range(50)])
+    assert m["brier"] == pytest.approx(brier, rel=1e-12)
+    assert m["log_loss"] == pytest.approx(-np.mean(np.log(prob[np.arange(50), truth])),
+                                          rel=1e-12)
+
+
+def test_decision_grid_slices_through_the_mean_and_keeps_probabilities():
+    x = np.column_stack([np.linspace(-1, 1, 40), np.linspace(0, 4, 40), np.full(40, 2.0)])
+
+    def logistic(rows):
+        return binary_log_proba(special.expit(3 * rows[:, 0] - rows[:, 1] + rows[:, 2]))
+
+    grid = decision_grid(x=x, features=("a", "b", "c"), classes=("0", "1"),
+                         predictors={"exact": logistic}, shown=(0, 1), size=12)
+    assert grid["features"] == ["a", "b"] and grid["fixed"] == {"c": 2.0}
+    p = np.asarray(grid["probability"]["exact"])
+    assert p.shape == (12, 12, 2)
+    a, b = np.meshgrid(grid["axes"][0], grid["axes"][1], indexing="ij")
+    np.testing.assert_allclose(p[..., 1], special.expit(3 * a - b + 2.0), atol=1e-5)
+    np.testing.assert_allclose(p.sum(axis=-1), 1.0, atol=2e-5)
+    assert grid["axes"][0][0] < -1 and grid["axes"][0][-1] > 1  # 5% beyond the data
+
+
+def test_most_separating_picks_the_inputs_with_the_largest_f():
+    """The ranking is scipy's one-way ANOVA F (the same statistic up to a constant)."""
+    rng = np.random.default_rng(11)
+    y = np.repeat([0, 1, 2], 30)
+    x = rng.normal(size=(90, 4)) + np.outer(y, [0.1, 2.0, 0.0, 1.0])
+    f = [stats.f_oneway(*(x[y == c, j] for c in range(3))).statistic for j in range(4)]
+    assert most_separating(x=x, y=y) == tuple(np.argsort(f)[::-1][:2])
