@@ -646,15 +646,22 @@ def _variable_shapes(model: Any, var_names: Sequence[str]) -> dict[str, tuple[in
         free = [rv.name for rv in model.free_RVs]
         raise InputError(f"var_names: the model has no variable(s) {missing}; its free "
                          f"variables are {free}")
-    import warnings
+    shapes = model.eval_rv_shapes()  # free variables; FAST_COMPILE, nothing is JIT-compiled
+    others = [v for v in var_names if v not in shapes]
+    if others:  # deterministics: evaluate them once at the initial point, in Python mode
+        import warnings
 
-    with warnings.catch_warnings():  # numba's object-mode notes for sampling ops
-        warnings.simplefilter("ignore")
-        fn = model.compile_fn([model[v] for v in var_names], inputs=model.value_vars,
-                              point_fn=False, on_unused_input="ignore")
-    point = model.initial_point()
-    values = fn(*[point[v.name] for v in model.value_vars])
-    return {v: tuple(np.shape(val)) for v, val in zip(var_names, values)}
+        import pytensor
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn = model.compile_fn([model[v] for v in others], inputs=model.value_vars,
+                                  point_fn=False, on_unused_input="ignore",
+                                  mode=pytensor.compile.mode.FAST_COMPILE)
+            point = model.initial_point()
+            values = fn(*[point[v.name] for v in model.value_vars])
+        shapes.update({v: tuple(np.shape(val)) for v, val in zip(others, values)})
+    return {v: tuple(int(n) for n in shapes[v]) for v in var_names}
 
 
 def _observed(model: Any) -> tuple[dict[str, np.ndarray], int]:
@@ -697,6 +704,8 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
     ----------
     model : pymc.Model
         Your model, with its data in it (observed values or ``pm.Data``).
+        The model is compiled once per process; after ``pm.set_data`` a new
+        check samples the new ``pm.Data`` values without compiling again.
     exact : Exact
         The exact posterior of ``var_names``, flattened in C order and
         concatenated in the order given.
@@ -749,11 +758,14 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
     except ValueError as err:
         raise InputError(str(err)) from err
     t1 = time.perf_counter()
-    tree = compiled.sample({}, settings, seed=settings.seed, options=dict(sampler_options or {}))
+    # The model's pm.Data as they are now: after pm.set_data, a check of the same
+    # model samples the new values without compiling again.
+    data = {v.name: np.asarray(v.get_value()) for v in model.data_vars}
+    tree = compiled.sample(data, settings, seed=settings.seed, options=dict(sampler_options or {}))
     t2 = time.perf_counter()
     mcmc_draws = posterior_array(tree.posterior, var_names)
     divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
-    pymc_map = compiled.map_point({}) if posterior.mode is not None else None
+    pymc_map = compiled.map_point(data) if posterior.mode is not None else None
     observed, n = _observed(model)
     return CheckResult(_verdict(
         name=name, posterior=posterior, draws=mcmc_draws, divergences=divergences,
