@@ -121,6 +121,18 @@ def _parse_sets(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+TOPIC_FILE_HELP = ("a Python file defining TOPIC = compare.registry.Topic(...) (repeatable); "
+                   "its topics are checked and can then be used by name")
+
+
+def _load_topic_files(paths: list[Path] | None) -> None:
+    """Register the topics of each ``--topic-file`` (checked against the protocol)."""
+    from compare.topic_file import load_topic_file
+
+    for path in paths or []:
+        load_topic_file(path)
+
+
 #: CSV files above this size are read in chunks (sufficient statistics in one pass).
 STREAM_ABOVE_BYTES = 256 * 2**20
 
@@ -157,6 +169,12 @@ def _load_data(topic, data: str | None, column: str | None, target: str | None =
         source = f"{data}:{target}~{'+'.join(names)}"
         if stream or Path(data).stat().st_size > STREAM_ABOVE_BYTES:
             return StreamedTable(str(data), target, names), None, source
+        from compare import classification as clf
+        if topic.name in clf.TEXT_CSV_TOPICS and clf.has_text(data, target=target,
+                                                              features=names):
+            # Words or labels in the cells: text columns become a bag of words.
+            return clf.read_labelled(data, target=target, features=names, detect=True), \
+                None, source
         return read_table(data, target=target, features=names), None, source
     col = read_column(data, column)
     return parse_column(col, topic.data_kind), None, f"{data}:{col.name}"
@@ -281,6 +299,7 @@ def run_command(
     features: Annotated[str | None, typer.Option(help="regression: input columns a,b,... (default: all but the target)")] = None,
     stream: Annotated[bool, typer.Option(help="regression: read the CSV in chunks, one pass, bounded memory (automatic above 256 MiB)")] = False,
     set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    sizes: Annotated[str | None, typer.Option(help="logistic-regression: rows of the Laplace-error sweep, e.g. 20,50,100,200 (<= 1: shares of the rows); same as --set sizes=...")] = None,
     draws: Annotated[int | None, typer.Option(help="kept draws per chain")] = None,
     chains: Annotated[int | None, typer.Option(help="number of chains")] = None,
     tune: Annotated[int | None, typer.Option(help="warm-up draws per chain")] = None,
@@ -289,6 +308,7 @@ def run_command(
     json_path: Annotated[str | None, typer.Option("--json", help="write the JSON document to PATH, or - for stdout")] = None,
     out: Annotated[str | None, typer.Option(help="directory for draws and result.json "
                                                  "(default reports/runs/<topic>/; with --all, the parent)")] = None,
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
 ) -> None:
     """Run the exact and the MCMC posterior side by side and give a verdict."""
     import dataclasses
@@ -296,6 +316,7 @@ def run_command(
     from compare.defaults import DEFAULT
     from compare.registry import all_topics
 
+    _load_topic_files(topic_file)
     overrides = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
                                          alpha=alpha).items() if v is not None}
     try:
@@ -303,6 +324,10 @@ def run_command(
     except ValueError as e:
         raise BadInput(str(e)) from None
     sets = _parse_sets(set_)
+    if sizes is not None:
+        if "sizes" in sets:
+            raise BadInput("give the sweep once: --sizes or --set sizes=..., not both")
+        sets["sizes"] = sizes
     if json_path not in (None, "-"):
         _check_writable(Path(json_path), "--json")
     if out is not None:
@@ -312,7 +337,7 @@ def run_command(
         if (topic is not None or data is not None or column is not None or sets
                 or target is not None or features is not None):
             raise BadInput("--all runs every topic on its builtin data; it takes no TOPIC, "
-                           "--data, --column, --target, --features or --set")
+                           "--data, --column, --target, --features, --set or --sizes")
         if json_path not in (None, "-"):
             raise BadInput("with --all, --json takes only '-' (one JSON document per line); "
                            "each run's JSON is saved under --out")
@@ -330,6 +355,13 @@ def run_command(
         raise typer.Exit(code)
     if topic is None:
         raise BadInput("give a TOPIC (see `bayes-compare list`) or --all")
+    if sizes is not None:
+        from compare.registry import REGISTRY
+
+        known = REGISTRY.get(topic)
+        if known is not None and "sizes" not in {h.name for h in known.hyperparameters}:
+            raise BadInput(f"--sizes {sizes}: {topic} has no size sweep; it is the "
+                           "Laplace-error sweep of logistic-regression")
     out_dir = Path(out) if out is not None else Path("reports/runs") / topic
     result = _run_one(topic, data=data, column=column, sets=sets, settings=settings,
                       json_path=json_path, out_dir=out_dir, out=console, target=target,
@@ -427,6 +459,7 @@ def report(
     out: Annotated[Path, typer.Option(help="where index.html goes")] = Path("reports"),
     runs: Annotated[Path | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")] = None,
     workers: Annotated[int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")] = None,
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
 ) -> None:
     """Build the HTML report from saved runs, running the topics that have none."""
     from rich.progress import Progress
@@ -436,6 +469,7 @@ def report(
     from compare.registry import all_topics, get_topic
     from compare.report import build_site
 
+    _load_topic_files(topic_file)
     if topics and all_:
         raise BadInput("give TOPIC names or --all, not both")
     if workers is not None and workers < 1:
@@ -464,6 +498,8 @@ def report(
 
 
 from compare import cli_sensitivity  # noqa: E402,F401  (registers `sensitivity` on app)
+from compare import cli_sbc  # noqa: E402,F401  (registers `sbc` on app)
+from compare import cli_export  # noqa: E402,F401  (registers `export` on app)
 
 
 def main(argv: list[str] | None = None) -> int:

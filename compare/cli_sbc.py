@@ -1,0 +1,116 @@
+"""``bayes-compare sbc``: simulation-based calibration on a Dask cluster.
+
+Exit codes (a public contract, as for ``run``): 0 ranks uniform (pass),
+1 not uniform (fail), 2 inconclusive (too many failed or unconverged fits),
+3 bad input (nothing written).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from compare.cli import BadInput, _check_writable, _make_console, _parse_sets, app, err
+
+
+@app.command("sbc")
+def sbc_command(
+    topic: Annotated[str, typer.Argument(help="topic name (see `list`)")],
+    sims: Annotated[int, typer.Option(help="number of simulations")] = 1000,
+    draws: Annotated[int | None, typer.Option(help="kept draws per chain of every fit (default 500)")] = None,
+    thin: Annotated[int | None, typer.Option(help="keep every T-th draw before ranking (default: thin to about the ESS)")] = None,
+    workers: Annotated[int | None, typer.Option(help="worker processes of a local Dask cluster (default: cores)")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="tcp://HOST:PORT of a running Dask scheduler")] = None,
+    out: Annotated[str | None, typer.Option(help="folder for sbc.zarr, sbc.json, figures (default reports/runs/<topic>/sbc)")] = None,
+    resume: Annotated[bool, typer.Option(help="keep the finished simulations in --out and run the rest")] = False,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    n: Annotated[int | None, typer.Option("--n", help="observations per simulated data set (default 20)")] = None,
+    chains: Annotated[int | None, typer.Option(help="chains per fit (default 4)")] = None,
+    tune: Annotated[int | None, typer.Option(help="warm-up draws per chain (default 500)")] = None,
+    seed: Annotated[int | None, typer.Option(help="base seed; simulation i uses (seed, i)")] = None,
+    alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate (default 0.01)")] = None,
+) -> None:
+    """Simulation-based calibration: are the ranks of prior draws among posterior draws uniform?"""
+    import dataclasses
+
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
+                               TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+    from rich.text import Text
+
+    from compare.registry import get_topic
+    from compare.sbc import RUN_SUBDIR, SbcSettings, SbcSpec, run_sbc
+
+    if sims < 1:
+        raise BadInput(f"--sims must be >= 1, got {sims}; e.g. --sims 1000")
+    t = get_topic(topic)
+    overrides = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
+                                         tune=tune, seed=seed, alpha=alpha).items()
+                 if v is not None}
+    settings = dataclasses.replace(SbcSettings(), **overrides)
+    hyper = t.hyper(_parse_sets(set_), parsed=False)
+    out_dir = Path(out) if out is not None else Path("reports/runs") / t.name / RUN_SUBDIR
+    _check_writable(out_dir, "--out")
+    spec = SbcSpec(topic=t.name, hyper=hyper, settings=settings)
+
+    class Rate(ProgressColumn):
+        def render(self, task) -> Text:
+            rate = task.fields.get("rate")
+            return Text("" if rate is None or rate != rate else f"{rate:.1f} sims/s")
+
+    console = _make_console()
+    where = f"scheduler {scheduler}" if scheduler else f"{workers or 'all'} local workers"
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
+                  TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                  console=err, transient=False) as bar:
+        task = bar.add_task(f"{t.name} SBC ({where})", total=sims, rate=None)
+
+        def progress(done: int, total: int, rate: float) -> None:
+            bar.update(task, completed=done, total=total, rate=rate)
+
+        try:
+            result = run_sbc(spec=spec, sims=sims, out=out_dir, workers=workers,
+                             scheduler=scheduler, resume=resume, progress=progress)
+        except KeyboardInterrupt:
+            bar.stop()
+            err.print(f"interrupted; finished simulations are kept in {out_dir}: rerun with "
+                      "--resume to finish", markup=False)
+            raise typer.Exit(130) from None
+    _print(result, out_dir, console)
+    raise typer.Exit(result.exit_code)
+
+
+def _print(result, out_dir: Path, console) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{result.topic}: simulation-based calibration")
+    for col in ("side", "parameter", "n", "p", "Holm p", "result"):
+        table.add_column(col, justify="left" if col in ("side", "parameter", "result") else "right")
+    alpha = result.spec.settings.alpha
+    for t in result.tests:
+        ok = not (t.p_holm == t.p_holm and t.p_holm <= alpha)
+        table.add_row(t.side, t.parameter, str(t.n), f"{t.p:.3g}", f"{t.p_holm:.3g}",
+                      "pass" if ok else "FAIL")
+    console.print(table)
+    c, tp, conv = result.counts, result.throughput, result.convergence
+    console.print(f"simulations: {c['done']} done, {c['fitted']} fitted, {c['failed']} failed, "
+                  f"{c['unconverged']} unconverged (R-hat >= {conv['rhat_max']} or a "
+                  f"divergence); worst R-hat {conv['worst_rhat'] or float('nan'):.4f}",
+                  markup=False)
+    rate = tp.get("sims_per_second")
+    console.print(f"throughput: {tp['sims_this_run']} simulations in {tp['seconds']:.1f} s "
+                  f"({'n/a' if rate is None else f'{rate:.1f}'} sims/s on {tp['workers']} "
+                  f"workers; {tp['total_seconds']:.1f} s with start-up; "
+                  f"{tp['resumed_from']} resumed)", markup=False)
+    ex = result.exact
+    if ex is not None and ex.available:
+        console.print(f"exact side: {ex.method}, {ex.indices.size} simulations at "
+                      f"{ex.sims_per_second:.0f}/s", markup=False)
+    elif ex is not None:
+        console.print(f"exact side: not run ({ex.reason})", markup=False)
+    colour = {"pass": "green", "fail": "red", "inconclusive": "yellow"}[result.verdict]
+    console.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] (decided by "
+                  f"{result.decided_by}{'; ' + result.note if result.note else ''}; "
+                  f"family-wise alpha {alpha:g}, Holm)")
+    console.print(str((out_dir / "index.html").resolve()), markup=False, soft_wrap=True)
