@@ -1,4 +1,4 @@
-"""Naive Bayes with conjugate priors: multinomial, Bernoulli and categorical variants.
+"""Naive Bayes with conjugate priors: multinomial, Bernoulli, categorical and Gaussian variants.
 
 Model (Murphy 2012, sec. 3.5; Mitchell 1997, sec. 6.9-6.10)::
 
@@ -7,14 +7,20 @@ Model (Murphy 2012, sec. 3.5; Mitchell 1997, sec. 6.9-6.10)::
     multinomial:  theta_c ~ Dirichlet(alpha 1_V);   x_i | y_i = c ~ Multinomial(n_i, theta_c)
     bernoulli:    theta_cj ~ Beta(alpha, alpha);    x_ij | y_i = c ~ Bernoulli(theta_cj)
     categorical:  theta_cj ~ Dirichlet(alpha 1_Kj); x_ij | y_i = c ~ Categorical(theta_cj)
+    gaussian:     sigma2_cj ~ InvGamma(alpha0, beta0)  (shape, *scale*)
+                  mu_cj | sigma2_cj ~ Normal(mu0, sigma2_cj / kappa0)
+                  x_ij | y_i = c ~ Normal(mu_cj, sigma2_cj)
 
 Every block is conjugate and the blocks are independent a posteriori, so the
 posterior is a product of Dirichlets and Betas:
 ``pi | D ~ Dirichlet(class_concentration + n_c)`` and, per class,
 ``Dirichlet(alpha + N_c)`` (word counts N_ck, multinomial),
 ``Beta(alpha + N_cj, alpha + n_c - N_cj)`` (rows of class c with feature j,
-Bernoulli) or ``Dirichlet(alpha + N_cjk)`` (rows of class c with value k of
-feature j, categorical).
+Bernoulli), ``Dirichlet(alpha + N_cjk)`` (rows of class c with value k of
+feature j, categorical) or, Gaussian, a Normal-Inverse-Gamma block per class
+and feature, ``NIG(mu_n, kappa_n, alpha_n, beta_n)`` from the class's count,
+mean and centred sum of squares of that feature (the update of
+``analytic/normal_inverse_gamma.py``, reused; Murphy 2007, sec. 6).
 
 **The m-estimate is the posterior mean.**  Mitchell's (1997, eq. 6.22)
 smoothed estimate ``(n_c + m p) / (n + m)`` equals the mean of
@@ -31,14 +37,22 @@ over pi and the theta_c), where ``p(x | c, D)`` is
   prod_k Gamma(a_k + x_k) / Gamma(a_k)`` with a = alpha + N_c, A = sum a
   (the multinomial coefficient cancels between classes);
 * Bernoulli and categorical: the plug-in of the posterior means (each theta
-  enters once, so E[prod] = prod E).
+  enters once, so E[prod] = prod E);
+* Gaussian: a product over features of Student-t densities,
+  ``t_{2 alpha_n}(x_j; mu_n, beta_n (kappa_n + 1) / (alpha_n kappa_n))``
+  (Murphy 2007, eq. 100), the NIG blocks being independent.
 
-So only the multinomial variant's predictive differs from the plug-in
-estimate (the "smoothed" classifier of scikit-learn), and only for rows that
-repeat a word: a repeated word is less surprising once it has been seen.
+So the multinomial variant's predictive differs from the plug-in estimate
+(the "smoothed" classifier of scikit-learn) only for rows that repeat a
+word: a repeated word is less surprising once it has been seen.  For the
+Gaussian variant the plug-in is scikit-learn's ``GaussianNB`` (with
+``var_smoothing=0``): the MLE class shares ``n_c / n``, class means and class
+variances ``m2 / n_c``; the Student-t predictive has heavier tails than it.
 
-Sufficient statistics (class counts, per-class feature counts) are
-mergeable by addition, so a fit over chunks equals the fit over all rows.
+Sufficient statistics (class counts, per-class feature counts; Gaussian:
+per class and feature the count, mean and centred sum of squares, merged
+with Chan et al.'s formula) are mergeable, so a fit over chunks equals the
+fit over all rows.
 """
 
 from __future__ import annotations
@@ -49,11 +63,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from analytic import normal_inverse_gamma as nig
 from analytic._base import ExactAnswer
 from analytic.beta_binomial import BetaPosterior
 from analytic.dirichlet_categorical import DirichletPosterior
+from analytic.normal_known_variance import Stats as NormalStats
 
-VARIANTS = ("multinomial", "bernoulli", "categorical")
+VARIANTS = ("multinomial", "bernoulli", "categorical", "gaussian")
+
+#: The Gaussian variant's prior defaults: mu0 = 0 (data-free, for standardised
+#: features), kappa0 = 1 (the mean's prior is worth one row), alpha0 = 2 and
+#: beta0 = 1 (prior mean of each class variance beta0 / (alpha0 - 1) = 1, the
+#: variance of a standardised feature).
+GAUSSIAN_PRIOR = {"mu0": 0.0, "kappa0": 1.0, "alpha0": 2.0, "beta0": 1.0}
 
 
 def check_variant(variant: str) -> str:
@@ -90,6 +112,71 @@ class Stats:
                      self.feature_counts + other.feature_counts)
 
 
+@dataclass(frozen=True)
+class GaussianStats:
+    """Sufficient statistics of the Gaussian variant.
+
+    Attributes
+    ----------
+    class_counts : array of shape (C,)
+        Rows per class.
+    mean : array of shape (C, P)
+        Mean of feature j over the rows of class c (0 for an empty class).
+    m2 : array of shape (C, P)
+        Centred sum of squares ``sum_i (x_ij - mean_cj)^2`` over those rows.
+
+    Equivalent to (n, sum, sum of squares) per class and feature, but the
+    centred form does not lose digits to cancellation; chunks merge with
+    Chan et al.'s parallel formula (as :class:`NormalStats` does).
+    """
+
+    class_counts: np.ndarray
+    mean: np.ndarray
+    m2: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.class_counts.sum())
+
+    def block(self, c: int, j: int) -> NormalStats:
+        """The one-feature statistics of class c, feature j."""
+        return NormalStats(int(self.class_counts[c]), float(self.mean[c, j]),
+                           float(self.m2[c, j]))
+
+    def __add__(self, other: "GaussianStats") -> "GaussianStats":
+        na, nb_ = self.class_counts[:, None], other.class_counts[:, None]
+        n = na + nb_
+        safe = np.where(n > 0, n, 1.0)
+        delta = other.mean - self.mean
+        return GaussianStats(self.class_counts + other.class_counts,
+                             self.mean + delta * nb_ / safe,
+                             self.m2 + other.m2 + delta * delta * na * nb_ / safe)
+
+
+def gaussian_stats(*, x: np.ndarray, y: np.ndarray, n_classes: int) -> GaussianStats:
+    """Per class and feature: count, mean and centred sum of squares (two passes).
+
+    Parameters
+    ----------
+    x : array of shape (n, P)
+        Real features, all finite.
+    y : int array of shape (n,)
+        Class codes in 0..n_classes-1.
+    """
+    y = _codes("y", np.asarray(y), n_classes)
+    xf = np.asarray(x, dtype=float)
+    if xf.ndim != 2 or xf.shape[0] != y.size:
+        raise ValueError(f"x must have shape (n, features) with n = len(y) = {y.size}, "
+                         f"got {xf.shape}")
+    _check_features(xf, "gaussian")
+    counts = np.bincount(y, minlength=n_classes).astype(float)
+    onehot = np.zeros((n_classes, y.size))
+    onehot[y, np.arange(y.size)] = 1.0
+    mean = (onehot @ xf) / np.where(counts > 0, counts, 1.0)[:, None]
+    dev = xf - mean[y]
+    return GaussianStats(counts, mean, onehot @ (dev * dev))
+
+
 def groups_of(n_categories: Sequence[int]) -> tuple[tuple[int, int], ...]:
     """(start, stop) column ranges of each categorical feature in ``feature_counts``."""
     stops = np.cumsum(n_categories)
@@ -109,21 +196,23 @@ def _codes(name: str, values: np.ndarray, size: int) -> np.ndarray:
 
 
 def sufficient_stats(*, variant: str, x: np.ndarray, y: np.ndarray, n_classes: int,
-                     n_categories: Sequence[int] | None = None) -> Stats:
-    """Class counts and per-class feature counts.
+                     n_categories: Sequence[int] | None = None) -> Stats | GaussianStats:
+    """Class counts and per-class feature counts (Gaussian: :func:`gaussian_stats`).
 
     Parameters
     ----------
-    variant : {"multinomial", "bernoulli", "categorical"}
+    variant : {"multinomial", "bernoulli", "categorical", "gaussian"}
     x : array of shape (n, P) or (n, F)
-        Word counts (whole numbers >= 0), 0/1 indicators, or category codes
-        (column j in 0..n_categories[j]-1).
+        Word counts (whole numbers >= 0), 0/1 indicators, category codes
+        (column j in 0..n_categories[j]-1) or real numbers (Gaussian).
     y : int array of shape (n,)
         Class codes in 0..n_classes-1.
     n_categories : sequence of int, length F
         Categorical variant only.
     """
     check_variant(variant)
+    if variant == "gaussian":
+        return gaussian_stats(x=x, y=y, n_classes=n_classes)
     x = np.asarray(x)
     if x.ndim != 2 or x.shape[0] != np.shape(y)[0]:
         raise ValueError(f"x must have shape (n, features) with n = len(y) = {np.shape(y)[0]}, "
@@ -183,17 +272,21 @@ def posterior_mean_of(*, counts: np.ndarray, concentration: np.ndarray) -> np.nd
 # --- the posterior: a product of independent Dirichlet and Beta blocks -----------
 @dataclass(frozen=True, eq=False)
 class ProductPosterior:
-    """Independent blocks (Dirichlets, Betas) side by side.
+    """Independent blocks (Dirichlets, Betas, Normal-Inverse-Gammas) side by side.
 
     ``mean``, ``free`` and ``mode`` concatenate the blocks'; ``cov`` is
     block diagonal; ``marginal(i)`` is the marginal of coordinate i in its
-    block.  Blocks must have the ExactPosterior attributes.
+    block; ``moments_below`` is the blocks' smallest.  Blocks must have the
+    ExactPosterior attributes.
     """
 
     blocks: tuple
     parameters: tuple[str, ...]
     is_gaussian: bool = False
-    moments_below: float = float("inf")
+
+    @property
+    def moments_below(self) -> float:
+        return float(min(b.moments_below for b in self.blocks))
 
     def __post_init__(self) -> None:
         width = sum(len(b.mean) for b in self.blocks)
@@ -262,7 +355,13 @@ class NaiveBayesPosterior:
         every word for the multinomial variant; Bernoulli: empty).
     product : ProductPosterior
         The same posterior as the compare layer sees it: parameters
-        ``pi[c]``, then ``theta[c,feature]`` class by class.
+        ``pi[c]``, then ``theta[c,feature]`` class by class (Gaussian:
+        ``mu[c,feature]``, ``sigma2[c,feature]`` feature by feature, class by
+        class).
+    gaussian : GaussianBlocks or None
+        The Gaussian variant's NIG parameters and statistics; there
+        ``feature_alpha`` and ``feature_beta`` are the InvGamma shapes and
+        scales alpha_n, beta_n.
     """
 
     variant: str
@@ -273,6 +372,7 @@ class NaiveBayesPosterior:
     feature_beta: np.ndarray | None
     groups: tuple[tuple[int, int], ...]
     product: ProductPosterior
+    gaussian: "GaussianBlocks | None" = None
 
     # ExactPosterior, by delegation to the product of blocks.
     parameters = property(lambda self: self.product.parameters)
@@ -282,7 +382,7 @@ class NaiveBayesPosterior:
     mode = property(lambda self: self.product.mode)
     mode_interior = property(lambda self: self.product.mode_interior)
     is_gaussian = property(lambda self: False)
-    moments_below = property(lambda self: float("inf"))
+    moments_below = property(lambda self: self.product.moments_below)
 
     def marginal(self, index: int):
         return self.product.marginal(index)
@@ -300,7 +400,16 @@ class NaiveBayesPosterior:
 
     @property
     def feature_mean(self) -> np.ndarray:
-        """E[theta | D], shape (C, P): the smoothed estimates (the m-estimates)."""
+        """E[theta | D], shape (C, P): the smoothed estimates (the m-estimates).
+
+        Gaussian: shape (C, P, 2), ``E[mu_cj | D]`` and ``E[sigma2_cj | D]``
+        (inf where alpha_n <= 1).
+        """
+        if self.gaussian is not None:
+            g = self.gaussian
+            with np.errstate(divide="ignore"):
+                var = np.where(g.alpha > 1, g.beta / np.maximum(g.alpha - 1.0, 0.0), np.inf)
+            return np.stack([g.mu, var], axis=-1)
         if self.variant == "bernoulli":
             return self.feature_alpha / (self.feature_alpha + self.feature_beta)
         out = np.empty_like(self.feature_alpha)
@@ -310,10 +419,49 @@ class NaiveBayesPosterior:
         return out
 
 
-def update(*, suff: Stats, variant: str, classes: Sequence[str],
+@dataclass(frozen=True, eq=False)
+class GaussianBlocks:
+    """The Gaussian variant's posterior NIG parameters, arrays of shape (C, P).
+
+    ``sigma2_cj ~ InvGamma(alpha, beta)`` (shape, scale) and
+    ``mu_cj | sigma2_cj ~ Normal(mu, sigma2_cj / kappa)``; ``stats`` are the
+    training statistics (for the MLE plug-in).
+    """
+
+    mu: np.ndarray
+    kappa: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    stats: GaussianStats
+
+    def predictive(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Student-t (df, loc, scale) of a new x_j given class c (Murphy 2007, eq. 100)."""
+        scale = np.sqrt(self.beta * (self.kappa + 1.0) / (self.alpha * self.kappa))
+        return 2.0 * self.alpha, self.mu, scale
+
+
+def _gaussian_update(suff: GaussianStats, *, mu0: float, kappa0: float, alpha0: float,
+                     beta0: float) -> tuple[list, GaussianBlocks]:
+    """One NIG block per class and feature, by analytic.normal_inverse_gamma.update."""
+    c, p = suff.mean.shape
+    blocks = [nig.update(suff=suff.block(i, j), mu0=mu0, kappa0=kappa0, alpha0=alpha0,
+                         beta0=beta0) for i in range(c) for j in range(p)]
+    field = lambda name: np.array([getattr(b, name) for b in blocks]).reshape(c, p)  # noqa: E731
+    return blocks, GaussianBlocks(mu=field("mu"), kappa=field("kappa"), alpha=field("alpha"),
+                                  beta=field("beta"), stats=suff)
+
+
+def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
            feature_names: Sequence[str], alpha: float, class_concentration: float,
-           n_categories: Sequence[int] | None = None) -> NaiveBayesPosterior:
-    """Conjugate update of every block; sequential updates are exact."""
+           n_categories: Sequence[int] | None = None, mu0: float = GAUSSIAN_PRIOR["mu0"],
+           kappa0: float = GAUSSIAN_PRIOR["kappa0"], alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+           beta0: float = GAUSSIAN_PRIOR["beta0"]) -> NaiveBayesPosterior:
+    """Conjugate update of every block; sequential updates are exact.
+
+    ``mu0, kappa0, alpha0, beta0`` are the Gaussian variant's NIG prior
+    (see :data:`GAUSSIAN_PRIOR`); the other variants ignore them, and the
+    Gaussian variant ignores ``alpha``.
+    """
     check_variant(variant)
     classes = tuple(str(c) for c in classes)
     names = tuple(str(f) for f in feature_names)
@@ -322,6 +470,23 @@ def update(*, suff: Stats, variant: str, classes: Sequence[str],
     alpha = _positive("alpha", alpha)
     class_concentration = _positive("class_concentration", class_concentration)
     c, p = len(classes), len(names)
+    if variant == "gaussian":
+        if suff.class_counts.shape != (c,) or suff.mean.shape != (c, p):
+            raise ValueError(f"statistics of shapes {suff.class_counts.shape}, "
+                             f"{suff.mean.shape} for {c} classes and {p} features")
+        class_alpha = class_concentration + suff.class_counts
+        if not np.isfinite(float(mu0)):
+            raise ValueError(f"mu0 must be a finite number, got {mu0!r}; e.g. --set mu0=0")
+        nig_blocks, g = _gaussian_update(suff, mu0=float(mu0), kappa0=_positive("kappa0", kappa0),
+                                         alpha0=_positive("alpha0", alpha0),
+                                         beta0=_positive("beta0", beta0))
+        params = [f"pi[{k}]" for k in classes] + [
+            f"{v}[{k},{f}]" for k in classes for f in names for v in ("mu", "sigma2")]
+        blocks = (DirichletPosterior(alpha=class_alpha, categories=classes), *nig_blocks)
+        return NaiveBayesPosterior(
+            variant=variant, classes=classes, feature_names=names, class_alpha=class_alpha,
+            feature_alpha=g.alpha, feature_beta=g.beta, groups=(),
+            product=ProductPosterior(blocks=blocks, parameters=tuple(params)), gaussian=g)
     if suff.class_counts.shape != (c,) or suff.feature_counts.shape != (c, p):
         raise ValueError(f"statistics of shapes {suff.class_counts.shape}, "
                          f"{suff.feature_counts.shape} for {c} classes and {p} features")
@@ -366,6 +531,8 @@ def _positive(name: str, value: float) -> float:
 def _class_loglik(post: NaiveBayesPosterior, x: np.ndarray, *, exact: bool) -> np.ndarray:
     """``log p(x_i | c, D)`` up to a per-row constant, shape (m, C)."""
     x = np.asarray(x)
+    if post.gaussian is not None:
+        return _gaussian_loglik(post.gaussian, x, exact=exact)
     if post.variant == "categorical":
         logt = np.log(post.feature_mean)  # (C, P)
         out = np.zeros((x.shape[0], len(post.classes)))
@@ -394,17 +561,67 @@ def _class_loglik(post: NaiveBayesPosterior, x: np.ndarray, *, exact: bool) -> n
     return out
 
 
+def gaussian_mle(stats: GaussianStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MLE class shares ``n_c / n`` (C,), means (C, P) and variances ``m2 / n_c`` (C, P).
+
+    Raises ValueError when a class has no training rows or a feature is
+    constant within a class (MLE variance 0): the plug-in classifier then
+    does not exist, while the posterior does.
+    """
+    n_c = stats.class_counts
+    if np.any(n_c == 0):
+        raise ValueError(f"class {int(np.flatnonzero(n_c == 0)[0])} has no training rows, so "
+                         "it has no MLE")
+    var = stats.m2 / n_c[:, None]
+    if np.any(var <= 0):
+        c, j = np.argwhere(var <= 0)[0]
+        raise ValueError(f"feature {int(j)} is constant in class {int(c)} (MLE variance 0), so "
+                         "the MLE plug-in has no density there")
+    return n_c / n_c.sum(), stats.mean, var
+
+
+def _gaussian_loglik(g: GaussianBlocks, x: np.ndarray, *, exact: bool) -> np.ndarray:
+    """Sum over features of Student-t (exact) or Normal (MLE plug-in) log densities, (m, C)."""
+    xf = np.asarray(x, dtype=float)
+    _check_features(xf, "gaussian")
+    if exact:
+        df, loc, scale = g.predictive()
+        # log t_nu(x; m, s) = lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 - log s
+        #                     - (nu+1)/2 log(1 + ((x - m)/s)^2 / nu)
+        const = (special.gammaln(0.5 * (df + 1)) - special.gammaln(0.5 * df)
+                 - 0.5 * np.log(df * np.pi) - np.log(scale)).sum(axis=1)
+        out = np.empty((xf.shape[0], df.shape[0]))
+        for c in range(df.shape[0]):
+            r = (xf - loc[c]) / scale[c]
+            out[:, c] = const[c] - (0.5 * (df[c] + 1) * np.log1p(r * r / df[c])).sum(axis=1)
+        return out
+    _, mean, var = gaussian_mle(g.stats)
+    const = -0.5 * np.log(2 * np.pi * var).sum(axis=1)
+    out = np.empty((xf.shape[0], mean.shape[0]))
+    for c in range(mean.shape[0]):
+        r = xf - mean[c]
+        out[:, c] = const[c] - 0.5 * (r * r / var[c]).sum(axis=1)
+    return out
+
+
 def predict_log_proba(*, posterior: NaiveBayesPosterior, x: np.ndarray,
                       exact: bool = True) -> np.ndarray:
     """``log P(y = c | x_i, D)``, array of shape (m, C), normalised with logsumexp.
 
     ``exact=True``: the posterior predictive (Dirichlet-multinomial for the
-    multinomial variant); ``exact=False``: the plug-in of the posterior means
-    (scikit-learn's smoothed estimates with ``class_prior = E[pi | D]``).
-    The two agree for the Bernoulli and categorical variants.
+    multinomial variant, Student-t per feature for the Gaussian one);
+    ``exact=False``: the plug-in, i.e. scikit-learn's classifier: the
+    posterior means (the smoothed estimates, with ``class_prior = E[pi | D]``)
+    for the count variants, the MLE (``GaussianNB``, class shares
+    ``n_c / n``) for the Gaussian one.  The two agree for the Bernoulli and
+    categorical variants.
     """
     joint = _class_loglik(posterior, x, exact=exact)
-    joint += np.log(posterior.class_mean)[None, :]
+    if posterior.gaussian is not None and not exact:
+        share = gaussian_mle(posterior.gaussian.stats)[0]
+        joint += np.log(share)[None, :]
+    else:
+        joint += np.log(posterior.class_mean)[None, :]
     return log_normalise(joint)
 
 
@@ -445,14 +662,31 @@ def _log_dirichlet_evidence(prior: np.ndarray, counts: np.ndarray) -> float:
                  + np.sum(special.gammaln(post) - special.gammaln(prior)))
 
 
-def log_evidence(*, suff: Stats, post: NaiveBayesPosterior, alpha: float,
-                 class_concentration: float) -> float:
+def _log_nig_evidence(g: GaussianBlocks, *, kappa0: float, alpha0: float,
+                      beta0: float) -> float:
+    """Sum over the NIG blocks of Murphy's (2007, eq. 95) log evidence
+    (the formula of ``analytic.normal_inverse_gamma.solve``, vectorised)."""
+    n = g.stats.class_counts[:, None]
+    return float(np.sum(special.gammaln(g.alpha) - special.gammaln(alpha0)
+                        + alpha0 * np.log(beta0) - g.alpha * np.log(g.beta)
+                        + 0.5 * (np.log(kappa0) - np.log(g.kappa))
+                        - 0.5 * n * np.log(2 * np.pi)))
+
+
+def log_evidence(*, suff: Stats | GaussianStats, post: NaiveBayesPosterior, alpha: float,
+                 class_concentration: float, kappa0: float = GAUSSIAN_PRIOR["kappa0"],
+                 alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+                 beta0: float = GAUSSIAN_PRIOR["beta0"]) -> float:
     """log p(labels, features) of the observed sequence (multinomial: of the tokens).
 
-    Sum over the independent blocks of ``log B(prior + counts) - log B(prior)``.
+    Sum over the independent blocks of ``log B(prior + counts) - log B(prior)``
+    (Gaussian: plus the NIG blocks' log evidence, a density in x).
     """
     c = len(post.classes)
     total = _log_dirichlet_evidence(np.full(c, class_concentration), suff.class_counts)
+    if post.gaussian is not None:
+        return total + _log_nig_evidence(post.gaussian, kappa0=kappa0, alpha0=alpha0,
+                                         beta0=beta0)
     if post.variant == "bernoulli":
         a, b = post.feature_alpha, post.feature_beta
         return total + float(np.sum(special.betaln(a, b) - special.betaln(alpha, alpha)))
@@ -462,11 +696,18 @@ def log_evidence(*, suff: Stats, post: NaiveBayesPosterior, alpha: float,
     return total
 
 
-def _mle(suff: Stats, post: NaiveBayesPosterior) -> np.ndarray | None:
-    """Class frequencies and per-class feature frequencies; None if a class is empty."""
+def _mle(suff: Stats | GaussianStats, post: NaiveBayesPosterior) -> np.ndarray | None:
+    """Class frequencies and per-class feature frequencies (Gaussian: means and
+    variances); None if a class is empty (or, Gaussian, a feature constant in a class)."""
     n_c = suff.class_counts
     if np.any(n_c == 0):
         return None
+    if post.gaussian is not None:
+        try:
+            share, mean, var = gaussian_mle(suff)
+        except ValueError:
+            return None
+        return np.concatenate([share, np.stack([mean, var], axis=-1).ravel()])
     if post.variant == "bernoulli":
         theta = suff.feature_counts / n_c[:, None]
     else:
@@ -482,13 +723,15 @@ def _mle(suff: Stats, post: NaiveBayesPosterior) -> np.ndarray | None:
 
 def solve(*, variant: str, x: np.ndarray, y: np.ndarray, classes: Sequence[str],
           feature_names: Sequence[str], alpha: float = 1.0, class_concentration: float = 1.0,
-          n_categories: Sequence[int] | None = None) -> ExactAnswer:
+          n_categories: Sequence[int] | None = None, mu0: float = GAUSSIAN_PRIOR["mu0"],
+          kappa0: float = GAUSSIAN_PRIOR["kappa0"], alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+          beta0: float = GAUSSIAN_PRIOR["beta0"]) -> ExactAnswer:
     """Posterior, MLE, log evidence and class predictive of a labelled data set.
 
     Parameters
     ----------
-    variant : {"multinomial", "bernoulli", "categorical"}
-    x : array of shape (n, P) (multinomial, Bernoulli) or (n, F) codes (categorical)
+    variant : {"multinomial", "bernoulli", "categorical", "gaussian"}
+    x : array of shape (n, P) (multinomial, Bernoulli, Gaussian) or (n, F) codes (categorical)
     y : int array of shape (n,)
     classes : sequence of str, length C
     feature_names : sequence of str, length P
@@ -499,43 +742,63 @@ def solve(*, variant: str, x: np.ndarray, y: np.ndarray, classes: Sequence[str],
         Concentration of every class probability.
     n_categories : sequence of int, length F
         Categorical only: values per feature.
+    mu0, kappa0, alpha0, beta0 : float
+        Gaussian only: ``sigma2_cj ~ InvGamma(alpha0, beta0)`` (shape, scale),
+        ``mu_cj | sigma2_cj ~ Normal(mu0, sigma2_cj / kappa0)``.
+
+    The MLE (``ExactAnswer.mle``, in parameter order) is None when a class
+    has no rows (Gaussian: also when a feature is constant within a class).
     """
     suff = sufficient_stats(variant=variant, x=x, y=y, n_classes=len(classes),
                             n_categories=n_categories)
     return answer_from_stats(suff=suff, variant=variant, classes=classes,
                              feature_names=feature_names, alpha=alpha,
-                             class_concentration=class_concentration, n_categories=n_categories)
+                             class_concentration=class_concentration, n_categories=n_categories,
+                             mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0)
 
 
-def answer_from_stats(*, suff: Stats, variant: str, classes: Sequence[str],
+def answer_from_stats(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
                       feature_names: Sequence[str], alpha: float, class_concentration: float,
-                      n_categories: Sequence[int] | None = None) -> ExactAnswer:
+                      n_categories: Sequence[int] | None = None,
+                      mu0: float = GAUSSIAN_PRIOR["mu0"],
+                      kappa0: float = GAUSSIAN_PRIOR["kappa0"],
+                      alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+                      beta0: float = GAUSSIAN_PRIOR["beta0"]) -> ExactAnswer:
     """:func:`solve` from sufficient statistics (e.g. summed over chunks)."""
+    gauss = {"kappa0": kappa0, "alpha0": alpha0, "beta0": beta0}
     post = update(suff=suff, variant=variant, classes=classes, feature_names=feature_names,
                   alpha=alpha, class_concentration=class_concentration,
-                  n_categories=n_categories)
+                  n_categories=n_categories, mu0=mu0, **gauss)
     return ExactAnswer(
         posterior=post, mle=_mle(suff, post),
         log_evidence=log_evidence(suff=suff, post=post, alpha=alpha,
-                                  class_concentration=class_concentration),
+                                  class_concentration=class_concentration, **gauss),
         predictive=ClassPredictive(post))
 
 
 def simulate(rng: np.random.Generator, *, n: int, variant: str, alpha: float,
              class_concentration: float, n_classes: int = 2, n_features: int = 4,
-             n_categories: int = 3, doc_length: int = 8
+             n_categories: int = 3, doc_length: int = 8, mu0: float = GAUSSIAN_PRIOR["mu0"],
+             kappa0: float = GAUSSIAN_PRIOR["kappa0"], alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+             beta0: float = GAUSSIAN_PRIOR["beta0"]
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Parameters from the prior, then n labelled rows.
 
     Returns (theta, x, y): theta = [pi, theta_c for each class] flattened in
-    parameter order; x of shape (n, n_features) (multinomial: counts of
-    ``doc_length`` words; Bernoulli: 0/1; categorical: codes in
-    0..n_categories-1); y of shape (n,).
+    parameter order (Gaussian: mu_cj, sigma2_cj for each class and feature);
+    x of shape (n, n_features) (multinomial: counts of ``doc_length`` words;
+    Bernoulli: 0/1; categorical: codes in 0..n_categories-1; Gaussian:
+    reals); y of shape (n,).
     """
     check_variant(variant)
     pi = rng.dirichlet(np.full(n_classes, class_concentration))
     y = rng.choice(n_classes, size=n, p=pi)
-    if variant == "bernoulli":
+    if variant == "gaussian":
+        sigma2 = beta0 / rng.gamma(alpha0, size=(n_classes, n_features))
+        mu = rng.normal(mu0, np.sqrt(sigma2 / kappa0))
+        x = rng.normal(mu[y], np.sqrt(sigma2[y])).reshape(n, n_features)
+        theta = np.stack([mu, sigma2], axis=-1)
+    elif variant == "bernoulli":
         theta = rng.beta(alpha, alpha, size=(n_classes, n_features))
         x = (rng.random((n, n_features)) < theta[y]).astype(float)
     elif variant == "multinomial":
@@ -551,4 +814,3 @@ def simulate(rng: np.random.Generator, *, n: int, variant: str, alpha: float,
             x[:, j] = (u[:, None] > np.cumsum(theta[y, j], axis=1)).sum(axis=1)
         x = np.minimum(x, n_categories - 1)
     return np.concatenate([pi, np.ravel(theta)]), x, y
-

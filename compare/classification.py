@@ -6,11 +6,15 @@ Orchestration only: the maths is in ``analytic/naive_bayes.py`` and
 names.
 
 Data.  Both topics read a table: a target column and feature columns.  From
-a CSV (``--target``, ``--features``) the cells are numbers, read by
-:func:`compare.data.read_table`: word counts or 0/1 indicators, or codes
-whose values are treated as categories.  Builtin data (and the Python API)
-use :class:`LabelledRows`, whose columns may be text (tokenised, see
-:func:`tokenize`) or category labels.
+a CSV (``--target``, ``--features``) of numbers the cells are read by
+:func:`compare.data.read_table`: word counts, 0/1 indicators, real numbers
+(the Gaussian variant), or codes whose values are treated as categories.  A
+naive-bayes CSV with a cell that is not a number (labels such as ``spam``,
+messages) is read by :func:`read_labelled` with ``detect=True``: a feature
+column with any non-numeric cell is text (tokenised, see :func:`tokenize`;
+with ``variant=categorical``, category labels).  Builtin data (and the
+Python API) use :class:`LabelledRows`, whose columns may be text or
+category labels.
 
 Held-out rows (naive Bayes).  With ``holdout = k >= 2`` every k-th row
 (rows k, 2k, ... counting from 1) is kept out of the fit and classified
@@ -22,6 +26,7 @@ outside the vocabulary).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -40,6 +45,10 @@ from compare.registry import InputError
 
 #: Rows whose MCMC predictive is compared with the exact one (the first ones).
 PREDICT_ROWS = 200
+
+#: Topics whose CSVs may hold text: the command line reads them with
+#: ``read_labelled(..., detect=True)`` when a cell is not a number.
+TEXT_CSV_TOPICS = ("naive-bayes",)
 
 
 # --- raw data -----------------------------------------------------------------------
@@ -62,6 +71,11 @@ class LabelledRows:
         Unlabelled rows to classify (one array per feature), may be empty.
     domains : tuple of tuple of str, optional
         The values each categorical feature can take (default: those seen).
+    detected : bool
+        True when the kinds were guessed from the cells (a CSV read with
+        ``read_labelled(..., detect=True)``): a column with any non-numeric
+        cell is ``text``; with ``--set variant=categorical`` such columns are
+        read as category labels instead.
     """
 
     features: tuple[str, ...]
@@ -72,6 +86,7 @@ class LabelledRows:
     source: str
     query: tuple[np.ndarray, ...] = ()
     domains: tuple[tuple[str, ...], ...] | None = None
+    detected: bool = False
 
     def __post_init__(self) -> None:
         n = len(self.labels)
@@ -96,10 +111,13 @@ class LabelledRows:
 
 
 def read_labelled(path, *, target: str, features: tuple[str, ...] | None = None,
-                  text: tuple[str, ...] = ()) -> LabelledRows:
+                  text: tuple[str, ...] = (), detect: bool = False) -> LabelledRows:
     """Read a CSV whose feature cells are text (columns in ``text``) or categories.
 
-    The Python API for text data; the CLI reads numeric tables only.
+    With ``detect=True`` (what the command line does for a CSV with
+    non-numeric cells, see :func:`has_text`) every feature column holding a
+    cell that is not a number is a text column, the others categories (read
+    as numbers by the count and Gaussian variants).
     """
     import csv
     from pathlib import Path
@@ -121,9 +139,39 @@ def read_labelled(path, *, target: str, features: tuple[str, ...] | None = None,
         raise InputError(f"{path} has no column(s) {', '.join(map(repr, missing))}")
     cols = {h: np.array([r[j].strip() if j < len(r) else "" for r in rows[1:]], dtype=object)
             for j, h in enumerate(header)}
+    if detect:
+        text = tuple(f for f in features if not all(_is_number(c) for c in cols[f]))
     return LabelledRows(features=tuple(features), columns=tuple(cols[f] for f in features),
                         kinds=tuple("text" if f in text else "category" for f in features),
-                        labels=cols[target], target=target, source=str(path))
+                        labels=cols[target], target=target, source=str(path), detected=detect)
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def has_text(path, *, target: str, features: tuple[str, ...]) -> bool:
+    """Whether the target or a feature column of the CSV has a cell that is not a number
+    (a missing cell counts as a number here: the numeric reader reports it)."""
+    import csv
+    from pathlib import Path
+
+    from compare.data import MISSING
+
+    with Path(path).open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        header = [h.strip() for h in next(reader, [])]
+        idx = [header.index(c) for c in (target, *features) if c in header]
+        for row in reader:
+            for j in idx:
+                cell = row[j].strip() if j < len(row) else ""
+                if cell.lower() not in MISSING and not _is_number(cell):
+                    return True
+    return False
 
 
 # --- a tokenizer for text columns ---------------------------------------------------
@@ -310,6 +358,8 @@ def nb_prepare(data, hyper: dict[str, Any]) -> tuple[NBData, dict[str, Any]]:
         nb.check_variant(variant)
     except ValueError as err:
         raise InputError(str(err)) from None
+    if rows.detected and variant == "categorical":  # a CSV's words are category labels here
+        rows = dataclasses.replace(rows, kinds=("category",) * len(rows.features))
     train, test = _split(rows.n, hyper.get("holdout"))
     if train.size == 0:
         raise InputError(f"{rows.source}: no training rows; a run needs at least one")
@@ -321,6 +371,16 @@ def nb_prepare(data, hyper: dict[str, Any]) -> tuple[NBData, dict[str, Any]]:
         f"query {q + 1}" for q in range(_n_query(rows)))
     notes: dict[str, Any] = {}
     text = [k == "text" for k in rows.kinds]
+    if variant == "gaussian":
+        x, test_x = _gaussian_features(rows, train, test)
+        try:
+            suff = nb.gaussian_stats(x=x, y=y, n_classes=len(classes))
+        except ValueError as err:
+            raise InputError(f"{rows.source}: {err}") from None
+        notes["rows_per_class"] = {c: int(k) for c, k in zip(classes, suff.class_counts)}
+        return NBData(variant=variant, classes=tuple(classes), feature_names=rows.features,
+                      n_categories=(), stats=suff, x=x, y=y, test_x=test_x, test_y=test_y,
+                      test_rows=test_rows, notes=notes), {**hyper, "classes": tuple(classes)}
     if any(text):
         if not all(text):
             raise InputError("mixing text and categorical feature columns is not supported; "
@@ -352,6 +412,31 @@ def nb_prepare(data, hyper: dict[str, Any]) -> tuple[NBData, dict[str, Any]]:
                       n_categories=tuple(n_categories), stats=suff, x=x, y=y, test_x=test_x,
                       test_y=test_y, test_rows=test_rows, notes=notes)
     return data_out, {**hyper, "classes": tuple(classes)}
+
+
+def _gaussian_features(rows: LabelledRows, train, test) -> tuple[np.ndarray, np.ndarray]:
+    """Real feature values of the training and the held-out/query rows, checked cell by cell."""
+    f = len(rows.features)
+    cols, test_cols = [], []
+    for j, name in enumerate(rows.features):
+        cells = [(f"row {r + 1}", rows.columns[j][r]) for r in train] + _held(rows, j, test)
+        out = np.empty(len(cells))
+        for i, (where, cell) in enumerate(cells):
+            try:
+                v = float(cell)
+            except (TypeError, ValueError):
+                raise InputError(
+                    f"{rows.source}, {where}, column {name!r}: {cell!r} is not a number; the "
+                    "gaussian variant needs numeric features: choose them with --features, or "
+                    "use --set variant=multinomial for text") from None
+            if not np.isfinite(v):
+                raise InputError(f"{rows.source}, {where}, column {name!r}: {cell!r} is not a "
+                                 "finite number; fix or remove that row")
+            out[i] = v
+        cols.append(out[:train.size])
+        test_cols.append(out[train.size:])
+    return (np.column_stack(cols).reshape(train.size, f),
+            np.column_stack(test_cols).reshape(-1, f))
 
 
 def _n_query(rows: LabelledRows) -> int:
@@ -408,14 +493,25 @@ def _categorical_features(rows: LabelledRows, train, test):
     return x, test_x, tuple(names), tuple(sizes)
 
 
-def nb_solve(*, x: NBData, alpha: float, class_concentration: float, **_structure):
+def _nig_prior(hyper) -> dict[str, float]:
+    """The Gaussian variant's prior from the hyperparameters (defaults where absent)."""
+    return {k: v if hyper.get(k) is None else float(hyper[k])
+            for k, v in nb.GAUSSIAN_PRIOR.items()}
+
+
+def nb_solve(*, x: NBData, alpha: float, class_concentration: float, **hyper):
     return nb.answer_from_stats(suff=x.stats, variant=x.variant, classes=x.classes,
                                 feature_names=x.feature_names, alpha=alpha,
                                 class_concentration=class_concentration,
-                                n_categories=x.n_categories or None)
+                                n_categories=x.n_categories or None, **_nig_prior(hyper))
 
 
-def nb_model_data(*, x: NBData, alpha: float, class_concentration: float, **_):
+def nb_model_data(*, x: NBData, alpha: float, class_concentration: float, **hyper):
+    if x.variant == "gaussian":
+        return m_nb.gaussian_model_data(class_counts=x.stats.class_counts,
+                                        feature_mean=x.stats.mean, feature_m2=x.stats.m2,
+                                        class_concentration=class_concentration,
+                                        **_nig_prior(hyper))
     return m_nb.model_data(class_counts=x.stats.class_counts,
                            feature_counts=x.stats.feature_counts, alpha=alpha,
                            class_concentration=class_concentration)
@@ -432,7 +528,8 @@ def nb_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]):
     from compare.registry import Simulation
 
     theta, x, y = nb.simulate(rng, n=n, variant=hyper["variant"], alpha=hyper["alpha"],
-                              class_concentration=hyper["class_concentration"])
+                              class_concentration=hyper["class_concentration"],
+                              **_nig_prior(hyper))
     return Simulation(theta=theta, data=table_from_arrays(
         x, y.astype(float), features=tuple(f"f{j}" for j in range(x.shape[1])), target="class"))
 
@@ -447,12 +544,23 @@ def mcmc_log_proba(*, variant: str, pi: np.ndarray, theta: np.ndarray, x: np.nda
     Parameters
     ----------
     pi : array of shape (S, C)
-    theta : array of shape (S, C, P)
-    x : array of shape (m, P) (counts, 0/1) or (m, F) codes (categorical)
+    theta : array of shape (S, C, P), or (S, C, P, 2) for the Gaussian variant
+        (mu, sigma2)
+    x : array of shape (m, P) (counts, 0/1, reals) or (m, F) codes (categorical)
     """
     from scipy import special
 
     with np.errstate(divide="ignore"):
+        if variant == "gaussian":
+            ll = np.zeros((theta.shape[0], x.shape[0], theta.shape[1]))
+            for c in range(theta.shape[1]):  # (S, m) at a time: memory O(S m)
+                for j in range(theta.shape[2]):
+                    mu, s2 = theta[:, c, j, 0, None], theta[:, c, j, 1, None]
+                    r = x[None, :, j] - mu
+                    ll[:, :, c] -= 0.5 * (np.log(2 * np.pi * s2) + r * r / s2)
+            joint = np.log(pi)[:, None, :] + ll
+            avg = special.logsumexp(joint, axis=0) - np.log(joint.shape[0])
+            return avg - special.logsumexp(avg, axis=1, keepdims=True)
         logt = np.log(theta)
         if variant == "multinomial":
             ll = np.einsum("mp,scp->smc", x, logt)
@@ -473,6 +581,8 @@ def nb_extras(ctx: ExtraContext) -> Extra:
     data: NBData = ctx.x
     post = ctx.exact.posterior
     pred = ctx.exact.predictive
+    if data.variant == "gaussian":
+        return _gaussian_extras(ctx)
     # The m-estimate with m = K alpha, p = 1/K, against the posterior mean (an identity).
     alpha = float(ctx.hyper["alpha"])
     m_est = []
@@ -534,6 +644,63 @@ def nb_extras(ctx: ExtraContext) -> Extra:
             for i, name in enumerate(data.test_rows):
                 probs = ", ".join(f"P({c})={exact[i, k]:.4f}" for k, c in enumerate(data.classes))
                 lines.append(f"  {name}: {probs} -> {data.classes[int(exact[i].argmax())]}")
+    return Extra(checks=(), sections={"naive_bayes": section}, lines=tuple(lines))
+
+
+def _gaussian_extras(ctx: ExtraContext) -> Extra:
+    """Gaussian variant: exact Student-t predictive, MLE plug-in (GaussianNB), MCMC."""
+    data: NBData = ctx.x
+    pred = ctx.exact.predictive
+    g = ctx.exact.posterior.gaussian
+    section: dict[str, Any] = {
+        "variant": data.variant, "classes": list(data.classes),
+        "features": list(data.feature_names), "n_train": len(data), "n_test": len(data.test_y),
+        **{k: (list(v) if isinstance(v, tuple) else v) for k, v in data.notes.items()},
+    }
+    try:
+        nb.gaussian_mle(g.stats)
+        mle_note = None
+    except ValueError as err:
+        mle_note = str(err)
+    lines = [f"naive Bayes (gaussian): {len(data)} training rows, {len(data.classes)} classes, "
+             f"{len(data.feature_names)} features; a Normal-Inverse-Gamma posterior per class "
+             "and feature"
+             + ("" if mle_note is None else f"; no MLE plug-in: {mle_note}")]
+    if len(data.test_y):
+        exact = np.exp(pred.log_proba(data.test_x))
+        plugin = None if mle_note else np.exp(pred.plugin_log_proba(data.test_x))
+        rows = slice(0, PREDICT_ROWS)
+        flat = ctx.tree.posterior
+        pi = np.asarray(flat["pi"].transpose("chain", "draw", ...).values).reshape(
+            -1, len(data.classes))
+        theta = np.asarray(flat["theta"].transpose("chain", "draw", ...).values).reshape(
+            pi.shape[0], len(data.classes), -1, 2)
+        mcmc = np.exp(mcmc_log_proba(variant="gaussian", pi=pi, theta=theta,
+                                     x=data.test_x[rows], groups=()))
+        labelled = data.test_y >= 0
+        acc = (lambda p: None if p is None or not labelled.any() else
+               float(np.mean(p[labelled].argmax(axis=1) == data.test_y[labelled])))
+        section["predictions"] = {
+            "rows": list(data.test_rows), "true": [data.classes[c] if c >= 0 else None
+                                                   for c in data.test_y],
+            "exact": exact, "plugin": plugin, "mcmc": mcmc,
+            "accuracy_exact": acc(exact), "accuracy_plugin": acc(plugin),
+            "max_abs_exact_minus_plugin": (None if plugin is None else
+                                           float(np.max(np.abs(exact - plugin)))),
+            "answers_differ": (None if plugin is None else
+                               int(np.sum(exact.argmax(1) != plugin.argmax(1)))),
+            "max_abs_mcmc_minus_exact": float(np.max(np.abs(mcmc - exact[rows]))),
+        }
+        p = section["predictions"]
+        versus = ("" if plugin is None else
+                  f" vs plug-in MLE (GaussianNB) max |dP| {p['max_abs_exact_minus_plugin']:.2e}, "
+                  f"{p['answers_differ']} answers differ")
+        accuracy = ("" if p["accuracy_exact"] is None else
+                    f"; held-out accuracy {p['accuracy_exact']:.3f}"
+                    + ("" if plugin is None else f" (plug-in {p['accuracy_plugin']:.3f})"))
+        lines.append(f"predictive on {len(data.test_y)} held-out/query rows: exact (Student-t)"
+                     f"{versus}{accuracy}; MCMC predictive vs exact max |dP| "
+                     f"{p['max_abs_mcmc_minus_exact']:.2e}")
     return Extra(checks=(), sections={"naive_bayes": section}, lines=tuple(lines))
 
 
@@ -758,6 +925,24 @@ def _categorical_csv(name: str, source: str, query: tuple[tuple[str, ...], ...] 
     return LabelledRows(features=feats, columns=cols, kinds=("category",) * len(feats),
                         labels=np.array([r[-1] for r in body], dtype=object), target=header[-1],
                         source=source, query=q, domains=domains)
+
+
+def load_iris() -> LabelledRows:
+    """builtin:iris for the Gaussian variant: scikit-learn's bundled iris (no download),
+    each of the 4 measurements standardised to mean 0, sd 1 over the 150 plants (so the
+    prior mean mu0 = 0 and prior variance scale beta0 = 1 fit every column)."""
+    from sklearn.datasets import load_iris as sk
+
+    data = sk()
+    x = np.asarray(data.data, dtype=float)
+    x = (x - x.mean(axis=0)) / x.std(axis=0)
+    names = tuple(f.replace(" (cm)", "").replace(" ", "_") for f in data.feature_names)
+    return LabelledRows(features=names, columns=tuple(np.array(list(x[:, j]), dtype=object)
+                                                      for j in range(x.shape[1])),
+                        kinds=("category",) * len(names),
+                        labels=np.array([str(data.target_names[t]) for t in data.target],
+                                        dtype=object),
+                        target="species", source="builtin:iris")
 
 
 def load_titanic() -> LabelledRows:

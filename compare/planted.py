@@ -107,7 +107,51 @@ def _linear_regression(nig: bool):
     return factory
 
 
+def _naive_bayes(bug: str, factor: float):
+    """The Gaussian variant of naive-bayes (pymc_models/naive_bayes.py) with the bug;
+    the count variants have no variances to get wrong."""
+    from pymc_models import naive_bayes as m_nb
+
+    def build_model(*, variant: str, n_classes: int, n_features: int,
+                    n_categories: tuple[int, ...] = ()) -> pm.Model:
+        if variant != "gaussian":
+            raise ValueError(f"planted naive-bayes bugs need variant=gaussian, got {variant!r}")
+        dims = ("class", "feature")
+        coords = {"class": np.arange(n_classes), "feature": np.arange(n_features),
+                  "moment": ["mu", "sigma2"]}
+        with pm.Model(coords=coords) as model:
+            class_counts = pm.Data("class_counts", np.ones(n_classes, dtype=np.int64),
+                                   dims="class")
+            xbar = pm.Data("feature_mean", np.zeros((n_classes, n_features)), dims=dims)
+            m2 = pm.Data("feature_m2", np.zeros((n_classes, n_features)), dims=dims)
+            class_conc = pm.Data("hp_class_concentration", 1.0)
+            mu0 = pm.Data("hp_mu0", 0.0)
+            kappa0 = pm.Data("hp_kappa0", 1.0)
+            alpha0 = pm.Data("hp_alpha0", 2.0)
+            beta0 = pm.Data("hp_beta0", 1.0)
+            pi = pm.Dirichlet("pi", a=class_conc * pt.ones(n_classes), dims="class")
+            pm.Multinomial("class_obs", n=class_counts.sum(), p=pi, observed=class_counts,
+                           dims="class")
+            sigma2 = pm.InverseGamma("sigma2", alpha=alpha0, beta=beta0, dims=dims)
+            prior_sd = pt.sqrt(sigma2 / kappa0)
+            noise_var = sigma2
+            if bug == "prior_var":
+                prior_sd = prior_sd * np.sqrt(factor)
+            if bug == "noise_sd":
+                noise_var = noise_var * factor**2
+            if bug == "sd_for_var":
+                prior_sd = sigma2 / kappa0  # the variance, passed as sigma
+            mu = pm.Normal("mu", mu=mu0, sigma=prior_sd, dims=dims)
+            n_c = pt.cast(class_counts, "float64")[:, None]
+            pm.Potential("feature_loglik", m_nb.gaussian_loglik(n_c, xbar, m2, mu, noise_var))
+            pm.Deterministic("theta", pt.stack([mu, sigma2], axis=-1),
+                             dims=("class", "feature", "moment"))
+        return model
+    return build_model
+
+
 _BUILDERS = {
+    "naive-bayes": _naive_bayes,
     "linear-regression": _linear_regression(nig=False),
     "linear-regression-nig": _linear_regression(nig=True),
     "normal-known-variance": _normal_known_variance,

@@ -139,6 +139,13 @@ register(Topic(
                     hyper={"prior_mean": -1000.0, "prior_sd": 500.0, "noise_sd": 79.0}),
         _simulated(_nkv_sim, 20, {"prior_mean": 0.0, "prior_sd": 10.0, "noise_sd": 1.0},
                    "real observations"),
+        # Prior-data conflict (compare/sensitivity.py): the prior says mu = 0 +- 0.5,
+        # ten observations say about 3 +- 0.3; both power-scalings move the posterior.
+        BuiltinData("conflict", "10 draws of Normal(3, 1) under a prior Normal(0, 0.5^2) "
+                    "that conflicts with them (for `bayes-compare sensitivity`)",
+                    f"simulated, seed {SIMULATED_SEED}",
+                    lambda: np.random.default_rng(SIMULATED_SEED).normal(3.0, 1.0, 10),
+                    hyper={"prior_mean": 0.0, "prior_sd": 0.5, "noise_sd": 1.0}),
     ),
 ))
 
@@ -575,20 +582,26 @@ from compare import classification as clf  # noqa: E402
 
 register(Topic(
     name="naive-bayes",
-    title="Naive Bayes: Dirichlet/Beta priors on class and feature probabilities",
+    title="Naive Bayes: Dirichlet/Beta priors on class and feature probabilities, "
+          "Normal-Inverse-Gamma on Gaussian features",
     model=("pi ~ Dirichlet(class_concentration);  y_i ~ Categorical(pi)\n"
            "multinomial: theta_c ~ Dirichlet(alpha);  word counts x_i | c ~ Multinomial(theta_c)\n"
            "bernoulli:   theta_cj ~ Beta(alpha, alpha);  x_ij | c ~ Bernoulli(theta_cj)\n"
            "categorical: theta_cj ~ Dirichlet(alpha);  x_ij | c ~ Categorical(theta_cj)\n"
+           "gaussian:    sigma2_cj ~ InvGamma(alpha0, beta0);  mu_cj | sigma2_cj ~ "
+           "Normal(mu0, sigma2_cj/kappa0);\n"
+           "             x_ij | c ~ Normal(mu_cj, sigma2_cj);  theta[c,j] = (mu_cj, sigma2_cj)\n"
            "posterior: Dirichlet/Beta(prior + counts), independent blocks; its mean is the\n"
-           "  m-estimate (n_c + m p)/(n + m) with m = K alpha, p = 1/K (scikit-learn's alpha)\n"
-           "predictive: E[pi_c] p(x | c, D), Dirichlet-multinomial for word counts (exact),\n"
-           "  against the plug-in of the posterior means; in log space (logsumexp)"),
+           "  m-estimate (n_c + m p)/(n + m) with m = K alpha, p = 1/K (scikit-learn's alpha);\n"
+           "  gaussian: one Normal-Inverse-Gamma block per class and feature\n"
+           "predictive: E[pi_c] p(x | c, D), Dirichlet-multinomial for word counts, a product\n"
+           "  of Student-t densities for gaussian (exact), against the plug-in (the posterior\n"
+           "  means; gaussian: the MLE, scikit-learn's GaussianNB); in log space (logsumexp)"),
     data_kind="table",
     hyperparameters=(
         Hyperparameter("variant", "multinomial", "multinomial (word counts), bernoulli (0/1 "
-                       "presence) or categorical (one category per column)", kind="text",
-                       structural=True, choices=a_nb.VARIANTS),
+                       "presence), categorical (one category per column) or gaussian (real "
+                       "numbers)", kind="text", structural=True, choices=a_nb.VARIANTS),
         Hyperparameter("alpha", 1.0, "Dirichlet/Beta concentration of every feature "
                        "probability (scikit-learn's alpha; 1 = Laplace smoothing)"),
         Hyperparameter("class_concentration", 1.0, "Dirichlet concentration of every class "
@@ -600,6 +613,14 @@ register(Topic(
         Hyperparameter("holdout", 5, "hold out every k-th row (k = holdout) and classify it "
                        "after the fit; 0 keeps every row for training", kind="count",
                        structural=True),
+        Hyperparameter("mu0", a_nb.GAUSSIAN_PRIOR["mu0"], "gaussian: prior mean of every class "
+                       "mean mu_cj (0 suits standardised features)", kind="real"),
+        Hyperparameter("kappa0", a_nb.GAUSSIAN_PRIOR["kappa0"], "gaussian: prior pseudo-count "
+                       "of every class mean (mu_cj has prior variance sigma2_cj / kappa0)"),
+        Hyperparameter("alpha0", a_nb.GAUSSIAN_PRIOR["alpha0"], "gaussian: InvGamma shape of "
+                       "every class variance sigma2_cj"),
+        Hyperparameter("beta0", a_nb.GAUSSIAN_PRIOR["beta0"], "gaussian: InvGamma scale (not "
+                       "rate) of every class variance; prior mean beta0 / (alpha0 - 1)"),
     ),
     solve=clf.nb_solve,
     build_model=m_nb.build_model,
@@ -616,6 +637,10 @@ register(Topic(
         BuiltinData("play-tennis", "Mitchell's 14 PlayTennis days; classifies <sunny, cool, "
                     "high, strong>", "Mitchell (1997), Table 3.2 and sec. 6.9.1",
                     clf.load_play_tennis, hyper={"variant": "categorical", "holdout": 0}),
+        BuiltinData("iris", "Fisher's iris: 4 flower measurements of 3 species, 150 plants, "
+                    "each column standardised (gaussian variant)",
+                    "scikit-learn load_iris (bundled)", clf.load_iris,
+                    hyper={"variant": "gaussian"}),
     ),
     prepare=clf.nb_prepare,
     structure=clf.nb_structure,
@@ -753,6 +778,10 @@ register(Topic(
                        "(rounded up to a power of two)", kind="count", structural=True),
         Hyperparameter("proposal_df", 10.0, "degrees of freedom of the Student-t importance "
                        "proposal", structural=True),
+        Hyperparameter("sizes", logr.LAPLACE_SIZES, "rows in the Laplace-error sweep (also "
+                       "--sizes): numbers <= 1 are shares of the rows, larger ones row counts; "
+                       "nested subsets of one seeded shuffle, each at least 20 rows",
+                       kind="positive-list", structural=True),
     ),
     solve=logr.solve,
     build_model=m_logr.build_model,

@@ -10,7 +10,14 @@ with their sufficient statistics, which changes it only by a constant:
 * Bernoulli: ``Binomial(n_c, theta_cj)`` of the rows of class c with feature j;
 * categorical: ``Multinomial(n_c, theta_cj)`` of the value counts of feature j
   in class c, one Dirichlet variable per feature (``theta_<j>``), joined into
-  ``theta`` (a Deterministic) in the exact side's order.
+  ``theta`` (a Deterministic) in the exact side's order;
+* gaussian: ``prod_{i in c} Normal(x_ij; mu_cj, sigma2_cj)`` is, in mu and
+  sigma2, ``sigma2^(-n_c/2) exp(-(m2_cj + n_c (xbar_cj - mu_cj)^2) / (2 sigma2))``
+  times a constant, from the count, mean and centred sum of squares (a
+  ``Potential``); ``sigma2 ~ InverseGamma(alpha0, beta0)`` (PyMC's beta is
+  the scale, as in the analytic module) and ``mu ~ Normal(mu0,
+  sd=sqrt(sigma2 / kappa0))``, joined as ``theta[c, j] = (mu_cj, sigma2_cj)``
+  (a Deterministic) in the exact side's order.
 
 So one gradient costs O(C P) whatever the number of rows.  The parameters
 line up with the exact side as ``pi`` then ``theta`` (class by class).
@@ -28,7 +35,8 @@ VARIABLES = ("pi", "theta")
 def build_model(*, variant: str, n_classes: int, n_features: int,
                 n_categories: tuple[int, ...] = ()) -> pm.Model:
     """``n_features`` = P, the columns of ``feature_counts`` (categorical: sum of n_categories)."""
-    coords = {"class": np.arange(n_classes), "feature": np.arange(n_features)}
+    coords = {"class": np.arange(n_classes), "feature": np.arange(n_features),
+              "moment": ["mu", "sigma2"]}
     for j, k in enumerate(n_categories):
         coords[f"value_{j}"] = np.arange(k)
     with pm.Model(coords=coords) as model:
@@ -37,6 +45,12 @@ def build_model(*, variant: str, n_classes: int, n_features: int,
                          dims=("class", "feature"))
         class_conc = pm.Data("hp_class_concentration", 1.0)
         alpha = pm.Data("hp_alpha", 1.0)
+        # The Gaussian variant's prior; declared for every variant (unused by the count
+        # variants) so each of the topic's hyperparameters is a pm.Data of every model.
+        mu0 = pm.Data("hp_mu0", 0.0)
+        kappa0 = pm.Data("hp_kappa0", 1.0)
+        alpha0 = pm.Data("hp_alpha0", 2.0)
+        beta0 = pm.Data("hp_beta0", 1.0)
         pi = pm.Dirichlet("pi", a=class_conc * pt.ones(n_classes), dims="class")
         pm.Multinomial("class_obs", n=class_counts.sum(), p=pi, observed=class_counts,
                        dims="class")
@@ -49,6 +63,18 @@ def build_model(*, variant: str, n_classes: int, n_features: int,
             theta = pm.Beta("theta", alpha=alpha, beta=alpha, dims=("class", "feature"))
             pm.Binomial("presence_obs", n=class_counts[:, None], p=theta, observed=counts,
                         dims=("class", "feature"))
+        elif variant == "gaussian":
+            xbar = pm.Data("feature_mean", np.zeros((n_classes, n_features)),
+                           dims=("class", "feature"))
+            m2 = pm.Data("feature_m2", np.zeros((n_classes, n_features)),
+                         dims=("class", "feature"))
+            sigma2 = pm.InverseGamma("sigma2", alpha=alpha0, beta=beta0,
+                                     dims=("class", "feature"))
+            mu = pm.Normal("mu", mu=mu0, sigma=pt.sqrt(sigma2 / kappa0), dims=("class", "feature"))
+            n_c = pt.cast(class_counts, "float64")[:, None]
+            pm.Potential("feature_loglik", gaussian_loglik(n_c, xbar, m2, mu, sigma2))
+            pm.Deterministic("theta", pt.stack([mu, sigma2], axis=-1),
+                             dims=("class", "feature", "moment"))
         elif variant == "categorical":
             parts, start = [], 0
             for j, k in enumerate(n_categories):
@@ -64,9 +90,29 @@ def build_model(*, variant: str, n_classes: int, n_features: int,
     return model
 
 
+def gaussian_loglik(n_c, xbar, m2, mu, sigma2):
+    """sum_c sum_j [-n_c/2 log(2 pi sigma2) - (m2 + n_c (xbar - mu)^2) / (2 sigma2)]:
+    the Normal log likelihood of the rows from their statistics (exact, not up to a constant)."""
+    d = xbar - mu
+    return pt.sum(-0.5 * n_c * pt.log(2 * np.pi * sigma2) - (m2 + n_c * d * d) / (2 * sigma2))
+
+
 def model_data(*, class_counts: np.ndarray, feature_counts: np.ndarray, alpha: float,
                class_concentration: float) -> dict[str, np.ndarray]:
     return {"class_counts": np.asarray(class_counts, dtype=np.int64),
             "feature_counts": np.asarray(feature_counts, dtype=np.int64),
             "hp_alpha": np.asarray(alpha, dtype=float),
             "hp_class_concentration": np.asarray(class_concentration, dtype=float)}
+
+
+def gaussian_model_data(*, class_counts: np.ndarray, feature_mean: np.ndarray,
+                        feature_m2: np.ndarray, class_concentration: float, mu0: float,
+                        kappa0: float, alpha0: float, beta0: float) -> dict[str, np.ndarray]:
+    """The Gaussian variant's data: per class count, per class and feature mean and m2."""
+    return {"class_counts": np.asarray(class_counts, dtype=np.int64),
+            "feature_mean": np.asarray(feature_mean, dtype=float),
+            "feature_m2": np.asarray(feature_m2, dtype=float),
+            "hp_class_concentration": np.asarray(class_concentration, dtype=float),
+            "hp_mu0": np.asarray(mu0, dtype=float), "hp_kappa0": np.asarray(kappa0, dtype=float),
+            "hp_alpha0": np.asarray(alpha0, dtype=float),
+            "hp_beta0": np.asarray(beta0, dtype=float)}

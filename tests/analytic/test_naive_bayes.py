@@ -280,4 +280,4 @@ def test_bad_features_are_refused():
     with pytest.raises(ValueError, match="at least 2 classes"):
         _solve("multinomial", np.ones((2, 2)), np.zeros(2, dtype=int), 1)
     with pytest.raises(ValueError, match="variant must be one of"):
-        nb.check_variant("gaussian")
+        nb.check_variant("poisson")

@@ -107,7 +107,7 @@ BAD = [
      ["row 4", "feature 'a'", "category '3'", "unseen at training time"]),
     ("naive-bayes", "a,y\n1,0\n-2,1\n", [], ["row 2", "'-2'", "not a count"]),
     ("naive-bayes", "a,y\n1,0\n2,1\n", ["--set", "variant=bernoulli"], ["'2'", "not 0 or 1"]),
-    ("naive-bayes", "a,y\n1,0\n2,1\n", ["--set", "variant=gaussian"],
+    ("naive-bayes", "a,y\n1,0\n2,1\n", ["--set", "variant=poisson"],
      ["variant must be one of", "multinomial"]),
     ("naive-bayes", "a,y\n1,0\n2,1\n1,0\n3,2\n", ["--set", "holdout=4"],
      ["held-out row 4", "class '2'", "unseen at training time"]),
