@@ -282,6 +282,7 @@ def _run_context(run: SavedRun, figures: list[FigureResult], index_href: str) ->
         "predictive": _predictive_rows(doc),
         "others": _other_sections(doc),
         "sensitivity": _sensitivity_section(run),
+        **_sbc_section(run),
         "figures": figures,
         "index_href": index_href,
         "max_z": next((c["statistic"] for c in checks if c["name"] == "agreement"), None),
@@ -294,6 +295,13 @@ def _sensitivity_section(run: SavedRun) -> dict[str, Any] | None:
     from compare.sensitivity import page_context
 
     return page_context(run.directory)
+
+
+def _sbc_section(run: SavedRun) -> dict[str, Any]:
+    """The simulation-based calibration block (compare/sbc.py) when ``<run>/sbc`` holds one."""
+    from compare.sbc import run_page_section
+
+    return run_page_section(run.directory)
 
 
 def _index_row(run: SavedRun, href: str) -> dict[str, Any]:
