@@ -41,6 +41,8 @@ BREAST_CANCER_FEATURES = ("mean radius", "mean texture", "mean smoothness")
 LAPLACE_SIZES = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
 #: Importance draws per subset in the sweep (the whole-data reference uses reference_draws).
 SWEEP_DRAWS = 2**15
+#: Fewest rows in a subset of the sweep (fewer rarely hold both classes).
+MIN_SWEEP_ROWS = 20
 #: MCMC draws (thinned evenly) averaged in the MCMC predictive of the figures.
 PREDICT_DRAWS = 1000
 #: Reference draws in each weight's histogram of the Laplace-vs-MCMC overlay.
@@ -86,6 +88,7 @@ def prepare(table: Table | StreamedTable, hyper: dict[str, Any]) -> tuple[Logist
         phi, y = alr.check_data(phi=phi, y=table.y)
     except ValueError as err:
         raise InputError(f"{table.source}, target {table.target!r}: {err}") from None
+    sweep_sizes(len(y), hyper.get("sizes") or LAPLACE_SIZES)  # refuse bad --sizes before sampling
     return LogisticDesign(phi=phi, y=y, names=tuple(names), inputs=table.features,
                           target=table.target, raw=np.asarray(table.x, dtype=float)), hyper
 
@@ -148,16 +151,27 @@ def builtin(seed: int) -> tuple[BuiltinData, ...]:
 
 
 # --- extras -----------------------------------------------------------------------
+def sweep_sizes(n: int, sizes: Any = LAPLACE_SIZES) -> list[int]:
+    """Row counts of the Laplace-error sweep: ``sizes`` <= 1 are shares of ``n`` rows,
+    larger values row counts; each at least :data:`MIN_SWEEP_ROWS`, sorted, distinct."""
+    values = np.atleast_1d(np.asarray(sizes, dtype=float))
+    too_big = [v for v in values if v > 1 and v > n]
+    if too_big:
+        raise InputError(f"--sizes {','.join(f'{v:g}' for v in values)}: {too_big[0]:g} is more "
+                         f"than the {n} rows; give row counts up to {n} or shares in (0, 1]")
+    rows = {int(round(v * n)) if v <= 1 else int(round(v)) for v in values}
+    return sorted({min(n, max(MIN_SWEEP_ROWS, r)) for r in rows})
+
+
 def laplace_sweep(x: LogisticDesign, prior_sd: float, *,
-                  shares: tuple[float, ...] = LAPLACE_SIZES,
+                  sizes: Any = LAPLACE_SIZES,
                   draws: int = SWEEP_DRAWS) -> tuple[alr.LaplaceError, ...]:
-    """Laplace error on nested subsets holding ``shares`` of the rows (at least 20 each).
+    """Laplace error on nested subsets of ``sizes`` rows (see :func:`sweep_sizes`).
 
     Sizes whose subset holds one class only are dropped (too few rows to fit).
     """
-    n = len(x)
-    sizes = sorted({min(n, max(20, int(round(s * n)))) for s in shares})
     out = []
+    sizes = sweep_sizes(len(x), sizes)
     for size in sizes:
         try:
             out += alr.laplace_error_by_size(phi=x.phi, y=x.y, prior_sd=prior_sd,
@@ -174,7 +188,8 @@ def extras(ctx: ExtraContext) -> Extra:
     ref = post.reference
     sep = answer.separation
     whole = alr.laplace_error(answer=answer)
-    sweep = laplace_sweep(x, ctx.hyper["prior_sd"])
+    sweep = laplace_sweep(x, ctx.hyper["prior_sd"],
+                          sizes=ctx.hyper.get("sizes") or LAPLACE_SIZES)
     sections = {
         "logistic": {
             "features": list(x.names),

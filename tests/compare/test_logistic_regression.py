@@ -66,6 +66,9 @@ BAD = [
     ("x,y\n1,1\n2,1\n3,1\n", [], ["every label is 1", "both classes"]),
     ("x,y\n1,0\n2,inf\n", [], ["line 3", "not a finite number"]),
     ("x,y\n1,0\n2,1\n", ["--set", "prior_sd=0"], ["prior_sd must be > 0"]),
+    ("x,y\n1,0\n2,1\n3,0\n4,1\n", ["--sizes", "2,500"], ["500 is more than the 4 rows"]),
+    ("x,y\n1,0\n2,1\n3,0\n4,1\n", ["--sizes", "-3"], ["sizes must be > 0"]),
+    ("x,y\n1,0\n2,1\n", ["--sizes", "2", "--set", "sizes=3"], ["--sizes or --set sizes"]),
 ]
 
 
@@ -89,3 +92,31 @@ def test_bad_input_is_one_line_exit_3_nothing_written(tmp_path, capsys, text, ex
         assert word in lines[0], lines[0]
     assert not out_dir.exists() and not json_path.exists()
     assert not (tmp_path / "reports").exists()
+
+
+def test_sizes_is_refused_by_topics_without_a_sweep(capsys):
+    code = main(["run", "beta-binomial", "--sizes", "10,20"])
+    err = capsys.readouterr().err
+    assert code == 3 and "no size sweep" in err and len(err.strip().splitlines()) == 1
+
+
+def test_sweep_sizes_shares_counts_and_floor():
+    from compare.logistic_regression import MIN_SWEEP_ROWS, sweep_sizes
+
+    assert sweep_sizes(200, (0.25, 1.0, 50, 120)) == [50, 120, 200]
+    assert sweep_sizes(200, (0.01,)) == [MIN_SWEEP_ROWS]
+
+
+@pytest.mark.mcmc
+def test_sizes_option_sets_the_laplace_sweep(tmp_path, capsys):
+    """--sizes reaches the Laplace-error table (short chains: only the table is checked)."""
+    import json
+
+    json_path = tmp_path / "r.json"
+    code = main(["run", TOPIC, "--data", "builtin:simulated", "--sizes", "20,0.5,60",
+                 "--draws", "200", "--tune", "200", "--chains", "2", "--json", str(json_path),
+                 "--out", str(tmp_path / "run")])
+    assert code in (0, 2), capsys.readouterr().err
+    doc = json.loads(json_path.read_text())
+    assert [r["n"] for r in doc["laplace_error"]["rows"]] == [20, 30, 60]
+    assert doc["hyperparameters"]["sizes"] == [20.0, 0.5, 60.0]
