@@ -470,7 +470,8 @@ def _power_hyper(topic: Topic, hyper: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def power_scaling(topic: Topic, *, data: Any, hyper: Mapping[str, Any], source: str = "array",
-                  tree: xr.DataTree | None = None, n_draws: int | None = None) -> PowerScaling:
+                  tree: xr.DataTree | None = None, n_draws: int | None = None,
+                  exact_densities: bool = False) -> PowerScaling:
     """Exact power-scaling sensitivity, and psense on ``tree`` (an MCMC fit) when given.
 
     With a tree, PyMC's log prior and log likelihood are added to it
@@ -486,7 +487,7 @@ def power_scaling(topic: Topic, *, data: Any, hyper: Mapping[str, Any], source: 
     if tree is not None:
         from compare.sampling import posterior_array
 
-        tree = with_log_densities(topic, x=x, hyper=hyper, tree=tree)
+        tree = with_log_densities(topic, x=x, hyper=hyper, tree=tree, exact=exact_densities)
         draws = posterior_array(tree.posterior, topic.variables)
         flat = draws.reshape(-1, draws.shape[-1])
         lower, upper = flat.min(axis=0), flat.max(axis=0)
@@ -506,8 +507,26 @@ _MODEL_LOCK = threading.Lock()
 
 
 def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
-                       tree: xr.DataTree) -> xr.DataTree:
-    """``tree`` plus PyMC's ``log_prior`` and ``log_likelihood`` groups (the topic's model)."""
+                       tree: xr.DataTree, exact: bool = False) -> xr.DataTree:
+    """``tree`` plus ``log_prior`` and ``log_likelihood`` groups for psense.
+
+    By default PyMC's (``pymc.stats.compute_log_prior`` / ``compute_log_likelihood``
+    on the topic's model).  ``exact=True`` uses the exact side instead (no
+    PyTensor compile; the report does this): the log prior is the zero-data
+    posterior's log density, the log likelihood the posterior's minus it.  The
+    two agree up to an additive constant, which psense ignores (a test checks it).
+    """
+    if exact:
+        from compare.sampling import posterior_array
+
+        theta = posterior_array(tree.posterior, topic.variables)
+        log_prior, log_lik = _exact_log_densities(topic, x, hyper, theta)
+        dims = ("chain", "draw")
+        coords = {k: tree.posterior[k].values for k in dims}
+        tree = tree.copy()
+        tree["log_prior"] = xr.DataTree(xr.Dataset({"prior": (dims, log_prior)}, coords=coords))
+        tree["log_likelihood"] = xr.DataTree(xr.Dataset({"obs": (dims, log_lik)}, coords=coords))
+        return tree
     import warnings
 
     import pymc as pm
@@ -557,11 +576,8 @@ def iid_tree(topic: Topic, *, x: Any, hyper: Mapping[str, Any], rng: np.random.G
     ignores).  Used for psense's empirical null (tests) without MCMC.
     """
     post = topic.solve(x=x, **hyper).posterior
-    empty = _empty_like(topic, x)
-    prior = topic.solve(x=empty, **hyper).posterior
     theta = post.sample(rng, chains * draws)
-    log_prior = prior.logpdf(theta)
-    log_lik = post.logpdf(theta) - log_prior
+    log_prior, log_lik = _exact_log_densities(topic, x, hyper, theta)
     d = theta.shape[1]
     dims = ("chain", "draw")
     coords = {"chain": np.arange(chains), "draw": np.arange(draws), "param": np.arange(d)}
@@ -573,6 +589,15 @@ def iid_tree(topic: Topic, *, x: Any, hyper: Mapping[str, Any], rng: np.random.G
         "/log_likelihood": xr.Dataset({"obs": (dims, log_lik.reshape(chains, draws))},
                                       coords={k: coords[k] for k in dims}),
     })
+
+
+def _exact_log_densities(topic: Topic, x: Any, hyper: Mapping[str, Any],
+                         theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log prior and log likelihood (up to constants) at ``theta`` of shape (..., d)."""
+    post = topic.solve(x=x, **hyper).posterior
+    prior = topic.solve(x=_empty_like(topic, x), **hyper).posterior
+    log_prior = prior.logpdf(theta)
+    return log_prior, post.logpdf(theta) - log_prior
 
 
 def _empty_like(topic: Topic, x: Any) -> Any:
@@ -817,7 +842,8 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     draws_file = run_dir / DRAWS_FILE
     if topic.name in POWER_SCALED and draws_file.is_file():
         with xr.open_datatree(draws_file) as tree:
-            ps = power_scaling(topic, data=data, hyper=hyper, source=source, tree=tree.load())
+            ps = power_scaling(topic, data=data, hyper=hyper, source=source, tree=tree.load(),
+                               exact_densities=True)
         out["power_scaling_run"] = _clean({"n_draws": ps.n_draws, "rows": power_rows(ps)})
     atomic_write(path, dumps(out))
     return out
@@ -846,7 +872,8 @@ def report_context(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
     power = []
     blocks = [("exact, at the current value", ps)] if ps else []
     if doc.get("power_scaling_run"):
-        blocks.append(("the run's MCMC draws", doc["power_scaling_run"]))
+        blocks.append(("the run's MCMC draws (psense with exact log densities)",
+                       doc["power_scaling_run"]))
     blocks += [(f"{doc['param']} = {fmt(p['value'])} (MCMC)", {"rows": p["power_scaling"]})
                for p in doc.get("mcmc", []) if p.get("power_scaling")]
     for label, block in blocks:
