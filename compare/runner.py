@@ -9,19 +9,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
 from analytic import ExactAnswer
-from compare.agreement import Agreement, agreement_test
+from compare.agreement import Agreement, agreement_test, posterior_array
 from compare.checks import Check, Extra, ExtraContext
 from compare.data import check_array
 from compare.defaults import DEFAULT, Settings
 from compare.registry import InputError, Topic
-from compare.sampling import CACHE, ModelCache, posterior_array
+
+if TYPE_CHECKING:  # sampling imports PyMC; checking draws alone (compare.check_draws) does not
+    from compare.sampling import ModelCache
 
 AGREE, DISAGREE, INCONCLUSIVE = "agree", "disagree", "inconclusive"
 
@@ -168,7 +170,7 @@ def summarise(draws: np.ndarray, extra: dict[str, np.ndarray], divergences: int,
 
 
 def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = None,
-        settings: Settings = DEFAULT, source: str = "array", cache: ModelCache = CACHE,
+        settings: Settings = DEFAULT, source: str = "array", cache: ModelCache | None = None,
         on_stage: Callable[[str], None] | None = None) -> RunResult:
     """Compare the exact posterior with PyMC's on one data set.
 
@@ -182,11 +184,14 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     settings : Settings
     source : str
         Where the data came from, for the report.
-    cache : ModelCache
-        Compiled models; one compile per topic and structure.
+    cache : ModelCache, optional
+        Compiled models; one compile per topic and structure (default: the
+        process-wide ``compare.sampling.CACHE``).
     on_stage : callable, optional
         Called with "compiling", "sampling", "checking" as the run progresses.
     """
+    if cache is None:
+        from compare.sampling import CACHE as cache
     stage = on_stage or (lambda _: None)
     t0 = time.perf_counter()
     hyper = dict(topic.hyper() if hyper is None else hyper)
