@@ -1,0 +1,231 @@
+"""The public API: compare.check on a user's PyMC model, compare.check_draws, compare.run.
+
+Statistical assertions: an "agrees" run is a `verdict` test (alpha from the
+suite's budget, tests/conftest.py); every "disagrees" run plants a bug whose
+z-score is tens of null sds (measured: the prior-sd-as-variance bug gives
+max |z| ~ 40 on 4 x 1000 draws, the shift of 0.5 sd gives z ~ 30), so its
+power is 1 to many decimals.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+from scipy import stats
+
+import compare
+from compare.registry import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+Y = np.array([0.8, 1.9, 1.2, 0.4, 1.5, 0.9])
+PRIOR_MEAN, PRIOR_SD, NOISE_SD = 0.5, 0.5, 1.0
+
+
+def _exact_normal_mean(y: np.ndarray) -> compare.Exact:
+    """Normal prior on a normal mean with known noise sd (Bishop 2006, eq. 2.141-2.142)."""
+    precision = 1 / PRIOR_SD**2 + y.size / NOISE_SD**2
+    mean = (PRIOR_MEAN / PRIOR_SD**2 + y.sum() / NOISE_SD**2) / precision
+    return compare.Exact(mean=[mean], cov=[[1 / precision]], gaussian=True)
+
+
+@pytest.fixture(scope="module")
+def user_model():
+    import pymc as pm
+
+    with pm.Model() as model:
+        prior_sd = pm.Data("prior_sd", PRIOR_SD)
+        mu = pm.Normal("mu", PRIOR_MEAN, sigma=prior_sd)
+        pm.Normal("y", mu, NOISE_SD, observed=Y)
+    return model
+
+
+@pytest.fixture(scope="module")
+def agreeing(user_model, test_alpha):
+    return compare.check(user_model, _exact_normal_mean(Y), var_names=["mu"], draws=1000,
+                         alpha=test_alpha)
+
+
+@pytest.fixture(scope="module")
+def planted_bug(user_model, agreeing):
+    """The prior variance passed where PyMC wants the sd (0.25 for 0.5): same compiled model."""
+    import pymc as pm
+
+    pm.set_data({"prior_sd": PRIOR_SD**2}, model=user_model)
+    try:
+        return compare.check(user_model, _exact_normal_mean(Y), var_names=["mu"], draws=1000)
+    finally:
+        pm.set_data({"prior_sd": PRIOR_SD}, model=user_model)
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_user_model_agrees_with_its_closed_form(agreeing):
+    assert agreeing.verdict == "agree", agreeing
+    assert agreeing.exit_code == 0 and agreeing.decided_by == "agreement"
+    checks = {c.name: c for c in agreeing.checks}
+    assert checks["map"].passed  # gaussian=True: the exact mode is the mean
+    assert [r["parameter"] for r in agreeing.table] == ["mu"]
+    assert agreeing.diagnostics["divergences"] == 0
+
+
+@pytest.mark.mcmc
+def test_planted_bug_is_caught_as_the_cli_would(planted_bug):
+    assert planted_bug.verdict == "disagree" and planted_bug.exit_code == 1
+    assert planted_bug.decided_by == "agreement"
+    flagged = {q.name for q in planted_bug.run.agreement.flagged}
+    assert "mean:mu" in flagged or "var:mu" in flagged
+    assert "FAIL agreement" in repr(planted_bug)
+
+
+@pytest.mark.mcmc
+def test_same_document_and_verdict_as_the_builtin_topic(agreeing, test_alpha):
+    """The user model is normal-known-variance: compare.run gives the same exact side."""
+    topic_run = compare.run("normal-known-variance", data=Y, prior_mean=PRIOR_MEAN,
+                            prior_sd=PRIOR_SD, noise_sd=NOISE_SD,
+                            settings={"draws": 1000, "alpha": test_alpha})
+    user, builtin = agreeing.to_dict(), topic_run.to_dict()
+    assert set(user) == set(builtin)
+    for section in ("exact", "mcmc", "settings", "data"):
+        assert set(user[section]) == set(builtin[section]), section
+    assert set(user["checks"][0]) == set(builtin["checks"][0])
+    np.testing.assert_allclose(user["exact"]["mean"], builtin["exact"]["mean"], rtol=1e-12)
+    np.testing.assert_allclose(user["exact"]["cov"], builtin["exact"]["cov"], rtol=1e-12)
+    assert [c["name"] for c in user["checks"]] == [c["name"] for c in builtin["checks"]]
+    assert json.loads(agreeing.to_json()) == json.loads(json.dumps(user))
+
+
+@pytest.mark.mcmc
+def test_to_html_is_the_report_run_page(agreeing, tmp_path):
+    page = agreeing.to_html(tmp_path)
+    assert page == tmp_path / "runs" / "user-model" / "index.html"
+    text = page.read_text()
+    doc = json.loads((page.parent / "result.json").read_text())
+    assert f'id="verdict">{doc["verdict"]}<' in text
+    for kind in ("marginals", "trace", "rank", "zscores"):
+        assert (page.parent / "figures" / f"{kind}.png").is_file(), kind
+    assert 'class="error"' not in text
+    assert (tmp_path / "index.html").is_file()
+    html = agreeing._repr_html_()
+    assert "AGREE" in html and "<table>" in html
+
+
+# --- draws from anywhere ------------------------------------------------------------
+def _dirichlet_exact() -> compare.Exact:
+    """Dirichlet(3, 4, 5): singular covariance, so the first two coordinates are free."""
+    alpha = np.array([3.0, 4.0, 5.0])
+    dist = stats.dirichlet(alpha)
+    a0 = alpha.sum()
+    return compare.Exact(
+        mean=dist.mean(), cov=dist.cov(), free=[0, 1], parameters=["p[a]", "p[b]", "p[c]"],
+        marginals=[stats.beta(a, a0 - a) for a in alpha],
+        sample=lambda rng, size: rng.dirichlet(alpha, size=size))
+
+
+@pytest.mark.verdict
+@pytest.mark.parametrize("kind", ["gaussian", "dirichlet"])
+def test_iid_exact_draws_agree(kind, rng, test_alpha):
+    if kind == "gaussian":
+        exact = compare.Exact(mean=[1.0, -2.0], cov=[[1.0, 0.6], [0.6, 2.0]], gaussian=True)
+        draws = stats.multivariate_normal(exact.mean, exact.cov).rvs(
+            size=4000, random_state=rng).reshape(4, 1000, 2)
+    else:
+        exact = _dirichlet_exact()
+        draws = rng.dirichlet([3.0, 4.0, 5.0], size=4000).reshape(4, 1000, 3)
+    result = compare.check_draws(draws, exact, alpha=test_alpha)
+    assert result.verdict == "agree", result
+    names = {q.name for q in result.quantities}
+    if kind == "dirichlet":  # squares from the sampler, quantiles from the marginals
+        assert {"var:p[a]", "cov:p[a],p[b]", "q05:p[c]"} <= names
+    assert {c.name: c.passed for c in result.checks}["map"] is None
+
+
+def test_shifted_draws_disagree(rng):
+    exact = _dirichlet_exact()
+    draws = rng.dirichlet([3.0, 4.0, 5.0], size=4000).reshape(4, 1000, 3)
+    shift = 0.5 * np.sqrt(np.diag(exact.cov))
+    result = compare.check_draws(draws + shift, exact)
+    assert result.verdict == "disagree" and result.decided_by == "agreement"
+
+
+def test_datatree_draws_and_a_sampler_only_exact(rng, test_alpha):
+    """An ArviZ DataTree, one variable with a vector dim; exact given by a sampler alone."""
+    draws = rng.gamma(5.0, 0.5, size=(4, 1000, 1))
+    tree = xr.DataTree.from_dict({"/posterior": xr.Dataset(
+        {"rate": (("chain", "draw", "k"), draws)})})
+    exact = compare.Exact(mean=[2.5], cov=[[1.25]],
+                          sample=lambda g, size: g.gamma(5.0, 0.5, size=(size, 1)))
+    result = compare.check_draws(tree, exact, alpha=test_alpha)
+    assert result.parameters == ("rate[0]",)
+    assert {"mean:rate[0]", "var:rate[0]", "q50:rate[0]"} <= {q.name for q in result.quantities}
+    shifted = compare.check_draws(draws * 1.1, exact)
+    assert shifted.verdict == "disagree"
+
+
+def test_mean_and_cov_alone_test_means_only():
+    """Without fourth moments (no sampler, not Gaussian) squares are not tested."""
+    exact = compare.Exact(mean=[0.0], cov=[[1.0]])
+    draws = np.random.default_rng(3).standard_normal((4, 1000))
+    names = {q.name for q in compare.check_draws(draws, exact).quantities}
+    assert names == {"mean:x[0]"}
+
+
+def test_check_draws_needs_no_pymc():
+    code = ("import sys, numpy as np, compare\n"
+            "ex = compare.Exact(mean=[0.0], cov=[[1.0]], gaussian=True)\n"
+            "r = compare.check_draws(np.random.default_rng(1).standard_normal((4, 500, 1)), ex)\n"
+            "print(r.verdict, 'pymc' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "False"
+
+
+# --- bad input: one clear message naming the parameter, the value and the fix ----------
+@pytest.mark.parametrize("kwargs, words", [
+    ({"mean": [0, 0], "cov": [[1, 0.5], [0.2, 1]]}, ["not symmetric", "cov[0, 1] = 0.5",
+                                                      "(cov + cov.T) / 2"]),
+    ({"mean": [0, 0], "cov": [[1, 2], [2, 1]]}, ["not positive definite", "eigenvalue -1",
+                                                  "correlations in (-1, 1)"]),
+    ({"mean": [0, 0], "cov": [[1.0]]}, ["exact.cov has shape (1, 1)", "(2, 2)"]),
+    ({"mean": [0, np.nan], "cov": np.eye(2)}, ["exact.mean[1] is nan", "finite"]),
+    ({"mean": [0], "cov": [[1]], "parameters": ["a", "b"]}, ["2 names", "1 entries"]),
+    ({"mean": [0], "cov": [[1]], "marginals": ["beta"]}, ["exact.marginals[0]",
+                                                          "scipy.stats.beta(12, 8)"]),
+])
+def test_bad_exact(kwargs, words):
+    with pytest.raises(InputError) as err:
+        compare.Exact(**kwargs)
+    for word in words:
+        assert word in str(err.value), (word, str(err.value))
+    assert "\n" not in str(err.value)
+
+
+def test_dimension_mismatch_names_the_variables(user_model):
+    exact = compare.Exact(mean=[0.0, 1.0], cov=np.eye(2))
+    with pytest.raises(InputError, match=r"var_names \['mu'\] give 1 values per draw "
+                                         r"\(mu: 1\) but exact.mean has 2"):
+        compare.check(user_model, exact, var_names=["mu"])
+    with pytest.raises(InputError, match=r"no variable\(s\) \['sigma'\]; its free variables "
+                                         r"are \['mu'\]"):
+        compare.check(user_model, _exact_normal_mean(Y), var_names=["sigma"])
+
+
+def test_bad_sampler_and_settings(user_model):
+    exact = compare.Exact(mean=[0.0], cov=[[1.0]], sample=lambda rng, size: rng.normal(size=size))
+    with pytest.raises(InputError, match=r"exact.sample\(rng, 4\) returned shape \(4,\)"):
+        compare.check(user_model, exact, var_names=["mu"])
+    with pytest.raises(InputError, match="draws must be an integer >= 1, got 0"):
+        compare.check(user_model, _exact_normal_mean(Y), draws=0)
+    with pytest.raises(InputError, match=r"draws must have shape \(chain, draw, d\) = "
+                                         r"\(chain, draw, 1\), got shape \(10,\)"):
+        compare.check_draws(np.zeros(10), _exact_normal_mean(Y))
+    with pytest.raises(InputError, match=r"draws have 2 values per draw but exact.mean has 1"):
+        compare.check_draws(np.zeros((2, 10, 2)), _exact_normal_mean(Y))
+    with pytest.raises(InputError, match=r"unknown setting\(s\) \['drawz'\]"):
+        compare.run("beta-binomial", settings={"drawz": 10})
