@@ -1,0 +1,139 @@
+"""posteriordb export: layout, schema validation, exact draws that pass our own test.
+
+The schemas are written from posteriordb's documented format
+(compare/schemas/posteriordb/SOURCE.md); the first test checks that files
+shaped like posteriordb's own (field names and types as in its
+posterior_database/ files; values made up here) validate, so the schemas are
+not stricter than the database they describe.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from compare.agreement import agreement_test
+from compare.cli import main
+from compare.export import (POSTERIORDB_CHAINS, POSTERIORDB_DRAWS, _validate,
+                            export_posteriordb, read_zipped_json, validate_export)
+from compare.registry import InputError, get_topic
+
+
+def test_schemas_accept_posteriordb_shaped_files():
+    _validate({"name": "eight_schools-eight_schools_noncentered", "keywords": ["stan_benchmark"],
+               "model_name": "eight_schools_noncentered", "data_name": "eight_schools",
+               "reference_posterior_name": None, "dimensions": {"mu": 1, "theta": 8},
+               "added_by": "A Person", "added_date": "2019-08-12"}, "posterior", "posterior")
+    _validate({"name": "m", "title": "t", "keywords": "hierarchical", "urls": "http://x",
+               "prior": {"keywords": []},
+               "model_implementations": {"stan": {"model_code": "models/stan/m.stan",
+                                                  "stan_version": ">=2.26.0"}},
+               "added_by": "A", "added_date": "2019-08-12"}, "model_info", "model_info")
+    _validate({"name": "d-m", "inference": {"method": "stan_sampling", "method_arguments": {
+               "chains": 10, "iter": 20000, "warmup": 10000, "thin": 10}},
+               "diagnostics": {"ndraws": 10000, "nchains": 10, "r_hat": [1.0002]},
+               "checks_made": {"ndraws_is_10k": True}, "comments": None, "added_by": "A",
+               "added_date": "2020-05-22", "versions": {"rstan_version": "rstan 2.19.2"}},
+              "reference_posterior_info", "info")
+    _validate({"J": 8, "y": [28, 8, -3], "X": [[1, 2], [3, 4]]}, "data", "data")
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pdb")
+    return out, {name: export_posteriordb(name, out=out)
+                 for name in ("beta-binomial", "normal-inverse-gamma", "dirichlet-categorical")}
+
+
+@pytest.mark.verdict
+@pytest.mark.parametrize("topic", ["beta-binomial", "normal-inverse-gamma",
+                                   "dirichlet-categorical"])
+def test_export_validates_and_its_draws_pass_our_agreement_test(exports, topic, test_alpha):
+    out, results = exports
+    result = results[topic]
+    docs = validate_export(out, result.posterior_name)
+    info = docs["reference_posterior_info"]
+    assert info["inference"]["method"] == "analytical"
+    assert info["checks_made"]["exact_iid_draws"] and info["checks_made"]["ndraws_is_10k"]
+    assert "Exact" in info["comments"]
+    draws_doc = docs["reference_posterior_draws"]
+    assert len(draws_doc) == POSTERIORDB_CHAINS
+    assert list(draws_doc[0]) == list(result.parameters)
+    draws = np.stack([np.column_stack([chain[p] for p in result.parameters])
+                      for chain in draws_doc])
+    assert draws.shape == (POSTERIORDB_CHAINS, POSTERIORDB_DRAWS, len(result.parameters))
+    np.testing.assert_array_equal(draws, result.draws)
+    # The written draws, read back, pass the agreement test against the exact posterior.
+    t = get_topic(topic)
+    ds = t.builtin[0]
+    x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
+    posterior = t.solve(x=x, **hyper).posterior
+    assert agreement_test(draws, posterior, alpha=test_alpha).passed
+    exact = json.loads(result.files["exact"].read_text())
+    np.testing.assert_allclose(exact["mean"], posterior.mean, rtol=1e-12)
+    # The data file holds the model's pm.Data values; the model file is its PyMC source.
+    assert set(docs["data"]) == set(t.model_data(x=x, **hyper))
+    code = result.files["model_code"].read_text()
+    namespace: dict = {}
+    exec(compile(code, str(result.files["model_code"]), "exec"), namespace)
+    model = namespace["build_model"](**docs["posterior"]["build_model_arguments"])
+    assert set(t.variables) <= set(model.named_vars)
+
+
+def test_draws_from_a_wrong_posterior_fail_our_test(exports):
+    """Power: the exported beta-binomial draws shifted by 0.1 sd fail (z ~ 0.1 sqrt(1e4) = 10)."""
+    _, results = exports
+    result = results["beta-binomial"]
+    t = get_topic("beta-binomial")
+    ds = t.builtin[0]
+    posterior = t.solve(x=ds.load(), **t.hyper(dataset=ds)).posterior
+    shifted = result.draws + 0.1 * np.sqrt(posterior.cov[0, 0])
+    assert not agreement_test(shifted, posterior, alpha=1e-4).passed
+
+
+def test_a_broken_file_is_named(exports, tmp_path):
+    out, results = exports
+    result = results["beta-binomial"]
+    info_file = result.files["reference_posterior_info"]
+    info = json.loads(info_file.read_text())
+    info["inference"]["method"] = "mcmc"
+    info_file.write_text(json.dumps(info))
+    try:
+        with pytest.raises(ValueError, match=r"reference_posterior_info format at "
+                                             r"inference/method: 'mcmc' is not one of"):
+            validate_export(out, result.posterior_name)
+    finally:
+        info["inference"]["method"] = "analytical"
+        info_file.write_text(json.dumps(info))
+    with zipfile.ZipFile(result.files["reference_posterior_draws"]) as zf:
+        assert zf.namelist() == [f"{result.posterior_name}.json"]
+    assert read_zipped_json(result.files["data"])["hp_a"] == 2.0
+
+
+def test_cli_export_and_bad_input(tmp_path, capsys):
+    out = tmp_path / "pdb"
+    assert main(["export", "gamma-poisson", "--format", "posteriordb", "--out", str(out),
+                 "--set", "shape=3"]) == 0
+    printed = capsys.readouterr().out
+    name = printed.split("wrote ")[1].split(":")[0]
+    assert name.startswith("gamma_poisson_discoveries_") and name.endswith("-gamma_poisson")
+    validate_export(out, name)
+    for argv, words in [
+        (["export", "gamma-poisson", "--format", "stan", "--out", str(tmp_path / "a")],
+         ["--format 'stan' is not supported"]),
+        (["export", "logistic-regression", "--out", str(tmp_path / "a")],
+         ["numerical", "not closed form"]),
+        (["export", "beta-binomial", "--out", str(tmp_path / "a"), "--set", "a=-1"],
+         ["a must be > 0, got -1"]),
+        (["export", "beta-binomial"], ["--out DIR"]),
+    ]:
+        assert main(argv) == 3, argv
+        err = capsys.readouterr().err
+        assert all(w in err for w in words), (argv, err)
+        assert err.count("\n") == 1
+    assert not (tmp_path / "a").exists()  # nothing written on bad input
+    with pytest.raises(InputError, match="chains must be an integer >= 1"):
+        export_posteriordb("beta-binomial", out=tmp_path / "b", chains=0)
