@@ -309,14 +309,18 @@ def _solve_path(topic: Topic, x: Any, hypers: list[dict[str, Any]], param: str,
         rows.append((np.asarray(post.mean, dtype=float), np.sqrt(np.diag(cov)), lower, upper,
                      np.full(d, np.nan) if mode is None else np.asarray(mode, dtype=float),
                      float(answer.log_evidence), tuple(post.parameters)))
-    names = rows[0][6]
-    if any(r[6] != names for r in rows):
-        raise InputError(f"the parameters of {topic.name} change along the {param} grid; "
-                         "sweep a hyperparameter that keeps the model's shape")
-    stack = [np.array([r[k] for r in rows]) for k in range(6)]
+    # bayes-optimal compares its most probable hypotheses, which change with the
+    # label noise: align every row on the union of names (NaN where one is lumped).
+    names = tuple(dict.fromkeys(n for r in rows for n in r[6]))
+    stack = [np.full((len(rows), len(names)), np.nan) for _ in range(5)]
+    for g, r in enumerate(rows):
+        cols = [names.index(n) for n in r[6]]
+        for k in range(5):
+            stack[k][g, cols] = r[k]
     return Sweep(param=param, grid=grid, parameters=names, mean=stack[0], sd=stack[1],
-                 lower=stack[2], upper=stack[3], map=stack[4], log_evidence=stack[5],
-                 seconds=0.0, method="per-point solve")
+                 lower=stack[2], upper=stack[3], map=stack[4],
+                 log_evidence=np.array([r[5] for r in rows]), seconds=0.0,
+                 method="per-point solve")
 
 
 # --- MCMC at chosen points ---------------------------------------------------------
@@ -334,6 +338,7 @@ class McmcPoint:
     sd: np.ndarray
     seconds: float
     power_scaling: PowerScaling | None = None
+    parameters: tuple[str, ...] = ()
 
 
 def mcmc_indices(n_grid: int, k: int) -> np.ndarray:
@@ -378,7 +383,7 @@ def mcmc_at(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str,
             max_abs_z=None if agreement is None else agreement.statistic,
             threshold=None if agreement is None else agreement.threshold,
             mean=result.mcmc.mean, sd=result.mcmc.sd, seconds=result.timings["total"],
-            power_scaling=ps))
+            power_scaling=ps, parameters=tuple(result.parameters)))
     return points
 
 
@@ -426,7 +431,9 @@ class PowerScaling:
                       else (self.psense_prior, self.psense_likelihood))
         if prior is None:
             return []
-        return [asens.diagnosis(float(p), float(q)) for p, q in zip(prior, lik)]
+        return [asens.diagnosis(float(p), float(q)) if np.isfinite(p) and np.isfinite(q)
+                else "n/a (psense failed: log density constant over the draws)"
+                for p, q in zip(prior, lik)]
 
 
 def exact_power_scaling(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
@@ -557,12 +564,23 @@ def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
 
 def psense_values(tree: xr.DataTree, variables: tuple[str, ...]
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """``arviz_stats.psense`` for the prior and the likelihood, flattened in ``variables`` order."""
+    """``arviz_stats.psense`` for the prior and the likelihood, flattened in ``variables`` order.
+
+    NaN where psense cannot be computed (a log density constant over the draws).
+    """
     from arviz_stats import psense
 
+    size = sum(int(np.prod(tree.posterior[v].shape[2:], dtype=int)) for v in variables)
     out = []
     for group in asens.COMPONENTS:
-        ds = psense(tree, var_names=list(variables), group=group)
+        try:
+            ds = psense(tree, var_names=list(variables), group=group)
+        except ValueError:
+            # PSIS fails when the log density is constant over the draws (a flat
+            # prior such as Dirichlet(1, ..., 1): "All tail values are the same");
+            # the exact sensitivity is then 0.
+            out.append(np.full(size, np.nan))
+            continue
         out.append(np.concatenate([np.ravel(np.asarray(ds[v], dtype=float)) for v in variables]))
     return out[0], out[1]
 
@@ -692,7 +710,8 @@ def to_document(result: SensitivityResult) -> dict[str, Any]:
                   "map": s.map, "log_evidence": s.log_evidence},
         "mcmc": [{"index": p.index, "value": p.value, "verdict": p.verdict,
                   "decided_by": p.decided_by, "max_abs_z": p.max_abs_z,
-                  "threshold": p.threshold, "mean": p.mean, "sd": p.sd, "seconds": p.seconds,
+                  "threshold": p.threshold, "mean": _aligned(p.mean, p.parameters, s),
+                  "sd": _aligned(p.sd, p.parameters, s), "seconds": p.seconds,
                   "power_scaling": None if p.power_scaling is None else
                   power_rows(p.power_scaling)} for p in result.points],
         "power_scaling": None if result.power is None else {
@@ -702,6 +721,14 @@ def to_document(result: SensitivityResult) -> dict[str, Any]:
     if s.param == LAMBDA:
         doc["lambda_over_n"] = s.grid / max(result.n, 1)
     return _clean(doc)
+
+
+def _aligned(values: np.ndarray, names: tuple[str, ...], sweep: Sweep) -> np.ndarray:
+    """An MCMC point's vector in the sweep's parameter order (NaN where it has none)."""
+    if not names or tuple(names) == sweep.parameters:
+        return values
+    where = {n: i for i, n in enumerate(names)}
+    return np.array([values[where[n]] if n in where else np.nan for n in sweep.parameters])
 
 
 def save(result: SensitivityResult, out_dir: str | Path) -> Path:
