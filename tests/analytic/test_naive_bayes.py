@@ -281,3 +281,170 @@ def test_bad_features_are_refused():
         _solve("multinomial", np.ones((2, 2)), np.zeros(2, dtype=int), 1)
     with pytest.raises(ValueError, match="variant must be one of"):
         nb.check_variant("poisson")
+
+
+# ---------------------------------------------------------- 7. the Gaussian variant
+
+
+def _gaussian_data(rng, n=70, p=3, c=3):
+    y = rng.integers(0, c, size=n)
+    y[:c] = np.arange(c)  # every class present
+    centres = rng.normal(0, 1.5, size=(c, p))
+    sds = rng.uniform(0.3, 2.0, size=(c, p))
+    return centres[y] + sds[y] * rng.standard_normal((n, p)), y
+
+
+GAUSS_PRIOR = {"mu0": 0.4, "kappa0": 0.8, "alpha0": 2.5, "beta0": 1.7}
+
+
+def _solve_gaussian(x, y, c, **prior):
+    return nb.solve(variant="gaussian", x=x, y=y, classes=[f"c{k}" for k in range(c)],
+                    feature_names=[f"f{j}" for j in range(x.shape[1])],
+                    class_concentration=1.3, **{**GAUSS_PRIOR, **prior})
+
+
+def test_gaussian_mle_matches_sklearn(rng):
+    """GaussianNB(var_smoothing=0) is the MLE plug-in classifier: theta_ = class means,
+    var_ = class variances m2 / n_c (np.var, ddof 0; var_smoothing adds 0 x the largest
+    feature variance), class_prior_ = n_c / n; its predict_proba is our plug-in
+    (exact=False) predictive.  Stored in a different order of operations: 1e-8."""
+    from sklearn.naive_bayes import GaussianNB
+
+    x, y = _gaussian_data(rng)
+    ans = _solve_gaussian(x, y, 3)
+    sk = GaussianNB(var_smoothing=0.0).fit(x, y)
+    mle = ans.mle[3:].reshape(3, 3, 2)  # (class, feature, (mean, variance))
+    np.testing.assert_allclose(ans.mle[:3], sk.class_prior_, rtol=SK_RTOL)
+    np.testing.assert_allclose(mle[..., 0], sk.theta_, rtol=SK_RTOL)
+    np.testing.assert_allclose(mle[..., 1], sk.var_, rtol=SK_RTOL)
+    x_new = rng.normal(0, 2, size=(25, 3))
+    np.testing.assert_allclose(np.exp(ans.predictive.plugin_log_proba(x_new)),
+                               sk.predict_proba(x_new), rtol=SK_RTOL, atol=1e-14)
+
+
+def test_gaussian_blocks_are_the_nig_topic_posteriors(rng):
+    """Each (class, feature) block is analytic.normal_inverse_gamma's posterior of that
+    class's column, and by hand (Murphy 2007, eqs. 86-89) for one block."""
+    from analytic import normal_inverse_gamma as nig
+
+    x, y = _gaussian_data(rng, n=40, p=2, c=2)
+    post = _solve_gaussian(x, y, 2).posterior
+    assert isinstance(post, ExactPosterior)
+    assert post.parameters[:5] == ("pi[c0]", "pi[c1]", "mu[c0,f0]", "sigma2[c0,f0]",
+                                   "mu[c0,f1]")
+    for c in range(2):
+        for j in range(2):
+            ref = nig.posterior(x=x[y == c, j], **GAUSS_PRIOR)
+            i = 2 + 2 * (2 * c + j)
+            np.testing.assert_allclose(post.mean[i:i + 2], ref.mean, rtol=RTOL)
+            np.testing.assert_allclose(post.cov[i:i + 2, i:i + 2], ref.cov, rtol=RTOL)
+            np.testing.assert_allclose(post.mode[i:i + 2], ref.mode, rtol=RTOL)
+    col = x[y == 1, 0]
+    n, xbar = col.size, col.mean()
+    kappa = 0.8 + n
+    alpha = 2.5 + n / 2
+    beta = 1.7 + 0.5 * np.sum((col - xbar) ** 2) + 0.8 * n * (xbar - 0.4) ** 2 / (2 * kappa)
+    i = 2 + 2 * 2
+    assert post.marginal(i).mean() == pytest.approx((0.8 * 0.4 + n * xbar) / kappa, rel=RTOL)
+    assert post.marginal(i + 1).mean() == pytest.approx(beta / (alpha - 1), rel=RTOL)
+    assert post.marginal(i + 1).var() == pytest.approx(
+        stats.invgamma(alpha, scale=beta).var(), rel=RTOL)
+    assert post.moments_below == pytest.approx(min(
+        2.5 + np.sum(y == k) / 2 for k in range(2)))
+    assert np.all(post.cov[:2, 2:] == 0) and post.cov[2, 4] == 0  # independent blocks
+    assert post.free == tuple([0] + list(range(2, 10)))
+
+
+def test_gaussian_predictive_is_a_product_of_student_t(rng):
+    """P(y = c | x, D) prop. to E[pi_c] prod_j t_{2 alpha_n}(x_j; mu_n, beta_n (kappa_n + 1)
+    / (alpha_n kappa_n)) (Murphy 2007, eq. 100), with scipy's t; heavier tails than the
+    MLE plug-in (with fewer rows per class, the more so)."""
+    from analytic import normal_inverse_gamma as nig
+
+    x, y = _gaussian_data(rng)
+    ans = _solve_gaussian(x, y, 3)
+    x_new = np.vstack([rng.normal(0, 2, size=(10, 3)), [[9.0, -9.0, 9.0]]])
+    got = ans.predictive.log_proba(x_new)
+    for i, row in enumerate(x_new):
+        joint = np.log(ans.posterior.class_mean).copy()
+        for c in range(3):
+            for j in range(3):
+                t = nig.solve(x=x[y == c, j], **GAUSS_PRIOR).predictive
+                joint[c] += t.logpdf(row[j])
+        np.testing.assert_allclose(got[i], joint - special.logsumexp(joint), rtol=RTOL,
+                                   atol=1e-12)
+    plugin = ans.predictive.plugin_log_proba(x_new)
+    assert np.max(np.abs(np.exp(got) - np.exp(plugin))) > 1e-4  # two different classifiers
+
+
+def test_gaussian_evidence_by_the_chain_rule(rng):
+    """log p(D) = sum_i log p(y_i | D_<i) + log p(x_i | y_i, D_<i), each factor a smoothed
+    class frequency or a Student-t predictive of the earlier rows of that class."""
+    from analytic import normal_inverse_gamma as nig
+
+    x, y = _gaussian_data(rng, n=14, p=2, c=2)
+    ans = _solve_gaussian(x, y, 2)
+    total, n_c = 0.0, np.zeros(2)
+    for i in range(len(y)):
+        c = y[i]
+        total += math.log((1.3 + n_c[c]) / (2.6 + n_c.sum()))
+        earlier = np.flatnonzero(y[:i] == c)
+        for j in range(2):
+            total += nig.solve(x=x[earlier, j], **GAUSS_PRIOR).predictive.logpdf(x[i, j])
+        n_c[c] += 1
+    assert ans.log_evidence == pytest.approx(total, rel=RTOL)
+
+
+def test_gaussian_chunks_merge_to_one_batch(rng):
+    x, y = _gaussian_data(rng)
+    a = nb.gaussian_stats(x=x[:31], y=y[:31], n_classes=3)
+    b = nb.gaussian_stats(x=x[31:], y=y[31:], n_classes=3)
+    whole = nb.gaussian_stats(x=x, y=y, n_classes=3)
+    merged = a + b
+    np.testing.assert_array_equal(merged.class_counts, whole.class_counts)
+    np.testing.assert_allclose(merged.mean, whole.mean, rtol=1e-12)
+    np.testing.assert_allclose(merged.m2, whole.m2, rtol=1e-12)
+    post = _solve_gaussian(x, y, 3).posterior
+    np.testing.assert_allclose(nb.update(suff=merged, variant="gaussian",
+                                         classes=post.classes, feature_names=post.feature_names,
+                                         alpha=1.0, class_concentration=1.3,
+                                         **GAUSS_PRIOR).mean, post.mean, rtol=1e-12)
+
+
+def test_gaussian_stats_keep_their_digits_at_large_offsets(rng):
+    """Centred sums of squares survive an offset of 1e8: the reference centres each class
+    column with its own mean (two passes); sum x^2 - n xbar^2 loses every digit of a
+    variance ~1e-2 (x^2 ~ 1e16 has an ulp of 2)."""
+    x, y = _gaussian_data(rng)
+    x = 1e8 + 0.1 * x
+    whole = nb.gaussian_stats(x=x, y=y, n_classes=3)
+    ref = np.array([[np.sum((x[y == c, j] - x[y == c, j].mean()) ** 2) for j in range(3)]
+                    for c in range(3)])
+    # Our class means come from a BLAS sum and may differ from numpy's by an ulp of 1e8
+    # (1.5e-8); that moves m2 by n * (1.5e-8)^2 ~ 1e-14, far below 1e-9 relative.
+    np.testing.assert_allclose(whole.m2, ref, rtol=1e-9)
+    naive = np.array([[np.sum(x[y == c, j] ** 2) - np.sum(y == c) * x[y == c, j].mean() ** 2
+                       for j in range(3)] for c in range(3)])
+    assert np.max(np.abs(naive - ref) / ref) > 1e-3
+
+
+def test_gaussian_empty_class_keeps_the_prior_and_has_no_mle(rng):
+    x, y = _gaussian_data(rng, n=20, p=2, c=2)
+    ans = _solve_gaussian(x, y, 3)  # class c2 has no rows
+    g = ans.posterior.gaussian
+    np.testing.assert_allclose([g.mu[2], g.kappa[2], g.alpha[2], g.beta[2]],
+                               [[0.4] * 2, [0.8] * 2, [2.5] * 2, [1.7] * 2], rtol=RTOL)
+    assert ans.mle is None
+    with pytest.raises(ValueError, match="class 2 has no training rows"):
+        ans.predictive.plugin_log_proba(x[:2])
+    assert np.all(np.isfinite(ans.predictive.log_proba(x[:2])))  # the Bayesian one works
+
+
+def test_gaussian_bad_input_is_refused():
+    y = np.array([0, 1])
+    with pytest.raises(ValueError, match="non-finite"):
+        nb.gaussian_stats(x=np.array([[np.nan], [0.0]]), y=y, n_classes=2)
+    with pytest.raises(ValueError, match="kappa0 must be a finite number > 0, got -1.0"):
+        _solve_gaussian(np.array([[0.0], [1.0]]), y, 2, kappa0=-1.0)
+    with pytest.raises(ValueError, match="mu0 must be a finite number"):
+        _solve_gaussian(np.array([[0.0], [1.0]]), y, 2, mu0=np.inf)
