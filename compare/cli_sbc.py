@@ -103,6 +103,9 @@ def _print(result, out_dir: Path, console) -> None:
                   f"({'n/a' if rate is None else f'{rate:.1f}'} sims/s on {tp['workers']} "
                   f"workers; {tp['total_seconds']:.1f} s with start-up; "
                   f"{tp['resumed_from']} resumed)", markup=False)
+    if tp.get("warm_sims_per_second"):
+        console.print(f"  after each worker's first block (which compiles the model): "
+                      f"{tp['warm_sims_per_second']:.1f} sims/s", markup=False)
     ex = result.exact
     if ex is not None and ex.available:
         console.print(f"exact side: {ex.method}, {ex.indices.size} simulations at "
