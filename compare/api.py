@@ -625,9 +625,13 @@ def _settings(*, draws: int | None = None, chains: int | None = None, tune: int 
 
 
 # --- checking a PyMC model -------------------------------------------------------
-def _flat_names(model: Any, var_names: Sequence[str]) -> tuple[list[str], list[int]]:
-    """Parameter names (``mu``, ``w[0]``, ``L[0,1]``) and sizes of each variable's draws."""
-    shapes = _variable_shapes(model, var_names)
+def _flat_names(model: Any, var_names: Sequence[str], *,
+                what: str = "var_names") -> tuple[list[str], list[int]]:
+    """Parameter names (``mu``, ``w[0]``, ``L[0,1]``) and sizes of each variable's draws.
+
+    ``what`` names the argument in error messages.
+    """
+    shapes = _variable_shapes(model, var_names, what=what)
     names, sizes = [], []
     for v in var_names:
         shape = shapes[v]
@@ -640,11 +644,12 @@ def _flat_names(model: Any, var_names: Sequence[str]) -> tuple[list[str], list[i
     return names, sizes
 
 
-def _variable_shapes(model: Any, var_names: Sequence[str]) -> dict[str, tuple[int, ...]]:
+def _variable_shapes(model: Any, var_names: Sequence[str], *,
+                     what: str = "var_names") -> dict[str, tuple[int, ...]]:
     missing = [v for v in var_names if v not in model.named_vars]
     if missing:
         free = [rv.name for rv in model.free_RVs]
-        raise InputError(f"var_names: the model has no variable(s) {missing}; its free "
+        raise InputError(f"{what}: the model has no variable(s) {missing}; its free "
                          f"variables are {free}")
     shapes = model.eval_rv_shapes()  # free variables; FAST_COMPILE, nothing is JIT-compiled
     others = [v for v in var_names if v not in shapes]

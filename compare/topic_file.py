@@ -155,7 +155,7 @@ def _smoke(topic: Topic, where: str) -> None:
         raise InputError(f"{label}: model_data returned {unknown}, which the PyMC model has no "
                          "pm.Data for; name them as in build_model")
     try:
-        names, sizes = _flat_names(model, topic.variables)
+        names, sizes = _flat_names(model, topic.variables, what="variables")
     except InputError as err:
         raise InputError(f"{label}: {err}") from None
     if len(names) != d:

@@ -27,6 +27,7 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--bug", action="store_true", help="drop the exposure from the likelihood")
 parser.add_argument("--out", default=None, help="where the report goes (default: a temp dir)")
 parser.add_argument("--draws", type=int, default=None, help="draws per chain (default 2000)")
+parser.add_argument("--alpha", type=float, default=None, help="false-alarm rate (default 1e-4)")
 args = parser.parse_args()
 
 y = np.array([3, 0, 5, 2, 7, 1, 4, 2])                   # events
@@ -40,7 +41,7 @@ with pm.Model() as model:
 shape, rate = a + y.sum(), b + t.sum()
 exact = compare.Exact.from_scipy(stats.gamma(shape, scale=1 / rate), parameters=["lam"],
                                  mode=[(shape - 1) / rate])
-result = compare.check(model, exact, var_names=["lam"], draws=args.draws)
+result = compare.check(model, exact, var_names=["lam"], draws=args.draws, alpha=args.alpha)
 print(result)
 print("report page:", result.to_html(args.out))
 raise SystemExit(result.exit_code)

@@ -23,6 +23,7 @@ import compare
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--bug", action="store_true", help="use the noise variance as its sd")
 parser.add_argument("--out", default=None, help="write the report page here")
+parser.add_argument("--alpha", type=float, default=None, help="false-alarm rate (default 1e-4)")
 args = parser.parse_args()
 
 x = np.array([-1.0, -0.6, -0.2, 0.1, 0.4, 0.8, 1.0])
@@ -58,7 +59,7 @@ for i in range(warmup + keep * thin):
     if i >= warmup and (i - warmup) % thin == 0:
         draws[:, (i - warmup) // thin] = w
 
-result = compare.check_draws(draws, exact)   # an array of shape (chain, draw, d)
+result = compare.check_draws(draws, exact, alpha=args.alpha)  # array (chain, draw, d)
 print(result)
 if args.out:
     print("report page:", result.to_html(args.out))

@@ -175,17 +175,6 @@ def test_mean_and_cov_alone_test_means_only():
     assert names == {"mean:x[0]"}
 
 
-def test_check_draws_needs_no_pymc():
-    code = ("import sys, numpy as np, compare\n"
-            "ex = compare.Exact(mean=[0.0], cov=[[1.0]], gaussian=True)\n"
-            "r = compare.check_draws(np.random.default_rng(1).standard_normal((4, 500, 1)), ex)\n"
-            "print(r.verdict, 'pymc' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split()[-1] == "False"
-
-
 # --- bad input: one clear message naming the parameter, the value and the fix ----------
 @pytest.mark.parametrize("kwargs, words", [
     ({"mean": [0, 0], "cov": [[1, 0.5], [0.2, 1]]}, ["not symmetric", "cov[0, 1] = 0.5",
@@ -229,3 +218,42 @@ def test_bad_sampler_and_settings(user_model):
         compare.check_draws(np.zeros((2, 10, 2)), _exact_normal_mean(Y))
     with pytest.raises(InputError, match=r"unknown setting\(s\) \['drawz'\]"):
         compare.run("beta-binomial", settings={"drawz": 10})
+
+
+# --- the examples a user copies --------------------------------------------------------
+def _run_example(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=600)
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_example_conjugate_model(tmp_path, test_alpha):
+    """A user's Gamma-Poisson model with exposures: agrees, and writes the report page."""
+    out = _run_example("examples/conjugate_model.py", "--draws", "1000", "--out", str(tmp_path),
+                       "--alpha", repr(test_alpha))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "AGREE" in out.stdout
+    page = tmp_path / "runs" / "user-model" / "index.html"
+    assert page.is_file() and 'id="verdict">agree<' in page.read_text()
+
+
+@pytest.mark.verdict
+def test_example_user_draws_and_its_planted_bug(test_alpha):
+    """A user's own numpy Metropolis sampler: agrees; with the variance-as-sd bug, disagrees.
+
+    Run through runpy in one interpreter, which also shows that checking
+    draws never imports PyMC.
+    """
+    code = ("import runpy, sys\n"
+            "sys.argv = ['user_draws.py'] + sys.argv[1:]\n"
+            "try:\n    runpy.run_path('examples/user_draws.py', run_name='__main__')\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print('PYMC-IMPORTED', 'pymc' in sys.modules)\n"
+            "sys.exit(code)\n")
+    good = _run_example("-c", code, "--alpha", repr(test_alpha))
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "AGREE" in good.stdout and "PYMC-IMPORTED False" in good.stdout
+    bug = _run_example("-c", code, "--bug")
+    assert bug.returncode == 1, bug.stdout + bug.stderr
+    assert "DISAGREE" in bug.stdout

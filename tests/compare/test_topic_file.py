@@ -1,0 +1,140 @@
+"""User-defined topics: a topic file run end to end through the CLI, installed
+packages' entry points, and files that break the protocol (what is missing named)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compare.cli import main
+from compare.registry import REGISTRY, InputError
+from compare.topic_file import ORIGINS, load_topic_file
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "my_topic.py"
+NAME = "exponential-gamma"
+
+
+@pytest.fixture
+def unregister():
+    """Topics registered by a test are removed afterwards (other tests list every topic)."""
+    from compare.registry import all_topics
+
+    all_topics()  # the builtins first, so they are in the snapshot
+    before = set(REGISTRY)
+    yield
+    for name in set(REGISTRY) - before:
+        REGISTRY.pop(name)
+        ORIGINS.pop(name, None)
+
+
+def _cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "compare.cli", *argv], capture_output=True,
+                          text=True, cwd=ROOT, timeout=600, env=env)
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_topic_file_run_report_export_end_to_end(tmp_path, test_alpha, unregister, capsys):
+    runs = tmp_path / "runs"
+    out = _cli("run", "--topic-file", str(EXAMPLE), NAME, "--draws", "1000",
+               "--alpha", repr(test_alpha), "--out", str(runs / NAME), "--json", "-")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["topic"] == NAME and doc["verdict"] == "agree"
+    assert doc["data"] == {"source": "builtin:pump", "n": 12}
+    assert {c["name"]: c["passed"] for c in doc["checks"]}["map"] is True
+    # The report and export commands work on it too (in this process).
+    assert main(["report", "--topic-file", str(EXAMPLE), NAME, "--out", str(tmp_path),
+                 "--workers", "1"]) == 0
+    page = (runs / NAME / "index.html").read_text()
+    assert 'id="verdict">agree<' in page and "Gamma prior on the rate" in page
+    assert main(["export", "--topic-file", str(EXAMPLE), NAME, "--out",
+                 str(tmp_path / "pdb")]) == 0
+    assert "exact draws of 1 parameter(s)" in capsys.readouterr().out
+    assert main(["describe", NAME]) == 0  # registered for the rest of the process
+
+
+BROKEN = {
+    "missing parts": ("TOPIC = {'name': 'broken', 'title': 't', 'model': 'm', "
+                      "'data_kind': 'reals', 'hyperparameters': (), 'variables': ('mu',), "
+                      "'builtin': ()}\n",
+                      ["TOPIC is missing 'solve', 'build_model', 'model_data', 'simulate'"]),
+    "no topic": ("x = 1\n", ["defines no topic", "TOPIC = compare.registry.Topic(...)"]),
+    "not a topic": ("TOPIC = 3\n", ["expected a compare.registry.Topic", "got int"]),
+    "syntax": ("TOPIC = (\n", ["line 1", "SyntaxError"]),
+    "unknown field": (None, ["unknown field(s) 'colour'"]),
+    "wrong variables": (None, ["has no variable(s) ['nope']", "its free variables are ['lam']"]),
+    "clash": (None, ["a topic named 'beta-binomial' is already registered",
+                     "give yours another name"]),
+}
+
+
+def _variant(tmp_path: Path, case: str) -> Path:
+    """The example topic file with one part broken."""
+    text = EXAMPLE.read_text()
+    if case == "unknown field":
+        text = text.replace("TOPIC = Topic(", "TOPIC = dict(colour='red', ").replace(
+            'name="exponential-gamma"', 'name="exponential-gamma-2"')
+    elif case == "wrong variables":
+        text = text.replace("variables=VARIABLES,", "variables=('nope',),").replace(
+            'name="exponential-gamma"', 'name="exponential-gamma-3"')
+    elif case == "clash":
+        text = text.replace('name="exponential-gamma"', 'name="beta-binomial"')
+    path = tmp_path / "topic.py"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_protocol_violations_are_named(case, tmp_path, unregister, capsys):
+    text, words = BROKEN[case]
+    if text is None:
+        path = _variant(tmp_path, case)
+    else:
+        path = tmp_path / "topic.py"
+        path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_topic_file(path)
+    for word in words:
+        assert word in str(err.value), (word, str(err.value))
+    # Through the CLI: exit code 3, one line, nothing run.
+    assert main(["run", "--topic-file", str(path), "whatever", "--out",
+                 str(tmp_path / "out")]) == 3
+    stderr = capsys.readouterr().err
+    assert stderr.startswith("error: ") and stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+    assert main(["run", "--topic-file", str(tmp_path / "missing.py"), NAME]) == 3
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_installed_package_entry_point(tmp_path):
+    """A package on the path with entry points in group bayes_compare.topics.
+
+    One entry point names a good topic (a copy of the example renamed), one a
+    module without a topic: the good one is listed, the broken one is a warning.
+    """
+    pkg = tmp_path / "site"
+    pkg.mkdir()
+    (pkg / "pump_topics.py").write_text(EXAMPLE.read_text().replace(
+        'name="exponential-gamma"', 'name="pump-waits"'))
+    (pkg / "empty_topics.py").write_text("x = 1\n")
+    dist = pkg / "pump_topics-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pump-topics\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(textwrap.dedent("""\
+        [bayes_compare.topics]
+        pump = pump_topics:TOPIC
+        empty = empty_topics
+        """))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), str(ROOT)])}
+    out = _cli("describe", "pump-waits", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "Gamma prior on the rate of exponential waiting times" in out.stdout
+    assert "skipped entry point 'empty'" in out.stderr and "defines no TOPIC" in out.stderr
