@@ -190,6 +190,23 @@ def hyper_at(topic: Topic, hyper: Mapping[str, Any], param: str, value: float) -
     return out
 
 
+def check_grid(topic: Topic, hyper: Mapping[str, Any], param: str,
+               grid: np.ndarray) -> np.ndarray:
+    """The grid as floats, checked against the parameter's domain (InputError otherwise).
+
+    The domains are intervals (> 0 or any finite number), so the extremes decide.
+    """
+    grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 1 or grid.size < 2:
+        raise InputError(f"a sweep needs at least 2 grid values, got {grid.size}")
+    bad = grid[~np.isfinite(grid)]
+    if bad.size:
+        raise InputError(f"grid value {bad[0]} for {param} is not a finite number")
+    for value in (grid.min(), grid.max()):
+        hyper_at(topic, hyper, param, float(value))
+    return grid
+
+
 # --- the exact sweep -------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class Sweep:
@@ -246,21 +263,21 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
         raise InputError("a sensitivity sweep needs fixed hyperparameters: drop --set "
                          "optimise=true (type-II ML would move lengthscale, signal_sd and "
                          "noise_sd at every grid point)")
-    grid = np.asarray(grid, dtype=float)
-    hypers = [hyper_at(topic, hyper, param, float(v)) for v in grid]  # domain first
+    grid = check_grid(topic, hyper, param, grid)
     x, hyper0 = _prepare(topic, data, hyper, source)
     t0 = time.perf_counter()
     if topic.name == "linear-regression" and param in ("prior_sd", "noise_sd", LAMBDA):
         path = _regression_path(x, hyper0, param, grid)
         z = _normal_quantile()
-        names = tuple(topic.solve(x=x, **hypers[0]).parameters)
+        names = tuple(f"w[{i}]" for i in range(path.mean.shape[1]))  # as GaussianPosterior
         out = Sweep(param=param, grid=grid, parameters=names, mean=path.mean, sd=path.sd,
                     lower=path.mean - z * path.sd, upper=path.mean + z * path.sd,
                     map=path.mean.copy(), log_evidence=path.log_evidence,
                     seconds=0.0, method="eigendecomposition")
     else:
         key = "prior_sd" if param == LAMBDA else param
-        out = _solve_path(topic, x, [{**hyper0, key: h[key]} for h in hypers], param, grid)
+        hypers = [{**hyper0, key: hyper_at(topic, hyper0, param, float(v))[key]} for v in grid]
+        out = _solve_path(topic, x, hypers, param, grid)
     return dataclasses.replace(out, seconds=time.perf_counter() - t0)
 
 

@@ -249,10 +249,10 @@ def _psense_null(topic, x, hyper, *, chains, draws, rng, reps=NULL_REPS):
 
 @pytest.mark.parametrize("name", CONJUGATE)
 def test_psense_on_iid_draws_is_centred_on_the_exact_value(name, rng):
-    """psense's mean over 8 seeds (4 x 500 exact iid draws each, 4 x 250 for Dirichlet) lies within two of
-    psense's single-run sds of the exact value.  Measured |bias|/sd is at most 0.5
-    (notes/issue8.md) and the mean of 8 has sd 0.35 sd, so a false alarm needs a
-    4.2-sigma excursion (rate ~ 1e-5 per quantity).  Power: an exact value 20% off
+    """psense's mean over 8 seeds (4 x 500 exact iid draws each, 4 x 250 for Dirichlet) lies within three of
+    psense's single-run sds of the exact value.  psense is biased upwards (Monte Carlo
+    noise adds to a distance): bias/sd 0.04-0.83 over 40 seeds (notes/issue8.md); the
+    mean of 8 has sd 0.35 sd, so a false alarm needs a 6-sigma excursion.  Power: an exact value 20% off
     (the prior of normal-known-variance on builtin:conflict) is caught."""
     topic, data, hyper, source = _builtin(name, _PS_DATA.get(name), **_PS_CASES[name])
     x, h = sens._prepare(topic, data, hyper, source)
@@ -260,11 +260,11 @@ def test_psense_on_iid_draws_is_centred_on_the_exact_value(name, rng):
     draws = 250 if name == "dirichlet-categorical" else 500
     diff = _psense_null(topic, x, h, chains=4, draws=draws, rng=rng, reps=8)
     mean, sd = diff.mean(axis=0), diff.std(axis=0, ddof=1)
-    ok = np.abs(mean) <= 2.0 * np.maximum(sd, 1e-12)
+    ok = np.abs(mean) <= 3.0 * np.maximum(sd, 1e-12)
     assert np.all(ok), (mean, sd)
     if name == "normal-known-variance":
         prior, *_ = sens.exact_power_scaling(topic, x=x, hyper=h)
-        assert abs(mean[0] - 0.2 * prior[0]) > 2.0 * sd[0]
+        assert abs(mean[0] - 0.2 * prior[0]) > 3.0 * sd[0]
 
 
 @pytest.fixture(scope="module")
