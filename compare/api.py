@@ -556,11 +556,25 @@ class CheckResult:
         if len(self.table) > 20:
             lines.append(f"... {len(self.table) - 20} more parameters (see .table)")
         lines.append("checks:")
-        for c in r.checks:
+        for c in r.checks:  # as the CLI prints them
             mark = {True: "ok  ", False: "FAIL", None: "--  "}[c.passed]
-            stat = "" if c.statistic is None else \
-                f"{_fmt(c.statistic, '.4g')} vs {_fmt(c.threshold, '.4g')}: "
-            lines.append(f"  {mark} {c.name:12s} {stat}{c.note}")
+            if c.statistic is None:
+                text = c.note
+            elif c.name == "rhat":
+                text = f"{c.statistic:.4f} < {c.threshold:g} (worst rank-normalised split R-hat)"
+            elif c.name in ("ess_bulk", "ess_tail"):
+                text = f"{c.statistic:.0f} > {c.threshold:g} (smallest over parameters)"
+            elif c.name == "divergences":
+                text = f"{c.statistic:.0f} divergent transitions"
+            elif c.name == "agreement":
+                text = (f"max |z| {c.statistic:.2f} <= {c.threshold:.2f} (Bonferroni over "
+                        f"{len(self.quantities)} quantities, alpha={r.settings.alpha:g})")
+            elif c.name == "map":
+                text = f"{c.statistic:.1e} sd <= {c.threshold:g} sd (PyMC's MAP vs the exact mode)"
+            else:
+                text = f"{_fmt(c.statistic, '.3g')} vs threshold {_fmt(c.threshold, '.3g')} " \
+                       f"({c.note})"
+            lines.append(f"  {mark} {c.name:12s} {text}")
         for q in (r.agreement.flagged if r.agreement is not None else ()):
             lines.append(f"  flagged {q.name}: estimate {q.estimate:.4g} vs exact "
                          f"{q.expected:.4g}, z={q.z:+.2f}, Holm p={q.p_holm:.2g}")
