@@ -757,6 +757,13 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
         raise InputError(f"exact must be a compare.Exact (mean, cov, ...), got "
                          f"{type(exact).__name__}; e.g. compare.Exact(mean=[0.0], cov=[[1.0]])")
     settings = _settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
+    discrete = [rv.name for rv in model.free_RVs if str(rv.dtype).startswith(("int", "uint"))]
+    if discrete:
+        raise InputError(f"the model's free variable(s) {discrete} are discrete, and check "
+                         "samples with NUTS (nutpie); marginalise them out, or sample the model "
+                         "yourself and use compare.check_draws")
+    if not model.free_RVs:
+        raise InputError("the model has no free variables to sample; give a model with priors")
     if var_names is None:
         var_names = [rv.name for rv in model.free_RVs]
     var_names = [str(v) for v in var_names]

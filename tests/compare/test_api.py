@@ -205,6 +205,15 @@ def test_dimension_mismatch_names_the_variables(user_model):
         compare.check(user_model, _exact_normal_mean(Y), var_names=["sigma"])
 
 
+def test_discrete_model_is_refused():
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Poisson("k", 3.0)
+    with pytest.raises(InputError, match=r"free variable\(s\) \['k'\] are discrete.*check_draws"):
+        compare.check(model, compare.Exact(mean=[3.0], cov=[[3.0]]))
+
+
 def test_bad_sampler_and_settings(user_model):
     exact = compare.Exact(mean=[0.0], cov=[[1.0]], sample=lambda rng, size: rng.normal(size=size))
     with pytest.raises(InputError, match=r"exact.sample\(rng, 4\) returned shape \(4,\)"):
