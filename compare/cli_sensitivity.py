@@ -101,6 +101,12 @@ def _f(v, spec: str = ".4g") -> str:
     return "n/a" if v is None else format(v, spec)
 
 
+def _short(diagnosis: str | None) -> str:
+    return {None: "", "potential prior-data conflict": "conflict",
+            "potential strong prior / weak likelihood": "strong prior"}.get(diagnosis,
+                                                                              diagnosis)
+
+
 def _print(result, doc, out) -> None:
     import numpy as np
 
@@ -136,25 +142,28 @@ def _print(result, doc, out) -> None:
                   markup=False)
     blocks = []
     if result.power is not None:
-        blocks.append(("exact at the current value "
-                       f"({s.param}={result.base_value:.4g}, range of {result.power.n_draws} "
-                       "draws)", result.power))
-    blocks += [(f"at {s.param}={p.value:.4g}: exact (on the draws' range) vs psense on MCMC",
-                p.power_scaling) for p in result.points if p.power_scaling is not None]
-    for title, ps in blocks:
-        view = Table(title=f"power-scaling sensitivity, {title}", title_justify="left")
-        for col in ("parameter", "prior exact", "prior psense", "likelihood exact",
-                    "likelihood psense", "diagnosis (exact)", "diagnosis (psense)"):
-            view.add_column(col, justify="left" if col in ("parameter",) or "diag" in col
-                            else "right")
+        blocks.append((f"exact, {s.param}={result.base_value:.4g}", result.power))
+    blocks += [(f"{s.param}={p.value:.4g}, MCMC", p.power_scaling)
+               for p in result.points if p.power_scaling is not None]
+    if blocks:
         from compare.sensitivity import power_rows
 
-        for r in power_rows(ps):
-            view.add_row(escape(r["parameter"]), f"{r['prior_exact']:.4f}",
-                         _f(r["prior_psense"], ".4f"), f"{r['likelihood_exact']:.4f}",
-                         _f(r["likelihood_psense"], ".4f"), r["diagnosis_exact"],
-                         (r["diagnosis_psense"] or "") + ("  (differs from exact)"
-                                                          if r["diagnoses_differ"] else ""))
+        view = Table(title="power-scaling sensitivity (psense's measure): exact vs psense on "
+                           "the MCMC draws; conflict = prior and likelihood both >= 0.05",
+                     title_justify="left")
+        for col in ("at", "parameter", "prior exact", "prior psense", "lik. exact",
+                    "lik. psense", "exact says", "psense says"):
+            view.add_column(col, justify="left" if col in ("at", "parameter")
+                            or "says" in col else "right")
+        for title, ps in blocks:
+            for r in power_rows(ps):
+                psense_says = _short(r["diagnosis_psense"])
+                if r["diagnoses_differ"]:
+                    psense_says += " (differs)"
+                view.add_row(title, escape(r["parameter"]), f"{r['prior_exact']:.4f}",
+                             _f(r["prior_psense"], ".4f"), f"{r['likelihood_exact']:.4f}",
+                             _f(r["likelihood_psense"], ".4f"), _short(r["diagnosis_exact"]),
+                             psense_says)
         out.print(view)
     if result.verdict is not None:
         colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]

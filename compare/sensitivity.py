@@ -52,6 +52,16 @@ POWER_SCALED: dict[str, Callable[..., Any]] = {
     "dirichlet-categorical": asens.power_scaled_dirichlet_categorical,
 }
 
+#: Vectorised exact paths of the conjugate topics: f(x=..., **hyper with arrays).
+CONJUGATE_PATH: dict[str, Callable[..., Any]] = {
+    "beta-binomial": asens.beta_binomial_path,
+    "gamma-poisson": asens.gamma_poisson_path,
+    "normal-known-variance": asens.normal_known_variance_path,
+    "normal-inverse-gamma": asens.normal_inverse_gamma_path,
+    "pareto-uniform": asens.pareto_uniform_path,
+    "dirichlet-categorical": asens.dirichlet_categorical_path,
+}
+
 #: The regularisation parameter of linear-regression, lambda = noise_sd^2 / prior_sd^2.
 LAMBDA = "lambda"
 #: The course's range for lambda, in units of n (1e-8 n .. 0.1 n).
@@ -274,6 +284,20 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
                     lower=path.mean - z * path.sd, upper=path.mean + z * path.sd,
                     map=path.mean.copy(), log_evidence=path.log_evidence,
                     seconds=0.0, method="eigendecomposition")
+    elif topic.name in CONJUGATE_PATH:
+        kw = _power_hyper(topic, hyper0)
+        kw[param] = grid[:, None] if topic.name == "dirichlet-categorical" else grid
+        if topic.name == "dirichlet-categorical":
+            kw.pop("categories", None)
+        path = CONJUGATE_PATH[topic.name](x=x, interval=INTERVAL, **kw,
+                                          **({"categories": hyper0["categories"]}
+                                             if topic.name == "dirichlet-categorical" else {}))
+        names = tuple(topic.solve(x=x, **hyper_at(topic, hyper0, param, float(grid[0])))
+                      .parameters)
+        out = Sweep(param=param, grid=grid, parameters=names, mean=path.mean, sd=path.sd,
+                    lower=path.lower, upper=path.upper, map=path.mode,
+                    log_evidence=path.log_evidence, seconds=0.0,
+                    method="vectorised closed form")
     else:
         key = "prior_sd" if param == LAMBDA else param
         hypers = [{**hyper0, key: hyper_at(topic, hyper0, param, float(v))[key]} for v in grid]

@@ -96,7 +96,7 @@ def test_sweep_equals_single_exact_runs(name):
     param = sens.REPORT_PARAM[name]
     x, hyper0 = sens._prepare(topic, data, hyper, source)
     full = sens.default_grid(topic, param, hyper, sens._n_obs(x))
-    grid = full[[0, len(full) // 2, -1]]
+    grid = full[[0, 1, len(full) // 2, -2, -1]]
     sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid,
                              source=source)
     for g, value in enumerate(grid):
@@ -116,6 +116,34 @@ def test_sweep_equals_single_exact_runs(name):
             i = cols[0]
             np.testing.assert_allclose([sweep.lower[g, i], sweep.upper[g, i]],
                                        post.marginal(0).ppf([0.025, 0.975]), rtol=1e-10)
+
+
+_ALL_CONJUGATE_PARAMS = [(name, param) for name in sens.CONJUGATE_PATH
+                         for param in sens.sweep_parameters(get_topic(name))]
+
+
+@pytest.mark.parametrize("name, param", _ALL_CONJUGATE_PARAMS)
+def test_vectorised_conjugate_path_equals_single_runs(name, param):
+    """Every sweepable hyperparameter of the conjugate topics (the vectorised path)."""
+    topic, data, hyper, source = _builtin(name)
+    if name == "dirichlet-categorical":  # a per-category base value, swept as one number
+        hyper = {**hyper, "concentration": (0.5, 1.0, 2.0, 4.0)}
+    x, hyper0 = sens._prepare(topic, data, hyper, source)
+    grid = sens.default_grid(topic, param, {**hyper, "concentration": 1.0}, 0, points=5)
+    sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid,
+                             source=source)
+    assert sweep.method == "vectorised closed form"
+    for g, value in enumerate(grid):
+        single = topic.solve(x=x, **{**hyper0, **_swept(topic, hyper0, param, value)})
+        post = single.posterior
+        np.testing.assert_allclose(sweep.mean[g], post.mean, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(sweep.sd[g], np.sqrt(np.diag(post.cov)), rtol=1e-10)
+        np.testing.assert_allclose(sweep.log_evidence[g], single.log_evidence, rtol=1e-10)
+        mode = np.full(len(post.parameters), np.nan) if post.mode is None else post.mode
+        np.testing.assert_allclose(sweep.map[g], mode, rtol=1e-10, atol=1e-12)
+        for i in range(len(post.parameters)):
+            np.testing.assert_allclose([sweep.lower[g, i], sweep.upper[g, i]],
+                                       post.marginal(i).ppf([0.025, 0.975]), rtol=1e-10)
 
 
 def _swept(topic, hyper0, param, value):
