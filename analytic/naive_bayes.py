@@ -170,11 +170,24 @@ def gaussian_stats(*, x: np.ndarray, y: np.ndarray, n_classes: int) -> GaussianS
                          f"got {xf.shape}")
     _check_features(xf, "gaussian")
     counts = np.bincount(y, minlength=n_classes).astype(float)
-    onehot = np.zeros((n_classes, y.size))
-    onehot[y, np.arange(y.size)] = 1.0
-    mean = (onehot @ xf) / np.where(counts > 0, counts, 1.0)[:, None]
-    dev = xf - mean[y]
-    return GaussianStats(counts, mean, onehot @ (dev * dev))
+    # Two passes over blocks of rows (in cache): class sums by a one-hot BLAS product,
+    # then the centred squares around the class means.
+    sums = np.zeros((n_classes, xf.shape[1]))
+    blocks = range(0, y.size, _CHECK_ROWS)
+    onehots = []
+    for start in blocks:
+        yb = y[start:start + _CHECK_ROWS]
+        onehot = np.zeros((n_classes, yb.size))
+        onehot[yb, np.arange(yb.size)] = 1.0
+        onehots.append(onehot)
+        sums += onehot @ xf[start:start + _CHECK_ROWS]
+    mean = sums / np.where(counts > 0, counts, 1.0)[:, None]
+    m2 = np.zeros_like(mean)
+    for start, onehot in zip(blocks, onehots):
+        dev = xf[start:start + _CHECK_ROWS] - mean[y[start:start + _CHECK_ROWS]]
+        dev *= dev
+        m2 += onehot @ dev
+    return GaussianStats(counts, mean, m2)
 
 
 def groups_of(n_categories: Sequence[int]) -> tuple[tuple[int, int], ...]:
@@ -581,7 +594,12 @@ def gaussian_mle(stats: GaussianStats) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def _gaussian_loglik(g: GaussianBlocks, x: np.ndarray, *, exact: bool) -> np.ndarray:
-    """Sum over features of Student-t (exact) or Normal (MLE plug-in) log densities, (m, C)."""
+    """Sum over features of Student-t (exact) or Normal (MLE plug-in) log densities, (m, C).
+
+    Rows go in blocks of :data:`_CHECK_ROWS` so the (rows, C, P) temporaries stay in
+    cache; ``x - mean`` is formed directly (no expanded square: with large offsets,
+    ``x^2 - 2 x m + m^2`` would cancel).
+    """
     xf = np.asarray(x, dtype=float)
     _check_features(xf, "gaussian")
     if exact:
@@ -590,17 +608,20 @@ def _gaussian_loglik(g: GaussianBlocks, x: np.ndarray, *, exact: bool) -> np.nda
         #                     - (nu+1)/2 log(1 + ((x - m)/s)^2 / nu)
         const = (special.gammaln(0.5 * (df + 1)) - special.gammaln(0.5 * df)
                  - 0.5 * np.log(df * np.pi) - np.log(scale)).sum(axis=1)
-        out = np.empty((xf.shape[0], df.shape[0]))
-        for c in range(df.shape[0]):
-            r = (xf - loc[c]) / scale[c]
-            out[:, c] = const[c] - (0.5 * (df[c] + 1) * np.log1p(r * r / df[c])).sum(axis=1)
-        return out
-    _, mean, var = gaussian_mle(g.stats)
-    const = -0.5 * np.log(2 * np.pi * var).sum(axis=1)
-    out = np.empty((xf.shape[0], mean.shape[0]))
-    for c in range(mean.shape[0]):
-        r = xf - mean[c]
-        out[:, c] = const[c] - 0.5 * (r * r / var[c]).sum(axis=1)
+        centre, inv, weight = loc, 1.0 / (scale * scale * df), -0.5 * (df + 1)
+    else:
+        _, mean, var = gaussian_mle(g.stats)
+        const = -0.5 * np.log(2 * np.pi * var).sum(axis=1)
+        centre, inv, weight = mean, None, -0.5 / var
+    out = np.empty((xf.shape[0], centre.shape[0]))
+    for start in range(0, xf.shape[0], _CHECK_ROWS):
+        r = xf[start:start + _CHECK_ROWS, None, :] - centre[None]  # (rows, C, P)
+        r *= r
+        if inv is not None:  # Student-t: -(nu + 1)/2 log1p((x - m)^2 / (nu s^2))
+            r *= inv[None]
+            np.log1p(r, out=r)
+        # Normal: -(x - m)^2 / (2 var); both summed over features with their weights
+        out[start:start + _CHECK_ROWS] = const + np.einsum("bcp,cp->bc", r, weight)
     return out
 
 
