@@ -322,6 +322,7 @@ def mcmc_fits(mcmc_settings):
     return fits
 
 
+@pytest.mark.mcmc
 @pytest.mark.parametrize("name", list(_MCMC_CASES))
 def test_pymc_log_densities_equal_exact_up_to_a_constant(name, mcmc_fits):
     from compare.sampling import posterior_array
@@ -337,6 +338,7 @@ def test_pymc_log_densities_equal_exact_up_to_a_constant(name, mcmc_fits):
         assert np.ptp(diff) <= 1e-8 * (1.0 + np.abs(exact).max()), np.ptp(diff)
 
 
+@pytest.mark.mcmc
 @pytest.mark.verdict
 def test_psense_on_mcmc_agrees_with_exact(mcmc_fits, rng):
     """psense on a real PyMC fit against the exact sensitivity on the same draws' range.
@@ -381,6 +383,7 @@ def test_psense_on_mcmc_agrees_with_exact(mcmc_fits, rng):
             assert abs((ps_prior[0] - wrong[0]) - centre[0]) / spread[0] > t_crit
 
 
+@pytest.mark.mcmc
 def test_conflict_scenario_is_flagged_exactly_and_by_psense(mcmc_fits):
     topic, x, h, result, tree = mcmc_fits["normal-known-variance"]
     ps = sens.PowerScaling(parameters=("mu",), prior=np.zeros(1), likelihood=np.zeros(1),
@@ -399,6 +402,7 @@ def test_conflict_scenario_is_flagged_exactly_and_by_psense(mcmc_fits):
 
 
 # --- the command line ------------------------------------------------------------------
+@pytest.mark.mcmc
 @pytest.mark.verdict
 def test_cli_sweep_with_mcmc_points(tmp_path, test_alpha):
     out = tmp_path / "out"
@@ -485,6 +489,7 @@ def test_unknown_param_error_lists_the_valid_ones():
 
 
 # --- the report ----------------------------------------------------------------------
+@pytest.mark.mcmc
 def test_report_shows_the_section_and_computes_it_when_missing(tmp_path, save_builtin_run,
                                                                mcmc_settings):
     from compare.figures import FIGURE_KINDS
