@@ -19,7 +19,7 @@ from compare.cli import BadInput, _check_writable, _make_console, _parse_sets, a
 def sbc_command(
     topic: Annotated[str, typer.Argument(help="topic name (see `list`)")],
     sims: Annotated[int, typer.Option(help="number of simulations")] = 1000,
-    draws: Annotated[int | None, typer.Option(help="kept draws per chain of every fit (default 500)")] = None,
+    draws: Annotated[int | None, typer.Option(help="kept draws per chain of every fit (default 250)")] = None,
     thin: Annotated[int | None, typer.Option(help="keep every T-th draw before ranking (default: thin to about the ESS)")] = None,
     workers: Annotated[int | None, typer.Option(help="worker processes of a local Dask cluster (default: cores)")] = None,
     scheduler: Annotated[str | None, typer.Option(help="tcp://HOST:PORT of a running Dask scheduler")] = None,
@@ -28,7 +28,7 @@ def sbc_command(
     set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
     n: Annotated[int | None, typer.Option("--n", help="observations per simulated data set (default 20)")] = None,
     chains: Annotated[int | None, typer.Option(help="chains per fit (default 4)")] = None,
-    tune: Annotated[int | None, typer.Option(help="warm-up draws per chain (default 500)")] = None,
+    tune: Annotated[int | None, typer.Option(help="warm-up draws per chain (default 300)")] = None,
     seed: Annotated[int | None, typer.Option(help="base seed; simulation i uses (seed, i)")] = None,
     alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate (default 0.01)")] = None,
 ) -> None:
@@ -99,10 +99,14 @@ def _print(result, out_dir: Path, console) -> None:
                   f"divergence); worst R-hat {conv['worst_rhat'] or float('nan'):.4f}",
                   markup=False)
     rate = tp.get("sims_per_second")
-    console.print(f"throughput: {tp['sims_this_run']} simulations in {tp['seconds']:.1f} s "
-                  f"({'n/a' if rate is None else f'{rate:.1f}'} sims/s on {tp['workers']} "
-                  f"workers; {tp['total_seconds']:.1f} s with start-up; "
-                  f"{tp['resumed_from']} resumed)", markup=False)
+    if tp.get("reanalysed_seconds") is not None:
+        console.print(f"nothing left to run: analysed the stored simulations again in "
+                      f"{tp['reanalysed_seconds']:.1f} s", markup=False)
+    if tp.get("seconds") is not None:
+        console.print(f"throughput: {tp.get('sims_this_run')} simulations in {tp['seconds']:.1f} s "
+                      f"({'n/a' if rate is None else f'{rate:.1f}'} sims/s on {tp.get('workers')} "
+                      f"workers; {tp.get('total_seconds', float('nan')):.1f} s with start-up; "
+                      f"{tp.get('resumed_from')} resumed)", markup=False)
     if tp.get("warm_sims_per_second"):
         console.print(f"  after each worker's first block (which compiles the model): "
                       f"{tp['warm_sims_per_second']:.1f} sims/s", markup=False)
