@@ -6,8 +6,8 @@ Counts of events y_i over exposures t_i (e.g. failures per machine-year):
 
 is conjugate: lam | y ~ Gamma(a + sum y, rate=b + sum t), with mode
 (a + sum y - 1) / (b + sum t).  The script samples the PyMC model with nutpie,
-tests it against that Gamma with the project's calibrated verdict and writes
-the report page.  ``--bug`` plants a classic bug (the exposure left out of the
+tests it against that Gamma with the project's calibrated verdict and, with
+``--out``, writes the report page.  ``--bug`` plants a classic bug (the exposure left out of the
 likelihood) to show the verdict catching it.
 
     python examples/conjugate_model.py [--bug] [--out DIR]
@@ -25,7 +25,7 @@ import compare
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--bug", action="store_true", help="drop the exposure from the likelihood")
-parser.add_argument("--out", default=None, help="where the report goes (default: a temp dir)")
+parser.add_argument("--out", default=None, help="write the report page under this directory")
 parser.add_argument("--draws", type=int, default=None, help="draws per chain (default 2000)")
 parser.add_argument("--alpha", type=float, default=None, help="false-alarm rate (default 1e-4)")
 args = parser.parse_args()
@@ -43,5 +43,6 @@ exact = compare.Exact.from_scipy(stats.gamma(shape, scale=1 / rate), parameters=
                                  mode=[(shape - 1) / rate])
 result = compare.check(model, exact, var_names=["lam"], draws=args.draws, alpha=args.alpha)
 print(result)
-print("report page:", result.to_html(args.out))
+if args.out:
+    print("report page:", result.to_html(args.out))
 raise SystemExit(result.exit_code)

@@ -1,5 +1,6 @@
 """User-defined topics: a topic file run end to end through the CLI, installed
-packages' entry points, and files that break the protocol (what is missing named)."""
+packages' entry points (a real `bayes-compare` subprocess), and files that break
+the protocol (what is missing named)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import compare
 from compare.cli import main
 from compare.registry import REGISTRY, InputError
 from compare.topic_file import ORIGINS, load_topic_file
@@ -42,15 +44,23 @@ def _cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
 @pytest.mark.mcmc
 @pytest.mark.verdict
 def test_topic_file_run_report_export_end_to_end(tmp_path, test_alpha, unregister, capsys):
+    """`bayes-compare run --topic-file ...` (its entry function, in this process), then
+    report, export and describe on the same topic, and compare.run from Python."""
     runs = tmp_path / "runs"
-    out = _cli("run", "--topic-file", str(EXAMPLE), NAME, "--draws", "1000",
-               "--alpha", repr(test_alpha), "--out", str(runs / NAME), "--json", "-")
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+    json_path = tmp_path / "run.json"
+    assert main(["run", "--topic-file", str(EXAMPLE), NAME, "--draws", "1000",
+                 "--alpha", repr(test_alpha), "--out", str(runs / NAME),
+                 "--json", str(json_path)]) == 0
+    doc = json.loads(json_path.read_text())
     assert doc["topic"] == NAME and doc["verdict"] == "agree"
     assert doc["data"] == {"source": "builtin:pump", "n": 12}
     assert {c["name"]: c["passed"] for c in doc["checks"]}["map"] is True
-    # The report and export commands work on it too (in this process).
+    assert "verdict: AGREE" in capsys.readouterr().out
+    # The Python API runs registered topics too (reusing the model the CLI compiled).
+    result = compare.run(NAME, settings={"draws": 1000, "alpha": test_alpha}, rate=4.0)
+    assert result.verdict == "agree" and set(result.to_dict()) == set(doc)
+    assert result.to_dict()["exact"]["mean"] == doc["exact"]["mean"]
+    # The report and export commands work on it.
     assert main(["report", "--topic-file", str(EXAMPLE), NAME, "--out", str(tmp_path),
                  "--workers", "1"]) == 0
     page = (runs / NAME / "index.html").read_text()
