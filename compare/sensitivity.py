@@ -10,7 +10,7 @@ Which topics: every registered topic whose exact answer is closed-form.
 ``logistic-regression`` (its reference is cubature or importance sampling)
 and ``gaussian-mixture`` (EM, then a conjugate model given EM's labels) are
 refused.  Power-scaling needs a conjugate prior, so it covers the six
-conjugate topics (:data:`POWER_SCALED`).
+conjugate topics and linear-regression (:data:`POWER_SCALED`).
 """
 
 from __future__ import annotations
@@ -51,6 +51,28 @@ POWER_SCALED: dict[str, Callable[..., Any]] = {
     "pareto-uniform": asens.power_scaled_pareto_uniform,
     "dirichlet-categorical": asens.power_scaled_dirichlet_categorical,
 }
+
+def _power_scaled_linear_regression(*, x: Any, noise_sd: float, prior_sd: float,
+                                    prior_mean: float = 0.0, alpha: float, component: str,
+                                    **_structure: Any):
+    """N(m0, prior_sd^2 I)^alpha = N(m0, prior_sd^2/alpha I); the Gaussian likelihood^alpha
+    has noise variance noise_sd^2/alpha."""
+    from compare.regression import solve_known_noise
+
+    alpha = asens._check_power(alpha, component)
+    root = np.sqrt(alpha)
+    if component == "prior":
+        prior_sd = prior_sd / root
+    else:
+        noise_sd = noise_sd / root
+    return solve_known_noise(x=x, noise_sd=noise_sd, prior_sd=prior_sd,
+                             prior_mean=prior_mean).posterior
+
+
+POWER_SCALED["linear-regression"] = _power_scaled_linear_regression
+#: Topics whose PyMC model has no per-observation likelihood (a Potential on the
+#: sufficient statistics): psense gets the exact log densities there.
+EXACT_LOG_DENSITIES = {"linear-regression"}
 
 #: Vectorised exact paths of the conjugate topics: f(x=..., **hyper with arrays).
 CONJUGATE_PATH: dict[str, Callable[..., Any]] = {
@@ -566,7 +588,7 @@ def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
     posterior's log density, the log likelihood the posterior's minus it.  The
     two agree up to an additive constant, which psense ignores (a test checks it).
     """
-    if exact:
+    if exact or topic.name in EXACT_LOG_DENSITIES:
         from compare.sampling import posterior_array
 
         theta = posterior_array(tree.posterior, topic.variables)
@@ -655,6 +677,16 @@ def iid_tree(topic: Topic, *, x: Any, hyper: Mapping[str, Any], rng: np.random.G
 def _exact_log_densities(topic: Topic, x: Any, hyper: Mapping[str, Any],
                          theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log prior and log likelihood (up to constants) at ``theta`` of shape (..., d)."""
+    if topic.name == "linear-regression":  # Gaussian prior, likelihood from Phi^T Phi, Phi^T y
+        from scipy import stats
+
+        from compare.regression import _prior_mean
+
+        st = x.stats
+        log_prior = stats.norm.logpdf(theta, _prior_mean(x, hyper), hyper["prior_sd"]).sum(-1)
+        quad = (st.y_t_y - 2.0 * theta @ st.phi_t_y
+                + np.einsum("...i,ij,...j->...", theta, st.gram, theta))
+        return log_prior, -0.5 * quad / hyper["noise_sd"] ** 2
     post = topic.solve(x=x, **hyper).posterior
     prior = topic.solve(x=_empty_like(topic, x), **hyper).posterior
     log_prior = prior.logpdf(theta)
