@@ -766,7 +766,7 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
         raise InputError("the model has no free variables to sample; give a model with priors")
     if var_names is None:
         var_names = [rv.name for rv in model.free_RVs]
-    var_names = [str(v) for v in var_names]
+    var_names = [var_names] if isinstance(var_names, str) else [str(v) for v in var_names]
     names, sizes = _flat_names(model, var_names)
     if len(names) != exact.d:
         parts = ", ".join(f"{v}: {s}" for v, s in zip(var_names, sizes))
@@ -886,6 +886,8 @@ def _as_tree(draws: Any, var_names: Sequence[str] | None, d: int
     else:
         raise InputError(f"draws must be an ArviZ DataTree, an xarray Dataset or an array of "
                          f"shape (chain, draw, d), got {type(draws).__name__}")
+    if isinstance(var_names, str):
+        var_names = [var_names]
     names = list(posterior.data_vars) if var_names is None else [str(v) for v in var_names]
     missing = [v for v in names if v not in posterior.data_vars]
     if missing:
