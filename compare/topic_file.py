@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib.util
+import os
 import sys
 import traceback
 import warnings
@@ -48,6 +49,11 @@ _REQUIRED = tuple(f.name for f in dataclasses.fields(Topic)
                   if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
 _KNOWN = tuple(f.name for f in dataclasses.fields(Topic))
 _CALLABLES = ("solve", "build_model", "model_data", "simulate", "prepare", "structure")
+
+#: Topic files loaded in this process, os.pathsep-joined.  Child processes (Dask
+#: workers, spawned figure workers, subprocesses) inherit it and load the same
+#: files the first time their registry is asked for a topic.
+TOPIC_FILES_ENV = "BAYES_COMPARE_TOPIC_FILES"
 
 #: Where each registered user topic came from (a file path or an entry point).
 ORIGINS: dict[str, str] = {}
@@ -250,11 +256,17 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
                          "compare.registry.register(Topic(...))")
     for topic in topics:
         check_protocol(topic, where=str(path), smoke=smoke)
-    return tuple(_register(topics, origin))
+    registered_now = tuple(_register(topics, origin))
+    known = [p for p in os.environ.get(TOPIC_FILES_ENV, "").split(os.pathsep) if p]
+    if origin not in known:
+        os.environ[TOPIC_FILES_ENV] = os.pathsep.join([*known, origin])
+    return registered_now
 
 
 def load_installed(*, smoke: bool = False) -> tuple[Topic, ...]:
-    """Register the topics of installed packages (entry point group ``bayes_compare.topics``).
+    """Register the topics of installed packages (entry point group ``bayes_compare.topics``)
+    and of the topic files named in the environment variable ``BAYES_COMPARE_TOPIC_FILES``
+    (set by :func:`load_topic_file`, so worker processes see the parent's topics).
 
     Runs once per process.  A broken entry point becomes a warning naming it
     and what is wrong, never a failure of every command.
@@ -282,4 +294,11 @@ def load_installed(*, smoke: bool = False) -> tuple[Topic, ...]:
             loaded += _register(topics, where)
         except Exception as err:  # noqa: BLE001 - one bad package must not break the CLI
             warnings.warn(f"skipped {where}: {err}", stacklevel=2)
+    for path in os.environ.get(TOPIC_FILES_ENV, "").split(os.pathsep):
+        if path and path not in ORIGINS.values():
+            try:
+                loaded += load_topic_file(path, smoke=smoke)
+            except Exception as err:  # noqa: BLE001
+                warnings.warn(f"skipped topic file {path} (from {TOPIC_FILES_ENV}): {err}",
+                              stacklevel=2)
     return tuple(loaded)

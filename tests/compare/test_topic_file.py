@@ -16,7 +16,7 @@ import pytest
 import compare
 from compare.cli import main
 from compare.registry import REGISTRY, InputError
-from compare.topic_file import ORIGINS, load_topic_file
+from compare.topic_file import ORIGINS, TOPIC_FILES_ENV, load_topic_file
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "my_topic.py"
@@ -30,10 +30,15 @@ def unregister():
 
     all_topics()  # the builtins first, so they are in the snapshot
     before = set(REGISTRY)
+    env = os.environ.get(TOPIC_FILES_ENV)
     yield
     for name in set(REGISTRY) - before:
         REGISTRY.pop(name)
         ORIGINS.pop(name, None)
+    if env is None:
+        os.environ.pop(TOPIC_FILES_ENV, None)
+    else:
+        os.environ[TOPIC_FILES_ENV] = env
 
 
 def _cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -129,6 +134,8 @@ def test_installed_package_entry_point(tmp_path):
 
     One entry point names a good topic (a copy of the example renamed), one a
     module without a topic: the good one is listed, the broken one is a warning.
+    The same process also inherits a topic file from BAYES_COMPARE_TOPIC_FILES,
+    as Dask workers of `sbc --topic-file` do.
     """
     pkg = tmp_path / "site"
     pkg.mkdir()
@@ -143,8 +150,9 @@ def test_installed_package_entry_point(tmp_path):
         pump = pump_topics:TOPIC
         empty = empty_topics
         """))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), str(ROOT)])}
-    out = _cli("describe", "pump-waits", env=env)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), str(ROOT)]),
+           TOPIC_FILES_ENV: str(EXAMPLE)}  # as a parent process that loaded it sets it
+    out = _cli("list", env=env)
     assert out.returncode == 0, out.stderr
-    assert "Gamma prior on the rate of exponential waiting times" in out.stdout
+    assert "pump-waits" in out.stdout and NAME in out.stdout
     assert "skipped entry point 'empty'" in out.stderr and "defines no TOPIC" in out.stderr
