@@ -56,7 +56,7 @@ def sensitivity_command(
 
     t = get_topic(topic)
     sens.check_topic(t)
-    sens.check_param(t, param)
+    sens.check_param(t, param=param)
     overrides = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
                                          alpha=alpha).items() if v is not None}
     try:
@@ -71,11 +71,11 @@ def sensitivity_command(
     hyper = t.hyper(_parse_sets(set_), dataset=dataset, parsed=False)
     if grid is None and log_grid is None and param == sens.LAMBDA:
         x, _ = sens._prepare(t, values, hyper, source)
-        points = sens.default_grid(t, param, hyper, sens._n_obs(x))
+        points = sens.default_grid(t, param=param, hyper=hyper, n_obs=sens._n_obs(x))
     else:
         points = sens.parse_grid(grid=grid, log_grid=log_grid)
     if mcmc_at:
-        sens.mcmc_indices(len(points), mcmc_at)
+        sens.mcmc_indices(n_grid=len(points), k=mcmc_at)
     console = _console(json_path == "-")
     with err.status(f"{t.name}: exact sweep over {len(points)} values of {param}") as status:
         def on_point(j: int, k: int, value: float) -> None:

@@ -133,7 +133,7 @@ def sweep_parameters(topic: Topic) -> tuple[str, ...]:
     return tuple(names)
 
 
-def check_param(topic: Topic, param: str) -> None:
+def check_param(topic: Topic, *, param: str) -> None:
     valid = sweep_parameters(topic)
     if param not in valid:
         raise InputError(f"--param {param!r} is not a hyperparameter of {topic.name} that can be "
@@ -177,7 +177,7 @@ def parse_grid(*, grid: str | None = None, log_grid: str | None = None) -> np.nd
     return values
 
 
-def default_grid(topic: Topic, param: str, hyper: Mapping[str, Any], n_obs: int,
+def default_grid(topic: Topic, *, param: str, hyper: Mapping[str, Any], n_obs: int,
                  points: int = REPORT_POINTS) -> np.ndarray:
     """The report's grid: the course's lambda range, else 1e-2..1e2 times the value.
 
@@ -190,14 +190,14 @@ def default_grid(topic: Topic, param: str, hyper: Mapping[str, Any], n_obs: int,
         return np.geomspace(lo * n_obs, hi * n_obs, 200)
     if topic.name == "bayes-optimal" and param == "noise":
         return np.linspace(0.0, 0.2, points)
-    value = base_value(hyper, param)
+    value = base_value(hyper=hyper, param=param)
     spec = {h.name: h for h in topic.hyperparameters}[param]
     if spec.kind == "real":
         return np.linspace(value - 10.0, value + 10.0, points)
     return np.geomspace(value * 1e-2, value * 1e2, points)
 
 
-def base_value(hyper: Mapping[str, Any], param: str) -> float:
+def base_value(*, hyper: Mapping[str, Any], param: str) -> float:
     """The current value of ``param`` (lambda from noise_sd and prior_sd)."""
     if param == LAMBDA:
         return float(hyper["noise_sd"]) ** 2 / float(hyper["prior_sd"]) ** 2
@@ -207,7 +207,8 @@ def base_value(hyper: Mapping[str, Any], param: str) -> float:
     return float(value)
 
 
-def hyper_at(topic: Topic, hyper: Mapping[str, Any], param: str, value: float) -> dict[str, Any]:
+def hyper_at(topic: Topic, *, hyper: Mapping[str, Any], param: str,
+             value: float) -> dict[str, Any]:
     """``hyper`` with ``param`` set to ``value`` (checked: a value outside the domain is InputError)."""
     out = dict(hyper)
     if param == LAMBDA:
@@ -225,7 +226,7 @@ def hyper_at(topic: Topic, hyper: Mapping[str, Any], param: str, value: float) -
     return out
 
 
-def check_grid(topic: Topic, hyper: Mapping[str, Any], param: str,
+def check_grid(topic: Topic, *, hyper: Mapping[str, Any], param: str,
                grid: np.ndarray) -> np.ndarray:
     """The grid as floats, checked against the parameter's domain (InputError otherwise).
 
@@ -238,7 +239,7 @@ def check_grid(topic: Topic, hyper: Mapping[str, Any], param: str,
     if bad.size:
         raise InputError(f"grid value {bad[0]} for {param} is not a finite number")
     for value in (grid.min(), grid.max()):
-        hyper_at(topic, hyper, param, float(value))
+        hyper_at(topic, hyper=hyper, param=param, value=float(value))
     return grid
 
 
@@ -293,12 +294,12 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
     point (``Topic.solve`` is what a single run uses, so the two agree).
     """
     check_topic(topic)
-    check_param(topic, param)
+    check_param(topic, param=param)
     if hyper.get("optimise"):
         raise InputError("a sensitivity sweep needs fixed hyperparameters: drop --set "
                          "optimise=true (type-II ML would move lengthscale, signal_sd and "
                          "noise_sd at every grid point)")
-    grid = check_grid(topic, hyper, param, grid)
+    grid = check_grid(topic, hyper=hyper, param=param, grid=grid)
     x, hyper0 = _prepare(topic, data, hyper, source)
     t0 = time.perf_counter()
     if topic.name == "linear-regression" and param in ("prior_sd", "noise_sd", LAMBDA):
@@ -317,7 +318,8 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
         path = CONJUGATE_PATH[topic.name](x=x, interval=INTERVAL, **kw,
                                           **({"categories": hyper0["categories"]}
                                              if topic.name == "dirichlet-categorical" else {}))
-        names = tuple(topic.solve(x=x, **hyper_at(topic, hyper0, param, float(grid[0])))
+        names = tuple(topic.solve(x=x, **hyper_at(topic, hyper=hyper0, param=param,
+                                                        value=float(grid[0])))
                       .parameters)
         out = Sweep(param=param, grid=grid, parameters=names, mean=path.mean, sd=path.sd,
                     lower=path.lower, upper=path.upper, map=path.mode,
@@ -325,7 +327,8 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
                     method="vectorised closed form")
     else:
         key = "prior_sd" if param == LAMBDA else param
-        hypers = [{**hyper0, key: hyper_at(topic, hyper0, param, float(v))[key]} for v in grid]
+        hypers = [{**hyper0, key: hyper_at(topic, hyper=hyper0, param=param, value=float(v))[key]}
+                  for v in grid]
         out = _solve_path(topic, x, hypers, param, grid)
     return dataclasses.replace(out, seconds=time.perf_counter() - t0)
 
@@ -407,7 +410,7 @@ class McmcPoint:
     parameters: tuple[str, ...] = ()
 
 
-def mcmc_indices(n_grid: int, k: int) -> np.ndarray:
+def mcmc_indices(*, n_grid: int, k: int) -> np.ndarray:
     """K grid indices spread evenly over the grid, both ends included."""
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"--mcmc-at must be a whole number >= 1, got {k!r}")
@@ -433,12 +436,12 @@ def mcmc_at(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str,
 
     settings = dataclasses.replace(settings, extras=False)
     points = []
-    chosen = mcmc_indices(len(grid), k)
+    chosen = mcmc_indices(n_grid=len(grid), k=k)
     for j, i in enumerate(chosen):
         value = float(grid[i])
         if on_point is not None:
             on_point(j, len(chosen), value)
-        h = hyper_at(topic, hyper, param, value)
+        h = hyper_at(topic, hyper=hyper, param=param, value=value)
         result = run(topic, data=data, hyper=h, settings=settings, source=source)
         agreement = next((c for c in result.checks if c.name == "agreement"), None)
         ps = None
@@ -565,7 +568,7 @@ def power_scaling(topic: Topic, *, data: Any, hyper: Mapping[str, Any], source: 
         flat = draws.reshape(-1, draws.shape[-1])
         lower, upper = flat.min(axis=0), flat.max(axis=0)
         n_draws = flat.shape[0]
-        psense_prior, psense_lik = psense_values(tree, topic.variables)
+        psense_prior, psense_lik = psense_values(tree, variables=topic.variables)
     prior, lik, lower, upper = exact_power_scaling(topic, x=x, hyper=hyper, lower=lower,
                                                    upper=upper, n_draws=n_draws)
     names = tuple(topic.solve(x=x, **hyper).parameters)
@@ -627,7 +630,7 @@ def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
     return tree
 
 
-def psense_values(tree: xr.DataTree, variables: tuple[str, ...]
+def psense_values(tree: xr.DataTree, *, variables: tuple[str, ...]
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``arviz_stats.psense`` for the prior and the likelihood, flattened in ``variables`` order.
 
@@ -749,7 +752,7 @@ def sensitivity(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
     exact power-scaling at the base hyperparameters (conjugate topics)."""
     sweep = exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
     if mcmc:
-        mcmc_indices(len(grid), mcmc)  # bad K is bad input before any sampling
+        mcmc_indices(n_grid=len(grid), k=mcmc)  # bad K is bad input before any sampling
     x, hyper0 = _prepare(topic, data, hyper, source)
     power = None
     if topic.name in POWER_SCALED:
@@ -757,7 +760,7 @@ def sensitivity(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
                               n_draws=settings.draws * settings.chains)
     points = mcmc_at(topic, data=data, hyper=hyper, param=param, grid=grid, k=mcmc,
                      settings=settings, source=source, on_point=on_point) if mcmc else []
-    return SensitivityResult(topic=topic.name, sweep=sweep, base_value=base_value(hyper, param),
+    return SensitivityResult(topic=topic.name, sweep=sweep, base_value=base_value(hyper=hyper, param=param),
                              hyper=dict(hyper0), source=source, n=_n_obs(x), points=points,
                              power=power)
 
@@ -942,7 +945,7 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     param = REPORT_PARAM[topic.name]
     x, _ = _prepare(topic, data, hyper, source)
     fast = topic.name in CONJUGATE_PATH or topic.name == "linear-regression"
-    grid = default_grid(topic, param, hyper, _n_obs(x),
+    grid = default_grid(topic, param=param, hyper=hyper, n_obs=_n_obs(x),
                         points=REPORT_POINTS if fast else REPORT_POINTS_SLOW)
     result = sensitivity(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
     out = {**to_document(result), "generated_by": "report"}

@@ -57,7 +57,7 @@ def test_regression_path_equals_single_runs(dataset, param):
     assert sweep.method == "eigendecomposition"
     x, hyper0 = topic.prepare(data, dict(hyper))
     for g, value in enumerate(grid):
-        single = topic.solve(x=x, **sens.hyper_at(topic, hyper0, param, value))
+        single = topic.solve(x=x, **sens.hyper_at(topic, hyper=hyper0, param=param, value=value))
         post = single.posterior
         scale = np.sqrt(np.diag(post.cov))
         np.testing.assert_allclose(sweep.mean[g], post.mean, rtol=1e-9, atol=1e-9 * scale.max())
@@ -95,7 +95,7 @@ def test_sweep_equals_single_exact_runs(name):
     topic, data, hyper, source = _builtin(name)
     param = sens.REPORT_PARAM[name]
     x, hyper0 = sens._prepare(topic, data, hyper, source)
-    full = sens.default_grid(topic, param, hyper, sens._n_obs(x))
+    full = sens.default_grid(topic, param=param, hyper=hyper, n_obs=sens._n_obs(x))
     grid = full[[0, 1, len(full) // 2, -2, -1]]
     sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid,
                              source=source)
@@ -129,7 +129,8 @@ def test_vectorised_conjugate_path_equals_single_runs(name, param):
     if name == "dirichlet-categorical":  # a per-category base value, swept as one number
         hyper = {**hyper, "concentration": (0.5, 1.0, 2.0, 4.0)}
     x, hyper0 = sens._prepare(topic, data, hyper, source)
-    grid = sens.default_grid(topic, param, {**hyper, "concentration": 1.0}, 0, points=5)
+    grid = sens.default_grid(topic, param=param, hyper={**hyper, "concentration": 1.0},
+                              n_obs=0, points=5)
     sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid,
                              source=source)
     assert sweep.method == "vectorised closed form"
@@ -147,7 +148,7 @@ def test_vectorised_conjugate_path_equals_single_runs(name, param):
 
 
 def _swept(topic, hyper0, param, value):
-    h = sens.hyper_at(topic, hyper0, param, value)
+    h = sens.hyper_at(topic, hyper=hyper0, param=param, value=value)
     key = "prior_sd" if param == sens.LAMBDA else param
     return {key: h[key]}
 
@@ -251,7 +252,7 @@ def test_cjs_distance_identities():
     # psense cannot weight a constant log prior (PSIS: "All tail values are the same"):
     # NaN and a diagnosis that says so, where the exact value is 0
     tree = sens.iid_tree(topic, x=x, hyper=h, rng=np.random.default_rng(1), chains=2, draws=200)
-    ps_prior, ps_lik = sens.psense_values(tree, ("theta",))
+    ps_prior, ps_lik = sens.psense_values(tree, variables=("theta",))
     assert np.all(np.isnan(ps_prior)) and np.all(np.isfinite(ps_lik))
 
 
@@ -268,7 +269,7 @@ def _psense_null(topic, x, hyper, *, chains, draws, rng, reps=NULL_REPS):
     for _ in range(reps):
         tree = sens.iid_tree(topic, x=x, hyper=hyper, rng=rng, chains=chains, draws=draws)
         theta = tree.posterior["theta"].values.reshape(chains * draws, -1)
-        ps_prior, ps_lik = sens.psense_values(tree, ("theta",))
+        ps_prior, ps_lik = sens.psense_values(tree, variables=("theta",))
         prior, lik, *_ = sens.exact_power_scaling(topic, x=x, hyper=hyper,
                                                   lower=theta.min(axis=0),
                                                   upper=theta.max(axis=0))
@@ -360,7 +361,7 @@ def test_psense_on_mcmc_agrees_with_exact(mcmc_fits, rng):
         assert result.verdict == "agree", (name, result.decided_by)
         draws = posterior_array(tree.posterior, topic.variables)
         flat = draws.reshape(-1, draws.shape[-1])
-        ps_prior, ps_lik = sens.psense_values(tree, topic.variables)
+        ps_prior, ps_lik = sens.psense_values(tree, variables=topic.variables)
         prior, lik, *_ = sens.exact_power_scaling(topic, x=x, hyper=h, lower=flat.min(axis=0),
                                                   upper=flat.max(axis=0))
         diff = np.concatenate([ps_prior - prior, ps_lik - lik])
@@ -393,7 +394,7 @@ def test_conflict_scenario_is_flagged_exactly_and_by_psense(mcmc_fits):
     assert ps.diagnosis("psense") == []
     prior, lik, *_ = sens.exact_power_scaling(topic, x=x, hyper=h)
     assert asens.diagnosis(prior[0], lik[0]) == "potential prior-data conflict"
-    ps_prior, ps_lik = sens.psense_values(tree, topic.variables)
+    ps_prior, ps_lik = sens.psense_values(tree, variables=topic.variables)
     assert asens.diagnosis(ps_prior[0], ps_lik[0]) == "potential prior-data conflict"
     # the morley prior (Foucault's value) is far from the data but weak: no flag
     topic, data, hyper, source = _builtin("normal-known-variance")
@@ -486,7 +487,7 @@ def test_lambda_defaults_to_the_course_range(tmp_path):
 def test_unknown_param_error_lists_the_valid_ones():
     topic = get_topic("linear-regression")
     with pytest.raises(InputError, match="noise_sd, prior_sd, prior_mean, lambda"):
-        sens.check_param(topic, "degree")
+        sens.check_param(topic, param="degree")
 
 
 # --- the report ----------------------------------------------------------------------
