@@ -272,3 +272,25 @@ def test_example_user_draws_and_its_planted_bug(test_alpha):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "EXIT-CODES 0 1 PYMC-IMPORTED False" in out.stdout, out.stdout
     assert "AGREE" in out.stdout and "DISAGREE" in out.stdout
+
+
+def test_run_reads_data_as_the_cli_does():
+    """compare.run's data argument: builtin names, arrays, (x, y) tables; errors name the fix."""
+    from compare.api import _topic_data
+    from compare.registry import get_topic
+
+    table, _, source = _topic_data(get_topic("linear-regression"),
+                                   (np.arange(6.0)[:, None], np.arange(6.0) * 2), None, None,
+                                   ["x"])
+    assert table.features == ("x",) and table.n == 6 and source == "array"
+    values, dataset, source = _topic_data(get_topic("beta-binomial"), "builtin:simulated",
+                                          None, None, None)
+    assert dataset.name == "simulated" and source == "builtin:simulated" and values.size == 40
+    with pytest.raises(InputError, match=r"reads a table: pass data=\(x, y\)"):
+        compare.run("linear-regression", data=np.zeros(3))
+    with pytest.raises(InputError, match="no builtin data set 'nope'"):
+        compare.run("beta-binomial", data="builtin:nope")
+    with pytest.raises(InputError, match="unknown hyperparameter 'c'"):
+        compare.run("beta-binomial", c=2.0)
+    with pytest.raises(InputError, match=r"array, row 1: 2 is not 0 or 1"):
+        compare.run("beta-binomial", data=np.array([0.0, 2.0]))
