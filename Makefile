@@ -41,6 +41,7 @@ bench: install
 	$(PYTHON) benchmarks/gaussian_classifier.py
 	$(PYTHON) benchmarks/logistic_regression.py
 	$(PYTHON) benchmarks/sensitivity.py
+	$(PYTHON) benchmarks/sbc.py
 	$(PYTHON) benchmarks/report.py
 
 # The calibration and power figures quoted in the README (~10 minutes).
