@@ -127,12 +127,12 @@ def exact_rates() -> list[tuple[str, str, float]]:
     return rows
 
 
-def power(replications: int = 2000, sims: int = 300, alpha: float = 1e-3):
+def power(replications: int = 2000, sims: int = 300, alpha: float = 1e-4):
     """Rejection rates with exact posterior PITs (module docstring, item 4)."""
     from compare.sbc import holm, uniformity_test
 
     rng = np.random.default_rng(20261130)
-    prior_mean, prior_sd, noise_sd, n = 0.5, 1.0, 3.0, 1
+    prior_mean, prior_sd, noise_sd, n = 0.5, 1.0, 5.0, 1  # tests/compare/test_sbc.py
 
     def pits(factor: float) -> np.ndarray:
         theta = rng.normal(prior_mean, prior_sd, sims)
@@ -182,7 +182,7 @@ def main() -> None:
     print("\n3. exact side (no MCMC), one process")
     for name, method, rate in exact_rates():
         print(f"   {name:24s} {method:9s} {rate:9.0f} sims/s")
-    print("\n4. power at 300 simulations, alpha 1e-3 (Holm over the MCMC and exact tests), "
+    print("\n4. power at 300 simulations, alpha 1e-4 (Holm over the MCMC and exact tests), "
           "2000 replications with exact posteriors")
     for label, (ecdf, combined) in power().items():
         print(f"   {label:12s} ECDF test alone {ecdf:.3f}   ECDF + dispersion {combined:.3f}")
