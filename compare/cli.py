@@ -43,10 +43,13 @@ def _console(json_to_stdout: bool) -> Console:
 
 
 @app.command("list")
-def list_topics() -> None:
+def list_topics(
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help="a Python file defining TOPIC = Topic(...) (repeatable)")] = None,
+) -> None:
     """List the topics."""
     from compare.registry import DATA_KINDS, all_topics
 
+    _load_topic_files(topic_file)
     table = Table(title="bayes-compare topics")
     for col in ("topic", "model", "data", "builtin data"):
         table.add_column(col)
@@ -57,10 +60,14 @@ def list_topics() -> None:
 
 
 @app.command()
-def describe(topic: Annotated[str, typer.Argument(help="topic name, see `list`")]) -> None:
+def describe(
+    topic: Annotated[str, typer.Argument(help="topic name, see `list`")],
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help="a Python file defining TOPIC = Topic(...) (repeatable)")] = None,
+) -> None:
     """Show a topic's model, hyperparameters, parameters, builtin data and CSV format."""
     from compare.registry import DATA_KINDS, get_topic
 
+    _load_topic_files(topic_file)
     t = get_topic(topic)
     out = _make_console()
     out.print(f"[bold]{t.name}[/bold]: {t.title}\n")
