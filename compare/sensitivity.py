@@ -10,7 +10,7 @@ Which topics: every registered topic whose exact answer is closed-form.
 ``logistic-regression`` (its reference is cubature or importance sampling)
 and ``gaussian-mixture`` (EM, then a conjugate model given EM's labels) are
 refused.  Power-scaling needs a conjugate prior, so it covers the six
-conjugate topics and linear-regression (:data:`POWER_SCALED`).
+conjugate topics and both linear regressions (:data:`POWER_SCALED`).
 """
 
 from __future__ import annotations
@@ -70,10 +70,42 @@ def _power_scaled_linear_regression(*, x: Any, noise_sd: float, prior_sd: float,
                              prior_mean=prior_mean).posterior
 
 
+def _power_scaled_linear_regression_nig(*, x: Any, alpha0: float, beta0: float,
+                                        prior_scale: float, prior_mean: float = 0.0,
+                                        alpha: float, component: str, **_structure: Any):
+    """NIG regression prior^alpha and likelihood^alpha.
+
+    N(w; m0, sigma2 s^2 I)^alpha InvGamma(sigma2; a0, b0)^alpha = N(w; m0, sigma2 s^2/alpha I)
+    (sigma2)^(-d(alpha-1)/2) InvGamma(alpha(a0+1)-1, alpha b0): NIG with scale s/sqrt(alpha),
+    shape alpha(a0+1) - 1 + d(alpha-1)/2, scale alpha b0.  The likelihood^alpha is data of
+    weight alpha: every sufficient statistic (n, Phi^T Phi, Phi^T y, y^T y) times alpha.
+    """
+    from analytic import linear_regression as lr
+    from analytic import linear_regression_nig as lrn
+    from compare.regression import _prior_mean
+
+    alpha = asens._check_power(alpha, component)
+    st = x.stats
+    d = st.d
+    m0 = _prior_mean(x, {"prior_mean": prior_mean})
+    if component == "prior":
+        shape = alpha * (alpha0 + 1.0) - 1.0 + 0.5 * d * (alpha - 1.0)
+        if not shape > 0:
+            raise ValueError(f"the NIG prior^alpha with alpha={alpha:g} is improper "
+                             f"(InvGamma shape {shape:g}); use alpha closer to 1")
+        return lrn.update(suff=st, alpha0=shape, beta0=alpha * beta0, prior_mean=m0,
+                          prior_cov=(prior_scale**2 / alpha) * np.eye(d))
+    scaled = lr.Stats(n=alpha * st.n, gram=alpha * st.gram, phi_t_y=alpha * st.phi_t_y,
+                      y_t_y=alpha * st.y_t_y)
+    return lrn.update(suff=scaled, alpha0=alpha0, beta0=beta0, prior_mean=m0,
+                      prior_cov=prior_scale**2 * np.eye(d))
+
+
 POWER_SCALED["linear-regression"] = _power_scaled_linear_regression
+POWER_SCALED["linear-regression-nig"] = _power_scaled_linear_regression_nig
 #: Topics whose PyMC model has no per-observation likelihood (a Potential on the
 #: sufficient statistics): psense gets the exact log densities there.
-EXACT_LOG_DENSITIES = {"linear-regression"}
+EXACT_LOG_DENSITIES = {"linear-regression", "linear-regression-nig"}
 
 #: Vectorised exact paths of the conjugate topics: f(x=..., **hyper with arrays).
 CONJUGATE_PATH: dict[str, Callable[..., Any]] = {
@@ -692,6 +724,18 @@ def _exact_log_densities(topic: Topic, x: Any, hyper: Mapping[str, Any],
         quad = (st.y_t_y - 2.0 * theta @ st.phi_t_y
                 + np.einsum("...i,ij,...j->...", theta, st.gram, theta))
         return log_prior, -0.5 * quad / hyper["noise_sd"] ** 2
+    if topic.name == "linear-regression-nig":  # theta = (w, sigma2)
+        from scipy import stats
+
+        from compare.regression import _prior_mean
+
+        st = x.stats
+        w, s2 = theta[..., :-1], theta[..., -1]
+        sd = hyper["prior_scale"] * np.sqrt(s2)[..., None]
+        log_prior = (stats.norm.logpdf(w, _prior_mean(x, hyper), sd).sum(-1)
+                     + stats.invgamma.logpdf(s2, hyper["alpha0"], scale=hyper["beta0"]))
+        quad = st.y_t_y - 2.0 * w @ st.phi_t_y + np.einsum("...i,ij,...j->...", w, st.gram, w)
+        return log_prior, -0.5 * st.n * np.log(s2) - 0.5 * quad / s2
     post = topic.solve(x=x, **hyper).posterior
     prior = topic.solve(x=_empty_like(topic, x), **hyper).posterior
     log_prior = prior.logpdf(theta)

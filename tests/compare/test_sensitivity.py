@@ -163,6 +163,7 @@ _PS_CASES = {
     "pareto-uniform": dict(shape=4.0),
     "dirichlet-categorical": dict(concentration=30.0),
     "linear-regression": dict(prior_sd=2.0),
+    "linear-regression-nig": dict(prior_scale=3.0, alpha0=4.0, beta0=0.5),
 }
 _PS_DATA = {"normal-known-variance": "conflict"}
 #: Per-case false-alarm rate of the IS comparison (Bonferroni over its quantities).
@@ -206,8 +207,9 @@ def test_power_scaled_posterior_against_importance_weights(name, component, alph
 
 
 def test_planted_power_scaling_bugs_are_caught(rng):
-    """Power: the NIG prior^alpha without its (alpha-1)/2 term on the InvGamma shape, and a
-    Normal prior^alpha that scales the variance by alpha instead of 1/alpha."""
+    """Power: the NIG prior^alpha without its (alpha-1)/2 term on the InvGamma shape (and
+    the regression's d(alpha-1)/2), and a Normal prior^alpha that scales the variance by
+    alpha instead of 1/alpha."""
     topic, data, hyper, source = _builtin("normal-inverse-gamma",
                                           **_PS_CASES["normal-inverse-gamma"])
 
@@ -219,6 +221,19 @@ def test_planted_power_scaling_bugs_are_caught(rng):
 
     z = _is_zscores(topic, data, hyper, source, alpha=1.25, component="prior", rng=rng,
                     scaled=nig_bug)
+    assert np.max(np.abs(z)) > stats.norm.isf(_IS_ALPHA / (2 * z.size)), z
+
+    topic, data, hyper, source = _builtin("linear-regression-nig",
+                                          **_PS_CASES["linear-regression-nig"])
+
+    def nig_regression_bug(*, x, alpha0, beta0, prior_scale, alpha, component, **_):
+        from analytic import linear_regression_nig as lrn
+        d = x.stats.d  # the (sigma2)^(-d(alpha-1)/2) factor of the scaled Normal forgotten
+        return lrn.update(suff=x.stats, alpha0=alpha * (alpha0 + 1.0) - 1.0, beta0=alpha * beta0,
+                          prior_mean=0.0, prior_cov=(prior_scale**2 / alpha) * np.eye(d))
+
+    z = _is_zscores(topic, data, hyper, source, alpha=1.25, component="prior", rng=rng,
+                    scaled=nig_regression_bug)
     assert np.max(np.abs(z)) > stats.norm.isf(_IS_ALPHA / (2 * z.size)), z
 
     topic, data, hyper, source = _builtin("normal-known-variance", "conflict")
@@ -287,7 +302,8 @@ def test_psense_on_iid_draws_is_centred_on_the_exact_value(name, rng):
     topic, data, hyper, source = _builtin(name, _PS_DATA.get(name), **_PS_CASES[name])
     x, h = sens._prepare(topic, data, hyper, source)
     # 4 parameters make psense 4x slower: fewer draws there
-    draws = 250 if name in ("dirichlet-categorical", "linear-regression") else 500
+    draws = 250 if name in ("dirichlet-categorical", "linear-regression",
+                            "linear-regression-nig") else 500
     diff = _psense_null(topic, x, h, chains=4, draws=draws, rng=rng, reps=6)
     mean, sd = diff.mean(axis=0), diff.std(axis=0, ddof=1)
     ok = np.abs(mean) <= 3.0 * np.maximum(sd, 1e-12)
