@@ -123,8 +123,10 @@ def map_check(exact: ExactAnswer, pymc_map: np.ndarray | None, settings: Setting
     tol = settings.map_tol_sd
     if post.mode is None:
         return Check("map", None, tol, None, "the exact posterior has no unique mode")
-    if pymc_map is None:
-        return Check("map", None, tol, False, "PyMC's MAP optimisation did not converge")
+    if pymc_map is None:  # an optimiser that stops short says nothing about the maths
+        return Check("map", None, tol, False, "PyMC's MAP optimisation did not converge "
+                     "(iteration limit after restarts, or a non-finite point)",
+                     on_fail=INCONCLUSIVE)
     dist = float(np.max(np.abs(pymc_map - post.mode) / posterior_scale(post)))
     if not post.mode_interior:
         return Check("map", dist, tol, None,

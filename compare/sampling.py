@@ -37,6 +37,11 @@ def flatten(values: dict[str, np.ndarray], variables: Sequence[str]) -> np.ndarr
 MAP_MODE = "CVM"
 
 
+#: L-BFGS-B iterations per start of the MAP search, and restarts from where it stopped.
+MAP_MAXITER = 10_000
+MAP_RESTARTS = 3
+
+
 class MapFinder:
     """PyMC's MAP (what ``pm.find_MAP`` computes) with the objective compiled once.
 
@@ -87,8 +92,17 @@ class MapFinder:
             warnings.simplefilter("ignore")
             res = optimize.minimize(
                 fused, x0.data, jac=True, method="L-BFGS-B",
-                options={"maxiter": 10_000, "ftol": 1e-15, "gtol": 1e-10})
-        if not np.all(np.isfinite(res.x)):
+                options={"maxiter": MAP_MAXITER, "ftol": 1e-15, "gtol": 1e-10})
+            # Badly scaled posteriors (raw wine columns, scales 0.1 to 1000) can use up
+            # the iterations 1e-2 sd short of the mode; a restart from there, with
+            # L-BFGS's curvature memory cleared, converged (measured: 1.2e-2 -> 2.5e-3 sd).
+            for _ in range(MAP_RESTARTS):
+                if res.status != 1 or not np.all(np.isfinite(res.x)):  # 1: iteration limit
+                    break
+                res = optimize.minimize(
+                    fused, res.x, jac=True, method="L-BFGS-B",
+                    options={"maxiter": MAP_MAXITER, "ftol": 1e-15, "gtol": 1e-10})
+        if not np.all(np.isfinite(res.x)) or res.status == 1:
             return None
         point = self._bijection.rmap(type(x0)(np.asarray(res.x), x0.point_map_info), start)
         values = self._constrained(**{n: point[n] for n in names})

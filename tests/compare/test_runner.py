@@ -42,6 +42,14 @@ def test_map_check_in_posterior_sds():
     assert map_check(exact, None, DEFAULT).passed is False
 
 
+def test_unconverged_map_search_is_inconclusive_not_disagree():
+    """An optimiser that stops short (None) says nothing about the maths."""
+    exact = bb.solve(x=np.array([1.0, 0.0, 1.0, 1.0]), a=2.0, b=3.0)
+    stalled = map_check(exact, None, DEFAULT)
+    checks = tuple(c for c in _checks() if c.name != "map") + (stalled,)
+    assert decide(checks) == ("inconclusive", "map")
+
+
 def test_boundary_mode_is_reported_not_tested():
     exact = pu.solve(x=np.array([3.0, 7.0]), scale=1.0, shape=4.0)
     check = map_check(exact, np.array([7.0 + 1e-3]), DEFAULT)

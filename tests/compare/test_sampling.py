@@ -51,6 +51,27 @@ def test_map_finder_follows_new_data_without_recompiling():
                                    rtol=1e-8, atol=1e-8)
 
 
+def test_map_finder_restarts_when_the_iterations_run_out(monkeypatch):
+    """Scales from 1e-2 to 1e2, correlation 0.5: L-BFGS needs ~85 iterations from the
+    initial point, so 50 per start stop short.  Restarts from where the last start
+    stopped reach the mode (deterministic: no random numbers); with no restarts left the
+    finder says so (None) instead of returning a point short of it."""
+    import compare.sampling as sampling
+
+    scales = np.logspace(-2, 2, 6)
+    cov = (0.5 * np.ones((6, 6)) + 0.5 * np.eye(6)) * np.outer(scales, scales)
+    mode = np.linspace(-2.0, 2.0, 6) * scales
+    with pm.Model() as model:
+        pm.MvNormal("w", mu=mode, cov=cov, initval=np.zeros(6))  # start away from it
+    monkeypatch.setattr(sampling, "MAP_MAXITER", 50)
+    monkeypatch.setattr(sampling, "MAP_RESTARTS", 0)
+    assert MapFinder(model, ("w",)).find() is None
+    monkeypatch.setattr(sampling, "MAP_RESTARTS", 20)
+    found = MapFinder(model, ("w",)).find()
+    # In posterior sds (= scales), far inside the runner's 1e-2 sd tolerance.
+    np.testing.assert_allclose(found / scales, mode / scales, atol=1e-4)
+
+
 def test_posterior_array_flattens_in_c_order():
     ds = xr.Dataset({"a": (("chain", "draw"), np.zeros((2, 3))),
                      "p": (("chain", "draw", "k"), np.arange(18.0).reshape(2, 3, 3))})
