@@ -982,7 +982,7 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     hyper = topic.hyper(dataset=dataset)
     saved_hyper = doc.get("hyperparameters") or {}
     for h in topic.hyperparameters:  # the run's own values of the numeric hyperparameters
-        if not h.structural and h.kind in ("positive", "real") \
+        if not h.structural and h.kind in ("positive", "real", "positive-list") \
                 and saved_hyper.get(h.name) is not None:
             hyper[h.name] = h.check(saved_hyper[h.name])
     data = dataset.load()
