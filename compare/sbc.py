@@ -54,6 +54,8 @@ FIGURE_DIR = "figures"
 RUN_SUBDIR = "sbc"
 #: Seconds to wait for a Dask scheduler before calling it unreachable.
 CONNECT_TIMEOUT = 3.0
+#: Seconds to wait for a connected scheduler to have at least one worker.
+WORKER_TIMEOUT = 10.0
 FORMAT = 1
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -754,12 +756,20 @@ def connect(*, workers: int | None, scheduler: str | None,
             raise InputError(f"--scheduler {scheduler!r} must look like tcp://HOST:PORT, e.g. "
                              "tcp://127.0.0.1:8786")
         try:
-            return Client(scheduler, timeout=timeout), None
+            client = Client(scheduler, timeout=timeout)
         except (OSError, TimeoutError) as err:
             raise InputError(f"--scheduler {scheduler}: no Dask scheduler answered within "
                              f"{timeout:g} s ({type(err).__name__}); start one with `dask "
                              "scheduler` and `dask worker ADDRESS`, or use --workers N for a "
                              "local cluster") from None
+        try:
+            client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
+        except (OSError, TimeoutError):
+            client.close()
+            raise InputError(f"--scheduler {scheduler}: the scheduler has no workers (waited "
+                             f"{WORKER_TIMEOUT:g} s); start some with `dask worker "
+                             f"{scheduler} --nthreads 1`") from None
+        return client, None
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                            dashboard_address=None, silence_logs=logging.ERROR)
     return Client(cluster), cluster
