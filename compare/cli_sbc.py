@@ -31,6 +31,7 @@ def sbc_command(
     tune: Annotated[int | None, typer.Option(help="warm-up draws per chain (default 300)")] = None,
     seed: Annotated[int | None, typer.Option(help="base seed; simulation i uses (seed, i)")] = None,
     alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate (default 0.01)")] = None,
+    exact_only: Annotated[bool, typer.Option(help="only the exact side: checks the analytic code, no fits, no cluster (default --out reports/runs/<topic>/sbc-exact)")] = False,
 ) -> None:
     """Simulation-based calibration: are the ranks of prior draws among posterior draws uniform?"""
     import dataclasses
@@ -50,7 +51,8 @@ def sbc_command(
                  if v is not None}
     settings = dataclasses.replace(SbcSettings(), **overrides)
     hyper = t.hyper(_parse_sets(set_), parsed=False)
-    out_dir = Path(out) if out is not None else Path("reports/runs") / t.name / RUN_SUBDIR
+    out_dir = Path(out) if out is not None else \
+        Path("reports/runs") / t.name / (RUN_SUBDIR + ("-exact" if exact_only else ""))
     _check_writable(out_dir, "--out")
     spec = SbcSpec(topic=t.name, hyper=hyper, settings=settings)
 
@@ -60,7 +62,8 @@ def sbc_command(
             return Text("" if rate is None or rate != rate else f"{rate:.1f} sims/s")
 
     console = _make_console()
-    where = f"scheduler {scheduler}" if scheduler else f"{workers or 'all'} local workers"
+    where = (f"scheduler {scheduler}" if scheduler else "exact side only" if exact_only
+             else f"{workers or 'all'} local workers")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
                   console=err, transient=False) as bar:
@@ -71,7 +74,8 @@ def sbc_command(
 
         try:
             result = run_sbc(spec=spec, sims=sims, out=out_dir, workers=workers,
-                             scheduler=scheduler, resume=resume, progress=progress)
+                             scheduler=scheduler, resume=resume, progress=progress,
+                             exact_only=exact_only)
         except KeyboardInterrupt:
             bar.stop()
             err.print(f"interrupted; finished simulations are kept in {out_dir}: rerun with "
@@ -94,6 +98,12 @@ def _print(result, out_dir: Path, console) -> None:
                       "pass" if ok else "FAIL")
     console.print(table)
     c, tp, conv = result.counts, result.throughput, result.convergence
+    if tp.get("exact_only"):
+        ex = result.exact
+        console.print(f"exact side only ({ex.method}): {ex.indices.size} simulations in "
+                      f"{ex.seconds:.1f} s, {ex.sims_per_second:.0f}/s; no fits", markup=False)
+        _verdict(result, alpha, out_dir, console)
+        return
     console.print(f"simulations: {c['done']} done, {c['fitted']} fitted, {c['failed']} failed, "
                   f"{c['unconverged']} unconverged (R-hat >= {conv['rhat_max']} or a "
                   f"divergence); worst R-hat {conv['worst_rhat'] or float('nan'):.4f}",
@@ -116,6 +126,10 @@ def _print(result, out_dir: Path, console) -> None:
                       f"{ex.sims_per_second:.0f}/s", markup=False)
     elif ex is not None:
         console.print(f"exact side: not run ({ex.reason})", markup=False)
+    _verdict(result, alpha, out_dir, console)
+
+
+def _verdict(result, alpha: float, out_dir: Path, console) -> None:
     colour = {"pass": "green", "fail": "red", "inconclusive": "yellow"}[result.verdict]
     console.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] (decided by "
                   f"{result.decided_by}{'; ' + result.note if result.note else ''}; "

@@ -589,8 +589,12 @@ class SbcResult:
 def analyse(spec: SbcSpec, arrays: Mapping[str, np.ndarray], parameters: Sequence[str], *,
             exact: sbc_exact.ExactSide | None = None,
             throughput: Mapping[str, Any] | None = None,
-            errors: Mapping[str, str] | None = None) -> SbcResult:
-    """Tests, counts and verdict from the stored per-simulation arrays."""
+            errors: Mapping[str, str] | None = None, exact_only: bool = False) -> SbcResult:
+    """Tests, counts and verdict from the stored per-simulation arrays.
+
+    With ``exact_only`` (no fits; ``arrays`` empty) the verdict rests on the
+    exact side's tests alone.
+    """
     s = spec.settings
     done = np.asarray(arrays["done"], dtype=bool)
     status = np.asarray(arrays["status"])
@@ -598,8 +602,9 @@ def analyse(spec: SbcSpec, arrays: Mapping[str, np.ndarray], parameters: Sequenc
     failed = done & (status != OK)
     unconverged = ok & ((arrays["rhat"] >= s.rhat_max) | (arrays["divergences"] > 0))
     u = np.asarray(arrays["u"], dtype=float)[ok]
-    tests = [uniformity_test(u[:, j], side="mcmc", parameter=p, null_draws=s.null_draws)
-             for j, p in enumerate(parameters)]
+    tests = [] if exact_only else [
+        uniformity_test(u[:, j], side="mcmc", parameter=p, null_draws=s.null_draws)
+        for j, p in enumerate(parameters)]
     if exact is not None and exact.available:
         tests += [uniformity_test(exact.u[:, j], side="exact", parameter=p,
                                   null_draws=s.null_draws)
@@ -611,7 +616,10 @@ def analyse(spec: SbcSpec, arrays: Mapping[str, np.ndarray], parameters: Sequenc
               "failed": int(failed.sum()), "unconverged": int(unconverged.sum())}
     bad_share = (counts["failed"] + counts["unconverged"]) / n_done if n_done else 1.0
     note = ""
-    if counts["fitted"] < 2:
+    if exact_only:
+        counts.update(requested=int(exact.indices.size), done=int(exact.indices.size))
+        bad_share = 0.0
+    if not exact_only and counts["fitted"] < 2:
         verdict, decided_by = INCONCLUSIVE, "fits"
         note = f"only {counts['fitted']} simulation(s) fitted"
     elif bad_share > s.max_bad_share:
@@ -778,7 +786,8 @@ def connect(*, workers: int | None, scheduler: str | None,
 def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = None,
             scheduler: str | None = None, resume: bool = False, client: Any = None,
             progress: Callable[[int, int, float], None] | None = None,
-            chunk: int | None = None, figures: bool = True) -> SbcResult:
+            chunk: int | None = None, figures: bool = True,
+            exact_only: bool = False) -> SbcResult:
     """Run (or resume) an SBC study and write its store, JSON, figures and page.
 
     Parameters
@@ -805,6 +814,9 @@ def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = 
         :func:`default_chunk`).
     figures : bool
         Draw the figures and the page.
+    exact_only : bool
+        Run the exact side alone (no cluster, no fits, no store): a check of
+        the analytic code at thousands of simulations per second.
 
     Raises
     ------
@@ -826,6 +838,28 @@ def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = 
     out = Path(out)
     store_path = out / STORE
     parameters = parameters_of(spec)  # validates the topic, hyper and structure
+    if exact_only:
+        if resume:
+            raise InputError("--exact-only fits nothing, so there is nothing to resume; "
+                             "drop --resume")
+        exact = sbc_exact.exact_side(spec.resolve(), indices=np.arange(int(sims)),
+                                     seed=spec.settings.seed, n_obs=spec.settings.n_obs,
+                                     hyper=spec.hyper)
+        if not exact.available:
+            raise InputError(f"{spec.topic}: no exact side ({exact.reason}); drop --exact-only")
+        empty = {name: np.full((0, len(parameters)) if per_param else (0,), fill, dtype=dtype)
+                 for name, (dtype, per_param, fill) in FIELDS.items()}
+        empty["done"] = np.zeros(0, dtype=bool)
+        throughput = {"workers": 0, "exact_only": True, "sims_this_run": int(sims),
+                      "resumed_from": 0, "seconds": exact.seconds,
+                      "total_seconds": time.perf_counter() - t0,
+                      "sims_per_second": exact.sims_per_second}
+        if progress:
+            progress(int(sims), int(sims), exact.sims_per_second)
+        result = analyse(spec, empty, parameters, exact=exact, throughput=throughput,
+                         exact_only=True)
+        save(result, out, figures=figures)
+        return result
     resuming = resume and store_path.exists()
     pending = True
     if resuming:

@@ -274,6 +274,19 @@ def test_resume_with_other_settings_is_bad_input(capsys, passing):
     assert (out / sbc.DOCUMENT).stat().st_mtime_ns == stamp
 
 
+def test_exact_only_runs_no_fits_and_needs_a_closed_form(capsys, tmp_path):
+    code, err = _main(capsys, "sbc", TOPIC, "--sims", "3000", "--exact-only", "--out",
+                      str(tmp_path / "ok"), "--alpha", str(ALPHA))
+    assert code == 0
+    doc = json.loads((tmp_path / "ok" / sbc.DOCUMENT).read_text())
+    assert [t["side"] for t in doc["tests"]] == ["exact"] and doc["exact"]["sims"] == 3000
+    assert not (tmp_path / "ok" / sbc.STORE).exists()
+    code, err = _main(capsys, "sbc", "gaussian-mixture", "--sims", "10", "--exact-only",
+                      "--out", str(tmp_path / "no"))
+    assert code == 3 and "no closed-form posterior" in err
+    assert not (tmp_path / "no").exists()
+
+
 # --- the report ------------------------------------------------------------------------------
 def test_topic_page_section_reads_the_sbc_folder(passing, tmp_path):
     out, _ = passing
