@@ -14,9 +14,10 @@ averaging over the prior predictive makes the result exactly uniform:
 
 It checks the analytic code itself (the conjugate update, the parameter
 conventions), so it runs for every topic with a closed form.  Gaussian
-posteriors need no scipy distribution objects and run at tens of thousands
-of simulations per second (``benchmarks/sbc.py``); a marginal CDF builds a
-frozen scipy distribution per simulation (~1 ms).
+posteriors need no scipy distribution objects and are whitened in one
+batch: ~20,000 simulations per second for normal-known-variance
+(``benchmarks/sbc.py``); a marginal CDF builds a frozen scipy distribution
+per simulation (~1 ms).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import linalg, special
+from scipy import special
 
 from compare.data import check_array
 from compare.registry import InputError, Topic
@@ -176,6 +177,11 @@ def exact_side(topic: Topic, *, indices: Sequence[int], seed: int, n_obs: int,
     free = tuple(first.free) if gaussian else tuple(range(len(params)))
     names = tuple(params[k] for k in free)
     u = np.full((indices.size, len(free)), np.nan)
+    if gaussian:  # whitened in one batch after the loop: per-simulation linalg is the slow part
+        f = list(free)
+        every = f == list(range(len(params)))
+        diffs = np.empty((indices.size, len(f)))
+        covs = np.empty((indices.size, len(f), len(f)))
     for row, index in enumerate(indices):
         if row:
             theta, x, prepared = simulate(topic, index=int(index), seed=seed, n_obs=n_obs,
@@ -184,16 +190,19 @@ def exact_side(topic: Topic, *, indices: Sequence[int], seed: int, n_obs: int,
         else:
             post = first
         if gaussian:
-            f = list(free)
-            try:
-                chol = np.linalg.cholesky(np.asarray(post.cov, dtype=float)[np.ix_(f, f)])
-            except np.linalg.LinAlgError:
-                raise InputError(f"simulation {index}: the exact covariance is not positive "
-                                 "definite; check the hyperparameters") from None
-            z = linalg.solve_triangular(chol, (theta - np.asarray(post.mean, dtype=float))[f],
-                                        lower=True, check_finite=False)
-            u[row] = special.ndtr(z)
+            cov = np.asarray(post.cov, dtype=float)
+            diffs[row] = (theta - np.asarray(post.mean, dtype=float))[f]
+            covs[row] = cov if every else cov[np.ix_(f, f)]
         else:
             u[row] = _pit(post, theta, rng(seed, int(index), EXACT))
+    if gaussian:
+        try:
+            chol = np.linalg.cholesky(covs)
+        except np.linalg.LinAlgError:
+            bad = next(int(indices[i]) for i in range(indices.size)
+                       if np.any(np.linalg.eigvalsh(covs[i]) <= 0))
+            raise InputError(f"simulation {bad}: the exact covariance is not positive "
+                             "definite; check the hyperparameters") from None
+        u = special.ndtr(np.linalg.solve(chol, diffs[..., None])[..., 0])
     return ExactSide(True, "", "whitened" if gaussian else "pit", names, indices, u,
                      time.perf_counter() - start)
