@@ -40,6 +40,7 @@ import analytic.naive_bayes as nb
 import pymc_models.bayes_optimal as m_bo
 import pymc_models.naive_bayes as m_nb
 from compare.checks import Check, Extra, ExtraContext
+from compare.classifier_report import reliability
 from compare.data import StreamedTable, Table, natural_sort
 from compare.registry import InputError
 
@@ -615,8 +616,11 @@ def nb_extras(ctx: ExtraContext) -> Extra:
             -1, len(data.classes))
         theta = np.asarray(flat["theta"].transpose("chain", "draw", ...).values).reshape(
             pi.shape[0], len(data.classes), -1)
-        mcmc = np.exp(mcmc_log_proba(variant=data.variant, pi=pi, theta=theta,
-                                     x=data.test_x[rows], groups=post.groups))
+        mcmc_lp = mcmc_log_proba(variant=data.variant, pi=pi, theta=theta,
+                                 x=data.test_x[rows], groups=post.groups)
+        mcmc = np.exp(mcmc_lp)
+        calibration = _calibration(data, rows, {"exact": pred.log_proba,
+                                                "plugin": pred.plugin_log_proba}, mcmc_lp)
         labelled = data.test_y >= 0
         acc = (lambda p: float(np.mean(p[labelled].argmax(axis=1) == data.test_y[labelled]))
                if labelled.any() else None)
@@ -644,7 +648,34 @@ def nb_extras(ctx: ExtraContext) -> Extra:
             for i, name in enumerate(data.test_rows):
                 probs = ", ".join(f"P({c})={exact[i, k]:.4f}" for k, c in enumerate(data.classes))
                 lines.append(f"  {name}: {probs} -> {data.classes[int(exact[i].argmax())]}")
-    return Extra(checks=(), sections={"naive_bayes": section}, lines=tuple(lines))
+        if calibration is not None:
+            section["calibration"] = calibration  # moved to the top level below
+    return _nb_extra(section, lines)
+
+
+def _nb_extra(section: dict[str, Any], lines: list[str]) -> Extra:
+    """The naive-Bayes JSON section, with the reliability table as its own section."""
+    sections = {"naive_bayes": section}
+    if "calibration" in section:
+        sections["calibration"] = section.pop("calibration")
+    return Extra(checks=(), sections=sections, lines=tuple(lines))
+
+
+def _calibration(data: NBData, rows: slice, exact: dict[str, Any],
+                 mcmc_lp: np.ndarray) -> dict[str, Any] | None:
+    """Reliability table over the labelled held-out rows that MCMC also predicted.
+
+    ``exact`` maps a method name to a function of rows giving log class
+    probabilities (None leaves the method out); ``mcmc_lp`` covers ``rows``.
+    """
+    x, truth = data.test_x[rows], data.test_y[rows]
+    labelled = truth >= 0
+    if not labelled.any():
+        return None
+    log_proba = {name: f(x[labelled]) for name, f in exact.items() if f is not None}
+    log_proba["mcmc"] = mcmc_lp[labelled]
+    return reliability(log_proba=log_proba, truth=truth[labelled], classes=data.classes,
+                       rows=f"{int(labelled.sum())} held-out rows")
 
 
 def _gaussian_extras(ctx: ExtraContext) -> Extra:
@@ -675,8 +706,12 @@ def _gaussian_extras(ctx: ExtraContext) -> Extra:
             -1, len(data.classes))
         theta = np.asarray(flat["theta"].transpose("chain", "draw", ...).values).reshape(
             pi.shape[0], len(data.classes), -1, 2)
-        mcmc = np.exp(mcmc_log_proba(variant="gaussian", pi=pi, theta=theta,
-                                     x=data.test_x[rows], groups=()))
+        mcmc_lp = mcmc_log_proba(variant="gaussian", pi=pi, theta=theta,
+                                 x=data.test_x[rows], groups=())
+        mcmc = np.exp(mcmc_lp)
+        calibration = _calibration(data, rows, {
+            "exact": pred.log_proba, "plugin": None if mle_note else pred.plugin_log_proba},
+            mcmc_lp)
         labelled = data.test_y >= 0
         acc = (lambda p: None if p is None or not labelled.any() else
                float(np.mean(p[labelled].argmax(axis=1) == data.test_y[labelled])))
@@ -701,7 +736,9 @@ def _gaussian_extras(ctx: ExtraContext) -> Extra:
         lines.append(f"predictive on {len(data.test_y)} held-out/query rows: exact (Student-t)"
                      f"{versus}{accuracy}; MCMC predictive vs exact max |dP| "
                      f"{p['max_abs_mcmc_minus_exact']:.2e}")
-    return Extra(checks=(), sections={"naive_bayes": section}, lines=tuple(lines))
+        if calibration is not None:
+            section["calibration"] = calibration  # moved to the top level below
+    return _nb_extra(section, lines)
 
 
 # --- bayes-optimal: preparation -------------------------------------------------------
