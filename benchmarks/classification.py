@@ -12,23 +12,9 @@ whose plug-in is GaussianNB's MLE (var_smoothing=0).
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import time  # noqa: E402
+from _timing import best  # one BLAS thread: import it before numpy
 
 import numpy as np  # noqa: E402
-
-
-def _best(fn, repeat: int = 3) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _data(variant: str, n: int, rng: np.random.Generator):
@@ -90,9 +76,9 @@ def one(variant: str, n: int = 1_000_000, alpha: float = 1.0) -> dict[str, float
         return sk.fit(x, y).predict_log_proba(x)
 
     with threadpool_limits(limits=1):
-        t_ours, t_sk = _best(ours), _best(theirs)
-        t_fit, t_sk_fit = _best(fit), _best(lambda: sk.fit(x, y))
-        t_exact = (_best(lambda: nb.predict_log_proba(posterior=post, x=x, exact=True), 1)
+        t_ours, t_sk = best(ours), best(theirs)
+        t_fit, t_sk_fit = best(fit), best(lambda: sk.fit(x, y))
+        t_exact = (best(lambda: nb.predict_log_proba(posterior=post, x=x, exact=True), 1)
                    if variant in ("multinomial", "gaussian") else None)
     np.testing.assert_allclose(ours(), theirs(), rtol=1e-8, atol=1e-10)
     return {"ours": t_ours, "sklearn": t_sk, "fit": t_fit, "sklearn_fit": t_sk_fit,

@@ -14,23 +14,9 @@ Student-t predictive is timed too (scikit-learn has no counterpart).
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import time  # noqa: E402
+from _timing import best  # one BLAS thread: import it before numpy
 
 import numpy as np  # noqa: E402
-
-
-def _best(fn, repeat: int = 3) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def run(n: int = 1_000_000, d: int = 10, k: int = 3) -> dict[str, float]:
@@ -73,9 +59,9 @@ def run(n: int = 1_000_000, d: int = 10, k: int = 3) -> dict[str, float]:
         # Same answers first (a benchmark of different computations means nothing).
         np.testing.assert_allclose(ours_lda()[:1000], sk_lda()[:1000], atol=1e-8)
         np.testing.assert_allclose(ours_qda()[:1000], sk_qda()[:1000], atol=1e-8)
-        out = {"lda_ours": _best(ours_lda), "lda_sklearn": _best(sk_lda),
-               "qda_ours": _best(ours_qda), "qda_sklearn": _best(sk_qda),
-               "bayes_student_t": _best(ours_bayes)}
+        out = {"lda_ours": best(ours_lda), "lda_sklearn": best(sk_lda),
+               "qda_ours": best(ours_qda), "qda_sklearn": best(sk_qda),
+               "bayes_student_t": best(ours_bayes)}
     return out
 
 

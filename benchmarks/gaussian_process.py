@@ -20,26 +20,12 @@ Run: ``.venv/bin/python benchmarks/gaussian_process.py [n m]``.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
+from _timing import best  # one BLAS thread: import it before numpy
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 TARGET = 0.7
-
-
-def _best(fn, repeat: int = 3) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main(n: int = 5000, m: int = 1000, p: int = 5) -> float:
@@ -73,8 +59,8 @@ def main(n: int = 5000, m: int = 1000, p: int = 5) -> float:
         np.testing.assert_allclose(cov, ref_cov, rtol=1e-8, atol=1e-8)
         assert abs(fit.log_marginal_likelihood - reg.log_marginal_likelihood_value_) \
             <= 1e-8 * abs(fit.log_marginal_likelihood)
-        t_ours = _best(ours)
-        t_sklearn = _best(sklearn)
+        t_ours = best(ours)
+        t_sklearn = best(sklearn)
     ratio = t_ours / t_sklearn
     print(f"gaussian-process: n={n}, p={p}, rbf, fit + predict mean and covariance at m={m}; "
           "one BLAS thread, best of 3")

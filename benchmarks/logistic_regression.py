@@ -11,24 +11,10 @@ compared so that a fast but wrong fit cannot win.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import time  # noqa: E402
+from _timing import best_with_result  # one BLAS thread: import it before numpy
 
 import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
-
-
-def _best(fn, repeat: int = 3) -> tuple[float, object]:
-    best, out = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def one(n: int = 1_000_000, p: int = 4, prior_sd: float = 1.0, seed: int = 0) -> dict:
@@ -51,8 +37,8 @@ def one(n: int = 1_000_000, p: int = 4, prior_sd: float = 1.0, seed: int = 0) ->
                                    max_iter=1000).fit(phi, y)
         return model.coef_[0], model.predict_proba(phi)[:, 1]
 
-    t_ours, (w_ours, p_ours) = _best(ours)
-    t_theirs, (w_theirs, p_theirs) = _best(theirs)
+    t_ours, (w_ours, p_ours) = best_with_result(ours)
+    t_theirs, (w_theirs, p_theirs) = best_with_result(theirs)
     return {"n": n, "d": p + 1, "ours_s": t_ours, "sklearn_s": t_theirs,
             "ratio": t_ours / t_theirs,
             "max_abs_w_diff": float(np.max(np.abs(w_ours - w_theirs))),

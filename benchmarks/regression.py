@@ -11,24 +11,11 @@ sufficient-statistics PyMC model buys.  Ratios are measured side by side.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
+from _timing import best  # one BLAS thread: import it before numpy
 import time  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-
-def _best(fn, repeat: int = 3) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def analytic_at_scale(n: int = 1_000_000, d: int = 50) -> None:
@@ -52,8 +39,8 @@ def analytic_at_scale(n: int = 1_000_000, d: int = 50) -> None:
 
     ridge = Ridge(alpha=noise_sd**2 / prior_sd**2, fit_intercept=False, solver="cholesky")
     with threadpool_limits(limits=1):
-        t_ours, t_floor = _best(ours), _best(floor)
-        t_ridge = _best(lambda: ridge.fit(phi, y))
+        t_ours, t_floor = best(ours), best(floor)
+        t_ridge = best(lambda: ridge.fit(phi, y))
     np.testing.assert_allclose(ours().mean, ridge.coef_, rtol=1e-8)
     print(f"1. analytic posterior, n={n:.0e}, d={d}, one BLAS thread")
     print(f"   Phi^T Phi alone (floor):             {t_floor:7.3f} s")
@@ -101,7 +88,7 @@ def pymc_sufficient_statistics(n: int = 100_000, d: int = 10) -> None:
     plain_rate, plain_s = ess_per_second(plain, plain_data)
     post = lr.update(suff=suff, noise_sd=1.0, prior_mean=np.zeros(d), prior_cov=4.0 * np.eye(d))
     draws = settings.chains * settings.draws
-    iid_s = _best(lambda: post.sample(np.random.default_rng(2), draws))
+    iid_s = best(lambda: post.sample(np.random.default_rng(2), draws))
     iid_rate = draws / iid_s
     del pm
     print(f"\n2. PyMC (nutpie, default diagonal mass matrix), n={n:.0e}, d={d}, "

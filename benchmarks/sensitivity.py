@@ -12,23 +12,9 @@ Target: the whole 10,000-point sweep under 1 s.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import time  # noqa: E402
+from _timing import best  # one BLAS thread: import it before numpy
 
 import numpy as np  # noqa: E402
-
-
-def _best(fn, repeat: int = 3) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main(points: int = 10_000, d: int = 50, n: int = 2_000, subset: int = 200) -> None:
@@ -53,15 +39,15 @@ def main(points: int = 10_000, d: int = 50, n: int = 2_000, subset: int = 200) -
     prior_var = grid**2
 
     with threadpool_limits(limits=1):
-        t_sweep = _best(lambda: sens.exact_sweep(topic, data=table, hyper=hyper,
+        t_sweep = best(lambda: sens.exact_sweep(topic, data=table, hyper=hyper,
                                                  param="prior_sd", grid=grid))
-        t_path = _best(lambda: asens.gaussian_linear_path(
+        t_path = best(lambda: asens.gaussian_linear_path(
             gram=s.gram, phi_t_y=s.phi_t_y, y_t_y=s.y_t_y, n=s.n, noise_var=noise_var,
             prior_var=prior_var))
-        t_chol = _best(lambda: asens.gaussian_linear_path_cholesky(
+        t_chol = best(lambda: asens.gaussian_linear_path_cholesky(
             gram=s.gram, phi_t_y=s.phi_t_y, noise_var=noise_var, prior_var=prior_var), 1)
         few = grid[:: points // subset]
-        t_solve = _best(lambda: [lr.solve_stats(suff=s, noise_sd=1.0, prior_sd=v,
+        t_solve = best(lambda: [lr.solve_stats(suff=s, noise_sd=1.0, prior_sd=v,
                                                 prior_mean=np.zeros(d)) for v in few], 1)
     t_solve_all = t_solve * points / few.size
     path = asens.gaussian_linear_path(gram=s.gram, phi_t_y=s.phi_t_y, y_t_y=s.y_t_y, n=s.n,
