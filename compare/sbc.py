@@ -778,8 +778,10 @@ def connect(*, workers: int | None, scheduler: str | None,
                              f"{WORKER_TIMEOUT:g} s); start some with `dask worker "
                              f"{scheduler} --nthreads 1`") from None
         return client, None
+    # ":0": the scheduler's HTTP server on a free port (None still tried 8787 and
+    # warned when another cluster held it).
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 
