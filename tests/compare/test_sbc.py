@@ -300,6 +300,47 @@ def test_topic_page_section_reads_the_sbc_folder(passing, tmp_path):
     assert [t["side"] for t in section["sbc_tests"]] == ["mcmc", "exact"]
 
 
+def test_sbc_page_in_a_browser(passing):
+    """Headless Chromium: no console error, figures load, links resolve, fits 390 px."""
+    import shutil
+    from urllib.parse import unquote, urlparse
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if not (Path(chromium).exists() and Path(chromedriver).exists()):
+        if os.environ.get("BAYES_COMPARE_REQUIRE_BROWSER") == "1":
+            pytest.fail("headless Chromium not installed (chromium, chromium-driver)")
+        pytest.skip("headless Chromium not installed (chromium, chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    out, _ = passing
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--allow-file-access-from-files", "--window-size=390,844"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    try:
+        driver.get((out / sbc.PAGE).resolve().as_uri())
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+        broken = driver.execute_script(
+            "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
+            ".map(i => i.getAttribute('src'))")
+        assert broken == [] and len(driver.find_elements("tag name", "img")) == 2
+        for href in driver.execute_script(
+                "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"):
+            assert Path(unquote(urlparse(href).path)).exists(), href
+        assert driver.find_element("id", "sbc-verdict").text.lower() == "pass"
+        overflow = driver.execute_script(
+            "return document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1
+    finally:
+        driver.quit()
+
+
 # --- the command line end to end: kill -9, then --resume ---------------------------------------
 def test_cli_killed_mid_run_then_resumed(client, tmp_path):
     """The command, a client of the module's cluster (--scheduler), killed with SIGKILL.
