@@ -531,4 +531,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m compare.cli`: the commands registered from other modules
+    # (sbc, sensitivity) are on compare.cli's app, not on this __main__ copy's.
+    from compare.cli import main as _main
+
+    sys.exit(_main())
