@@ -107,17 +107,19 @@ class SbcSettings:
     null_draws: int = 4000
 
     def __post_init__(self) -> None:
-        for name in ("n_obs", "draws", "chains", "null_draws"):
+        flags = {"n_obs": "--n", "draws": "--draws", "chains": "--chains",
+                 "null_draws": "null_draws"}
+        for name, flag in flags.items():
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
-                raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
+                raise InputError(f"{flag} must be a whole number >= 1, got {value!r}")
         if not isinstance(self.tune, int) or self.tune < 0:
-            raise InputError(f"tune must be a whole number >= 0, got {self.tune!r}")
+            raise InputError(f"--tune must be a whole number >= 0, got {self.tune!r}")
         if self.thin is not None and (not isinstance(self.thin, int) or self.thin < 1):
             raise InputError(f"--thin must be a whole number >= 1, got {self.thin!r}; "
                              "leave it out to thin to about the ESS")
         if not 0.0 < self.alpha < 1.0:
-            raise InputError(f"alpha must be in (0, 1), got {self.alpha!r}; e.g. 0.01")
+            raise InputError(f"--alpha must be in (0, 1), got {self.alpha!r}; e.g. --alpha 0.01")
 
 
 @dataclass(frozen=True)
