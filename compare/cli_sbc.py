@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from compare.cli import BadInput, _check_writable, _make_console, _parse_sets, app, err
+from compare.cli import (TOPIC_FILE_HELP, BadInput, _check_writable, _load_topic_files,
+                         _make_console, _parse_sets, app, err)
 
 
 @app.command("sbc")
@@ -32,6 +33,7 @@ def sbc_command(
     seed: Annotated[int | None, typer.Option(help="base seed; simulation i uses (seed, i)")] = None,
     alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate (default 0.01)")] = None,
     exact_only: Annotated[bool, typer.Option(help="only the exact side: checks the analytic code, no fits, no cluster (default --out reports/runs/<topic>/sbc-exact)")] = False,
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
 ) -> None:
     """Simulation-based calibration: are the ranks of prior draws among posterior draws uniform?"""
     import dataclasses
@@ -45,6 +47,7 @@ def sbc_command(
 
     if sims < 1:
         raise BadInput(f"--sims must be >= 1, got {sims}; e.g. --sims 1000")
+    _load_topic_files(topic_file)  # workers inherit them (BAYES_COMPARE_TOPIC_FILES)
     t = get_topic(topic)
     overrides = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
                                          tune=tune, seed=seed, alpha=alpha).items()

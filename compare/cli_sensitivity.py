@@ -17,7 +17,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from compare.cli import BadInput, _check_writable, _console, _load_data, _parse_sets, app, err
+from compare.cli import (TOPIC_FILE_HELP, BadInput, _check_writable, _console, _load_data,
+                         _load_topic_files, _parse_sets, app, err)
 
 #: Rows of the sweep table printed (the JSON holds every grid point).
 TABLE_ROWS = 12
@@ -47,6 +48,7 @@ def sensitivity_command(
     json_path: Annotated[str | None, typer.Option("--json", help="write the JSON document to PATH, or - for stdout")] = None,
     out: Annotated[str | None, typer.Option(help="directory for sensitivity.json and sensitivity.png "
                                                  "(default reports/runs/<topic>/)")] = None,
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
 ) -> None:
     """Exact posterior along a grid of one hyperparameter, MCMC at K points, power-scaling."""
     from compare import sensitivity as sens
@@ -54,6 +56,7 @@ def sensitivity_command(
     from compare.output import atomic_write, dumps
     from compare.registry import get_topic
 
+    _load_topic_files(topic_file)
     t = get_topic(topic)
     sens.check_topic(t)
     sens.check_param(t, param=param)
