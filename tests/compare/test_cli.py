@@ -183,30 +183,6 @@ def test_nig_run_prints_the_contract_with_textbook_posterior(tmp_path, capsys, t
 
 
 @pytest.mark.mcmc
-def test_run_all_writes_every_topic_then_summary(tmp_path, capsys, test_alpha):
-    """The CLI path of `make report`: one JSON line and one run directory per topic, the
-    exit code from the verdicts, one summary row per topic.  Short chains keep it cheap;
-    that every builtin data set agrees at the default settings is test_topics.py's job."""
-    runs = tmp_path / "runs"
-    code, out, _ = _main(capsys, "run", "--all", "--alpha", f"{test_alpha}", "--out", str(runs),
-                         "--draws", "200", "--chains", "2", "--tune", "300", "--json", "-")
-    docs = [json.loads(line) for line in out.splitlines()]
-    verdicts = [d["verdict"] for d in docs]
-    assert code == (1 if "disagree" in verdicts else 2 if "inconclusive" in verdicts else 0)
-    from compare.registry import all_topics
-
-    n_topics = len(all_topics())
-    assert len(docs) == n_topics and "disagree" not in verdicts
-    assert {p.name for p in runs.iterdir()} == {d["topic"] for d in docs}
-    code, _, _ = _main(capsys, "summary", "--runs", str(runs), "--out", str(tmp_path / "s.md"))
-    table = (tmp_path / "s.md").read_text()
-    assert code == 0
-    rows = [line for line in table.splitlines() if line.startswith("| ") and "**" in line]
-    assert len(rows) == n_topics
-    assert all(f"**{d['verdict']}**" in row for d, row in zip(docs, rows))
-
-
-@pytest.mark.mcmc
 def test_exit_code_is_1_on_disagreement(tmp_path, capsys, monkeypatch):
     """A planted bug through the real CLI path: verdict disagree, exit 1."""
     from compare import registry

@@ -9,7 +9,6 @@ Screenshots of every page are kept in ``build/test-artifacts/report/``
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -52,21 +51,56 @@ def test_fmt_cells():
 
 # --- a site over every registered topic --------------------------------------------------
 @pytest.fixture(scope="session")
-def site(tmp_path_factory, save_builtin_run):
+def run_all(tmp_path_factory, test_alpha):
+    """`bayes-compare run --all` in this process, as `make report` runs it, with short
+    chains: (exit code, one JSON document per topic, the runs folder).  The site and
+    the CLI contract tests share it, so every topic is run once for both."""
+    import contextlib
+    import io
+
+    from compare.cli import main
+
+    runs = tmp_path_factory.mktemp("report") / "runs"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["run", "--all", "--alpha", f"{test_alpha}", "--out", str(runs),
+                     "--draws", "200", "--chains", "2", "--tune", "300", "--json", "-"])
+    docs = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+    return code, docs, runs
+
+
+@pytest.fixture(scope="session")
+def site(run_all):
     """Every registered topic, run briefly on its default data, then the site built."""
-    from compare.defaults import DEFAULT
     from compare.registry import all_topics
     from compare.report import build_site
 
-    settings = dataclasses.replace(DEFAULT, draws=200, chains=2, tune=300, smc_chains=0,
-                                   n_reference=20_000)
-    base = tmp_path_factory.mktemp("report")
-    runs = base / "runs"
+    _, _, runs = run_all
     topics = [t.name for t in all_topics()]
-    for name in topics:
-        save_builtin_run(name, runs / name, settings)
-    result = build_site([runs / name for name in topics], base, workers=2)
+    result = build_site([runs / name for name in topics], runs.parent, workers=2)
     return result, topics
+
+
+@pytest.mark.mcmc
+def test_run_all_writes_every_topic_then_summary(run_all, tmp_path, capsys):
+    """The CLI path of `make report`: one JSON line and one run directory per topic, the
+    exit code from the verdicts, one summary row per topic.  Short chains keep it cheap;
+    that every builtin data set agrees at the default settings is test_topics.py's job."""
+    from compare.cli import main
+    from compare.registry import all_topics
+
+    code, docs, runs = run_all
+    verdicts = [d["verdict"] for d in docs]
+    assert code == (1 if "disagree" in verdicts else 2 if "inconclusive" in verdicts else 0)
+    n_topics = len(all_topics())
+    assert len(docs) == n_topics and "disagree" not in verdicts
+    assert {p.name for p in runs.iterdir()} == {d["topic"] for d in docs}
+    assert main(["summary", "--runs", str(runs), "--out", str(tmp_path / "s.md")]) == 0
+    capsys.readouterr()
+    table = (tmp_path / "s.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "**" in line]
+    assert len(rows) == n_topics
+    assert all(f"**{d['verdict']}**" in row for d, row in zip(docs, rows))
 
 
 @pytest.mark.mcmc
