@@ -50,7 +50,8 @@ def _cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
 @pytest.mark.verdict
 def test_topic_file_run_report_export_end_to_end(tmp_path, test_alpha, unregister, capsys):
     """`bayes-compare run --topic-file ...` (its entry function, in this process), then
-    report, export and describe on the same topic, and compare.run from Python."""
+    report, export, describe, sensitivity and sbc --exact-only on the same topic, and
+    compare.run from Python."""
     runs = tmp_path / "runs"
     json_path = tmp_path / "run.json"
     assert main(["run", "--topic-file", str(EXAMPLE), NAME, "--draws", "1000",
@@ -74,6 +75,12 @@ def test_topic_file_run_report_export_end_to_end(tmp_path, test_alpha, unregiste
                  str(tmp_path / "pdb")]) == 0
     assert "exact draws of 1 parameter(s)" in capsys.readouterr().out
     assert main(["describe", NAME]) == 0  # registered for the rest of the process
+    # The sensitivity sweep and the exact side of SBC (no cluster) run on it too.
+    assert main(["sensitivity", "--topic-file", str(EXAMPLE), NAME, "--param", "rate",
+                 "--grid", "1,4,16", "--out", str(tmp_path / "sens")]) == 0
+    assert (tmp_path / "sens" / "sensitivity.json").is_file()
+    assert main(["sbc", "--topic-file", str(EXAMPLE), NAME, "--exact-only", "--sims", "200",
+                 "--alpha", repr(test_alpha), "--out", str(tmp_path / "sbc")]) == 0
 
 
 BROKEN = {
