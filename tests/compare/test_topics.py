@@ -37,10 +37,20 @@ def test_topic_is_complete(name):
 @pytest.mark.verdict
 @pytest.mark.parametrize("name, dataset", BUILTIN)
 def test_builtin_data_agree(name, dataset, test_settings):
-    """What `make report` runs: every builtin data set agrees."""
+    """What `make report` runs: every builtin data set agrees.
+
+    At half the default draws (4 x 1000) for the NUTS topics: the verdict's z-scores
+    are ESS-based, so calibrated at any run length, and the smallest ESS over every
+    builtin measured 1040 to 3038, far above the gate's 400.  The Metropolis sampler
+    of bayes-optimal keeps the default.
+    """
+    import dataclasses
+
     topic = get_topic(name)
     ds = topic.builtin_data(dataset)
-    result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=test_settings,
+    settings = (test_settings if topic.step is not None
+                else dataclasses.replace(test_settings, draws=1000))
+    result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=settings,
                  source=f"builtin:{ds.name}")
     assert result.verdict == "agree", [(c.name, c.statistic, c.threshold) for c in result.checks]
     mode_check = next(c for c in result.checks if c.name == "map")
