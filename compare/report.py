@@ -201,7 +201,9 @@ def _parameter_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
 #: JSON sections drawn by dedicated templates; others get the generic table.
 _DEDICATED = {"topic", "verdict", "decided_by", "parameters", "exact", "mcmc", "checks",
               "quantities", "settings", "data", "hyperparameters", "timings", "versions",
-              "predictive", "evidence"}
+              "predictive", "evidence",
+              # drawn as figures (compare/classifier_report.py); too large for a table
+              "decision_boundary", "calibration", "laplace_overlay"}
 
 
 def _section_rows(value: Any, prefix: str = "") -> list[tuple[str, str]]:
