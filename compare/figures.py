@@ -417,9 +417,15 @@ def decision_boundary(run: SavedRun):
                 label, color, style = _METHOD_STYLE.get(name, (name, None, "-"))
                 ax.plot(u, p[:, c], ls=style, color=color if len(classes) == 2 else None,
                         label=f"{label}: P({classes[c]} | x)")
+        points = _observed_points(run, features)
+        if points is not None and points[1] is not None and len(classes) == 2:
+            # The data as a rug: each point at 1 if its class is the second, else at 0.
+            at = np.array([1.0 if _label_text(v) == classes[1] else 0.0 for v in points[1]])
+            ax.plot(points[0][:, 0], at, "|", ms=10, color="#888888", alpha=0.6,
+                    label=f"data (at 1: class {classes[1]})")
         ax.set_xlabel(features[0])
         ax.set_ylabel("probability")
-        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylim(-0.05, 1.05)
         ax.legend(fontsize="small")
         ax.set_title(f"class probability along {features[0]}{held}", fontsize="medium")
         fig.tight_layout()

@@ -81,3 +81,39 @@ def test_most_separating_picks_the_inputs_with_the_largest_f():
     x = rng.normal(size=(90, 4)) + np.outer(y, [0.1, 2.0, 0.0, 1.0])
     f = [stats.f_oneway(*(x[y == c, j] for c in range(3))).statistic for j in range(4)]
     assert most_separating(x=x, y=y) == tuple(np.argsort(f)[::-1][:2])
+
+
+@pytest.mark.parametrize("inputs", [1, 2])
+def test_figures_draw_the_saved_sections(tmp_path, inputs):
+    """The decision-boundary and calibration figures from a saved result.json and the
+    data in draws.nc alone: one input (probability curves and a rug of the data) and
+    two (boundaries over the grid, data coloured by class)."""
+    import json
+
+    import matplotlib.pyplot as plt
+    import xarray as xr
+
+    from compare.figures import SavedRun, calibration, decision_boundary
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(60, inputs))
+    y = (x.sum(axis=1) + rng.normal(scale=0.5, size=60) > 0).astype(int)
+    features = tuple(f"x{j}" for j in range(inputs))
+
+    def model(rows):
+        return binary_log_proba(special.expit(2 * rows.sum(axis=1)))
+
+    doc = {"decision_boundary": decision_grid(x=x, features=features, classes=("0", "1"),
+                                              predictors={"exact": model, "plugin": model}),
+           "calibration": reliability(log_proba={"exact": model(x)}, truth=y,
+                                      classes=("0", "1"), rows="60 rows")}
+    (tmp_path / "result.json").write_text(json.dumps(doc))
+    observed = xr.Dataset({**{f: ("obs", x[:, j]) for j, f in enumerate(features)},
+                           "label": ("obs", y.astype(float))})
+    xr.DataTree.from_dict({"/observed_data": observed}).to_netcdf(tmp_path / "draws.nc")
+    run = SavedRun(tmp_path)
+    for draw in (decision_boundary, calibration):
+        fig = draw(run)
+        drawn = sum(len(ax.lines) + len(ax.collections) for ax in fig.axes)
+        assert drawn >= 2, draw.__name__
+        plt.close(fig)
