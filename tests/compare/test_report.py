@@ -199,8 +199,13 @@ def browser():
 def _open(driver, path: Path) -> list[dict]:
     """Load a page from file://; return its console errors."""
     driver.get_log("browser")  # drop what earlier pages logged
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.get(path.resolve().as_uri())
-    assert driver.execute_script("return document.readyState") == "complete"
+    # get() can return while a large page (the classifier's 1000-row table and its
+    # figures) is still loading on a busy machine: wait for it, up to the load timeout.
+    WebDriverWait(driver, 60).until(
+        lambda d: d.execute_script("return document.readyState") == "complete")
     return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
