@@ -19,9 +19,8 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from compare.report import fmt, formula_html
+from tests.browser import load, start_chromium
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 ARTIFACTS = Path(os.environ.get("BAYES_COMPARE_ARTIFACTS", "build/test-artifacts/report"))
 
 
@@ -174,24 +173,7 @@ def test_unreadable_draws_give_error_boxes_not_a_crash(site, tmp_path):
 # --- in a real browser -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser():
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
-    if missing:
-        message = (f"headless Chromium not installed ({', '.join(missing)} missing); "
-                   "install Debian's chromium and chromium-driver (.ci/run does)")
-        if os.environ.get("BAYES_COMPARE_REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--allow-file-access-from-files", "--window-size=1100,900"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(60)
+    driver = start_chromium(1100, 900)
     yield driver
     driver.quit()
 
@@ -199,13 +181,7 @@ def browser():
 def _open(driver, path: Path) -> list[dict]:
     """Load a page from file://; return its console errors."""
     driver.get_log("browser")  # drop what earlier pages logged
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    driver.get(path.resolve().as_uri())
-    # get() can return while a large page (the classifier's 1000-row table and its
-    # figures) is still loading on a busy machine: wait for it, up to the load timeout.
-    WebDriverWait(driver, 60).until(
-        lambda d: d.execute_script("return document.readyState") == "complete")
+    load(driver, path)
     return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 

@@ -302,28 +302,14 @@ def test_topic_page_section_reads_the_sbc_folder(passing, tmp_path):
 
 def test_sbc_page_in_a_browser(passing):
     """Headless Chromium: no console error, figures load, links resolve, fits 390 px."""
-    import shutil
     from urllib.parse import unquote, urlparse
 
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    if not (Path(chromium).exists() and Path(chromedriver).exists()):
-        if os.environ.get("BAYES_COMPARE_REQUIRE_BROWSER") == "1":
-            pytest.fail("headless Chromium not installed (chromium, chromium-driver)")
-        pytest.skip("headless Chromium not installed (chromium, chromium-driver)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from tests.browser import load, start_chromium
 
     out, _ = passing
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--allow-file-access-from-files", "--window-size=390,844"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    driver = start_chromium(390, 844)
     try:
-        driver.get((out / sbc.PAGE).resolve().as_uri())
+        load(driver, out / sbc.PAGE)
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == []
         broken = driver.execute_script(

@@ -536,28 +536,11 @@ def test_report_shows_the_section_and_computes_it_when_missing(tmp_path, save_bu
 def _check_in_browser(page: Path) -> None:
     """Headless Chromium (Debian's chromium and chromium-driver, as tests/compare/test_report.py):
     no console errors, the section's figure loads, nothing wider than a 390-pixel screen."""
-    import os
-    import shutil
+    from tests.browser import load, start_chromium
 
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    if not (Path(chromium).exists() and Path(driver_path).exists()):
-        message = "headless Chromium not installed; install Debian's chromium and chromium-driver"
-        if os.environ.get("BAYES_COMPARE_REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--allow-file-access-from-files", "--window-size=390,844"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver = start_chromium(390, 844)
     try:
-        driver.get(page.resolve().as_uri())
+        load(driver, page)
         assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
         assert driver.execute_script("return document.getElementById('power-scaling') !== null")
         loaded = driver.execute_script(
