@@ -1,8 +1,16 @@
 """The ``bayes-compare`` command line.
 
 Exit codes (a public contract): 0 agree, 1 disagree, 2 inconclusive,
-3 bad input or usage.  With ``run --all`` the code is 1 if any topic
-disagrees, else 2 if any is inconclusive, else 0.
+3 bad input or usage, 4 an unexpected failure (a bug or a broken
+environment, never a verdict).  With ``run --all`` the code is 1 if any
+topic disagrees, else 2 if any is inconclusive, else 0.
+
+Bad input (exit 3) is one line on stderr naming the value and the fix; it is
+found before any model is compiled or sampled, and nothing is written.  An
+unexpected exception (exit 4) is one line on stderr saying what failed and
+where its full traceback was saved (``bayes-compare-crash-<time>-<pid>.txt``
+in the system's temporary folder), so a script can always tell a crash from
+a verdict.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-EXIT_AGREE, EXIT_DISAGREE, EXIT_INCONCLUSIVE, EXIT_BAD_INPUT = 0, 1, 2, 3
+EXIT_AGREE, EXIT_DISAGREE, EXIT_INCONCLUSIVE, EXIT_BAD_INPUT, EXIT_CRASH = 0, 1, 2, 3, 4
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -128,6 +136,26 @@ def _parse_sets(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+#: Highest polynomial degree of an evidence table (a degree-100 design is already
+#: numerically meaningless; the bound keeps a typo like 0-100000000 from filling memory).
+MAX_DEGREE = 100
+
+
+def _degrees(text: str, what: str) -> list[int]:
+    """``regression.parse_degrees`` with the range checked first (exit 3)."""
+    import re
+
+    from compare import regression
+
+    if not text.strip():
+        raise BadInput(f"{what} {text!r} is empty; give a range like 0-9 or a list like 0,3,9")
+    for number in re.findall(r"\d+", text):
+        if int(number) > MAX_DEGREE:
+            raise BadInput(f"{what} {text!r}: degree {number} is above {MAX_DEGREE}; "
+                           f"give degrees from 0 to {MAX_DEGREE}")
+    return regression.parse_degrees(text)
+
+
 TOPIC_FILE_HELP = ("a Python file defining TOPIC = compare.registry.Topic(...) (repeatable); "
                    "its topics are checked and can then be used by name")
 
@@ -147,8 +175,14 @@ STREAM_ABOVE_BYTES = 256 * 2**20
 def _load_data(topic, data: str | None, column: str | None, target: str | None = None,
                features: str | None = None, stream: bool = False):
     """Return (data, builtin data set or None, source text)."""
-    from compare.data import (StreamedTable, parse_column, read_column, read_points, read_table,
-                              table_columns)
+    from compare.data import (
+        StreamedTable,
+        parse_column,
+        read_column,
+        read_points,
+        read_table,
+        table_columns,
+    )
 
     table = topic.data_kind == "table"
     points = topic.data_kind == "points"
@@ -160,18 +194,22 @@ def _load_data(topic, data: str | None, column: str | None, target: str | None =
                        "--features a,b (default: all), not --column/--target")
     if not (table or points) and (target is not None or features is not None):
         raise BadInput(f"{topic.name} reads one column: use --column, not --target/--features")
+    if stream and not table:
+        raise BadInput(f"--stream reads a table CSV in chunks; {topic.name} does not read "
+                       "a table: drop --stream")
+    if data is not None and data.strip() == "":
+        raise BadInput(f"--data {data!r} is empty; give builtin:NAME or a CSV path")
     if data is None or data.startswith("builtin:"):
-        if column is not None or target is not None or features is not None:
-            raise BadInput("--column, --target and --features apply to a CSV file given "
-                           "with --data PATH")
+        if column is not None or target is not None or features is not None or stream:
+            raise BadInput("--column, --target, --features and --stream apply to a CSV file "
+                           "given with --data PATH")
         ds = topic.builtin[0] if data is None else topic.builtin_data(data[len("builtin:"):])
         return ds.load(), ds, f"builtin:{ds.name}"
+    names = _feature_names(features)
     if points:
-        names = None if features is None else tuple(f.strip() for f in features.split(","))
         loaded = read_points(data, features=names)
         return loaded, None, f"{data}:{'+'.join(loaded.features)}"
     if table:
-        names = None if features is None else tuple(f.strip() for f in features.split(","))
         _, target, names = table_columns(data, target=target, features=names)
         source = f"{data}:{target}~{'+'.join(names)}"
         if stream or Path(data).stat().st_size > STREAM_ABOVE_BYTES:
@@ -187,16 +225,131 @@ def _load_data(topic, data: str | None, column: str | None, target: str | None =
     return parse_column(col, topic.data_kind), None, f"{data}:{col.name}"
 
 
-def _check_writable(path: Path, what: str) -> None:
-    parent = path.parent if path.suffix else path
-    probe = parent
-    while not probe.exists():
+def _nearest_existing(path: Path) -> Path:
+    probe = path
+    while not probe.exists() and probe != probe.parent:
         probe = probe.parent
-    if not probe.is_dir():
-        raise BadInput(f"{what} {str(path)!r}: {str(probe)!r} is not a directory")
+    return probe
+
+
+def _check_under(path: Path, what: str, shown: str) -> None:
+    """The nearest existing folder above ``path`` is a folder and writable."""
     import os
+
+    probe = _nearest_existing(path)
+    if not probe.is_dir():
+        raise BadInput(f"{what} {shown}: {str(probe)!r} is a file, so nothing can be "
+                       f"written under it; give a path in a folder")
     if not os.access(probe, os.W_OK):
-        raise BadInput(f"{what} {str(path)!r}: cannot write under {str(probe)!r}")
+        raise BadInput(f"{what} {shown}: cannot write under {str(probe)!r}; give a folder "
+                       "you can write to")
+
+
+def check_out_dir(path: str | Path | None, what: str = "--out") -> None:
+    """Refuse (exit 3) an output folder that is empty, an existing file or not writable.
+
+    Called before any work, so a run never ends in ``FileExistsError``.
+    """
+    if path is None:
+        return
+    shown = repr(str(path))
+    if str(path).strip() == "":
+        raise BadInput(f"{what} {shown} is empty; give a folder, e.g. {what} reports/runs/mine")
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"{what} {shown} is an existing file, and {what} names a folder; give "
+                       f"a new or existing folder, e.g. {what} {path.with_suffix('')!s}-out")
+    _check_under(path, what, shown)
+
+
+def check_out_file(path: str | Path | None, what: str = "--json", *,
+                   stdout_ok: bool = True) -> None:
+    """Refuse (exit 3) an output file that is empty, an existing folder or not writable."""
+    if path is None or (stdout_ok and str(path) == "-"):
+        return
+    shown = repr(str(path))
+    if str(path).strip() == "":
+        raise BadInput(f"{what} {shown} is empty; give a file name"
+                       + (" or - for stdout" if stdout_ok else ""))
+    path = Path(path)
+    if path.is_dir():
+        raise BadInput(f"{what} {shown} is an existing folder, and {what} names a file; give "
+                       f"a file name, e.g. {what} {path / 'result.json'!s}")
+    _check_under(path.parent, what, shown)
+
+
+def _feature_names(features: str | None) -> tuple[str, ...] | None:
+    if features is None:
+        return None
+    names = tuple(f.strip() for f in features.split(","))
+    if not all(names):
+        raise BadInput(f"--features {features!r} has an empty column name; list the columns "
+                       "as a,b")
+    return names
+
+
+def _checked_file(value, what: str):
+    """An option callback: :func:`check_out_file` at parse time (before the command runs)."""
+    if value is not None and str(value) in ("", "."):
+        raise BadInput(f"{what} '' is empty; give a file name")
+    check_out_file(value, what, stdout_ok=False)
+    return value
+
+
+def _check_writable(path: Path, what: str) -> None:
+    """Kept for callers outside this module: ``path`` is an output folder."""
+    check_out_dir(path, what)
+
+
+#: Seeds accepted everywhere: numpy's generators, int64 arrays and nutpie's u64
+#: take any whole number in this range (seeds outside it made nutpie raise
+#: OverflowError after the model had compiled).
+SEED_RANGE = (0, 2**63 - 1)
+
+#: Upper bounds of the sampler sizes, so a typo cannot fill the memory: at most
+#: this many kept draws over all chains (8 bytes x draws x chains x parameters:
+#: 0.8 GB per parameter at the bound).
+MAX_TOTAL_DRAWS = 10**8
+MAX_CHAINS = 1024
+MAX_TUNE = 10**7
+
+
+def check_seed(seed: int | None) -> None:
+    """Refuse a seed outside :data:`SEED_RANGE` (exit 3) before anything compiles."""
+    lo, hi = SEED_RANGE
+    if seed is not None and not lo <= seed <= hi:
+        raise BadInput(f"--seed must be a whole number from {lo} to 2**63 - 1 = {hi}, "
+                       f"got {seed}; e.g. --seed 20261129")
+
+
+def check_sizes(*, draws: int | None = None, chains: int | None = None,
+                tune: int | None = None) -> None:
+    """Refuse sampler sizes beyond the bounds above (exit 3)."""
+    from compare.defaults import DEFAULT
+
+    if chains is not None and chains > MAX_CHAINS:
+        raise BadInput(f"--chains must be at most {MAX_CHAINS}, got {chains}")
+    if tune is not None and tune > MAX_TUNE:
+        raise BadInput(f"--tune must be at most {MAX_TUNE:.0e}, got {tune}")
+    d, c = draws or DEFAULT.draws, chains or DEFAULT.chains
+    if draws is not None and d * c > MAX_TOTAL_DRAWS:
+        raise BadInput(f"--draws {draws} x {c} chains is more than {MAX_TOTAL_DRAWS:.0e} kept "
+                       "draws (8 bytes each per parameter); use fewer draws")
+
+
+def make_settings(**overrides):
+    """:class:`compare.defaults.Settings` from the command's options, checked (exit 3)."""
+    import dataclasses
+
+    from compare.defaults import DEFAULT
+
+    given = {k: v for k, v in overrides.items() if v is not None}
+    check_seed(given.get("seed"))
+    check_sizes(draws=given.get("draws"), chains=given.get("chains"), tune=given.get("tune"))
+    try:
+        return dataclasses.replace(DEFAULT, **given)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
 
 
 def _fmt(v: Any, spec: str = ".4g") -> str:
@@ -318,33 +471,23 @@ def run_command(
     topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
 ) -> None:
     """Run the exact and the MCMC posterior side by side and give a verdict."""
-    import dataclasses
-
-    from compare.defaults import DEFAULT
     from compare.registry import all_topics
 
-    _load_topic_files(topic_file)
-    overrides = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
-                                         alpha=alpha).items() if v is not None}
-    try:
-        settings = dataclasses.replace(DEFAULT, **overrides)
-    except ValueError as e:
-        raise BadInput(str(e)) from None
+    settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
     sets = _parse_sets(set_)
     if sizes is not None:
         if "sizes" in sets:
             raise BadInput("give the sweep once: --sizes or --set sizes=..., not both")
         sets["sizes"] = sizes
-    if json_path not in (None, "-"):
-        _check_writable(Path(json_path), "--json")
-    if out is not None:
-        _check_writable(Path(out), "--out")
+    check_out_file(json_path, "--json")
+    check_out_dir(out, "--out")
+    _load_topic_files(topic_file)
     console = _console(json_path == "-")
     if all_:
         if (topic is not None or data is not None or column is not None or sets
-                or target is not None or features is not None):
+                or target is not None or features is not None or stream):
             raise BadInput("--all runs every topic on its builtin data; it takes no TOPIC, "
-                           "--data, --column, --target, --features, --set or --sizes")
+                           "--data, --column, --target, --features, --stream, --set or --sizes")
         if json_path not in (None, "-"):
             raise BadInput("with --all, --json takes only '-' (one JSON document per line); "
                            "each run's JSON is saved under --out")
@@ -393,23 +536,34 @@ def evidence(
     import dataclasses
 
     from compare import regression
-    from compare.defaults import DEFAULT
     from compare.output import _clean, atomic_write, dumps
     from compare.registry import get_topic
 
+    settings = make_settings(seed=seed)
+    check_out_file(json_path, "--json")
     t = get_topic(topic)
     if t.data_kind != "table" or "degree" not in {h.name for h in t.hyperparameters}:
         raise BadInput(f"{topic} has no polynomial degree; evidence tables are for "
                        "linear-regression and linear-regression-nig")
-    settings = DEFAULT if seed is None else dataclasses.replace(DEFAULT, seed=seed)
-    wanted = regression.parse_degrees(degrees)
+    wanted = _degrees(degrees, "--degrees")
     smc = None
     if smc_degrees is not None:
-        smc = [] if smc_degrees.strip().lower() == "none" else regression.parse_degrees(smc_degrees)
-    if json_path not in (None, "-"):
-        _check_writable(Path(json_path), "--json")
+        smc = [] if smc_degrees.strip().lower() == "none" else _degrees(smc_degrees,
+                                                                         "--smc-degrees")
+        outside = sorted(set(smc) - set(wanted))
+        if outside:
+            raise BadInput(f"--smc-degrees {smc_degrees!r}: degree(s) "
+                           f"{', '.join(map(str, outside))} are not in --degrees {degrees!r}; "
+                           "check only degrees of the table")
+        if not smc and seed is not None:
+            raise BadInput(f"--seed {seed} seeds SMC, and --smc-degrees none runs no SMC; "
+                           "drop --seed")
+    sets = _parse_sets(set_)
+    if "degree" in sets:
+        raise BadInput(f"--set degree={sets['degree']}: the evidence table sweeps the degree; "
+                       "choose the degrees with --degrees, not --set degree")
     table, dataset, source = _load_data(t, data, None, target, features)
-    hyper = t.hyper(_parse_sets(set_), dataset=dataset, parsed=False)
+    hyper = t.hyper(sets, dataset=dataset, parsed=False)
     with err.status(f"{t.name}: exact evidence for {len(wanted)} degrees, SMC for some"):
         rows = regression.evidence_table(t, table, hyper, wanted, smc_degrees=smc,
                                          settings=settings)
@@ -442,7 +596,8 @@ def evidence(
 @app.command()
 def summary(
     runs: Annotated[Path, typer.Option(help="directory holding <topic>/result.json")] = Path("reports/runs"),
-    out: Annotated[Path, typer.Option(help="where to write the Markdown table")] = Path("reports/summary.md"),
+    out: Annotated[Path, typer.Option(help="where to write the Markdown table",
+                                      callback=lambda v: _checked_file(v, "--out"))] = Path("reports/summary.md"),
 ) -> None:
     """Write a Markdown table with one row per saved run."""
     from compare.output import RESULT_FILE, atomic_write, summary_markdown
@@ -463,8 +618,8 @@ def summary(
 def report(
     topics: Annotated[list[str] | None, typer.Argument(help="topics to include (default: every topic)")] = None,
     all_: Annotated[bool, typer.Option("--all", help="every registered topic")] = False,
-    out: Annotated[Path, typer.Option(help="where index.html goes")] = Path("reports"),
-    runs: Annotated[Path | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")] = None,
+    out: Annotated[str, typer.Option(help="where index.html goes")] = "reports",
+    runs: Annotated[str | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")] = None,
     workers: Annotated[int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")] = None,
     topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
 ) -> None:
@@ -476,15 +631,17 @@ def report(
     from compare.registry import all_topics, get_topic
     from compare.report import build_site
 
-    _load_topic_files(topic_file)
     if topics and all_:
         raise BadInput("give TOPIC names or --all, not both")
     if workers is not None and workers < 1:
         raise BadInput(f"--workers must be >= 1, got {workers}")
+    check_out_dir(out, "--out")
+    check_out_dir(runs, "--runs")
+    _load_topic_files(topic_file)
     chosen = [get_topic(t) for t in topics] if topics else all_topics()
-    runs = runs if runs is not None else out / "runs"
-    _check_writable(out, "--out")
-    _check_writable(runs, "--runs")
+    out = Path(out)
+    runs = Path(runs) if runs is not None else out / "runs"
+    check_out_dir(runs, "--runs")
     console = _make_console()
     for t in chosen:
         run_dir = runs / t.name
@@ -504,30 +661,69 @@ def report(
     console.print(str(site.index.resolve()))
 
 
-from compare import cli_sensitivity  # noqa: E402,F401  (registers `sensitivity` on app)
-from compare import cli_sbc  # noqa: E402,F401  (registers `sbc` on app)
-from compare import cli_export  # noqa: E402,F401  (registers `export` on app)
+from compare import (
+    cli_export,  # noqa: F401  (registers `export` on app)
+    cli_sbc,  # noqa: F401  (registers `sbc` on app)
+    cli_sensitivity,  # noqa: F401  (registers `sensitivity` on app)
+)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: map every failure to its documented exit code."""
+    """Entry point: map every failure to its documented exit code.
+
+    0/1/2 come only from a finished verdict; 3 is bad input or usage (one
+    line); any other exception is 4 (one line, the traceback saved to a file).
+    """
     from compare.registry import InputError
 
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=args, standalone_mode=False)
         return code if isinstance(code, int) else EXIT_AGREE
     except typer.Exit as e:
         return int(e.exit_code)
     except typer.TyperException as e:  # usage errors: unknown option, missing value, ...
-        err.print(f"usage error: {e.format_message()}", markup=False, soft_wrap=True)
+        message = " ".join(e.format_message().split())
+        err.print(f"usage error: {message}", markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
     except typer.Abort:
         err.print("aborted")
         return EXIT_BAD_INPUT
     except (BadInput, InputError) as e:
-        err.print(f"error: {e}", markup=False, soft_wrap=True)
+        err.print(f"error: {' '.join(str(e).split())}", markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
+    except Exception as e:  # noqa: BLE001  (anything else is a crash, never a verdict)
+        return _crash(e, args)
+
+
+def _crash(exc: BaseException, args: list[str]) -> int:
+    """Save the traceback, print one line, return :data:`EXIT_CRASH`."""
+    import contextlib
+    import os
+    import tempfile
+    import time
+    import traceback
+
+    command = next((a for a in args if not a.startswith("-")), "bayes-compare")
+    text = "".join(traceback.format_exception(exc))
+    where = "(the traceback could not be saved)"
+    try:
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        path = Path(tempfile.gettempdir()) / f"bayes-compare-crash-{stamp}-{os.getpid()}.txt"
+        path.write_text(f"bayes-compare {' '.join(args)}\n\n{text}", encoding="utf-8")
+        where = f"full traceback in {path}"
+    except OSError:
+        pass
+    first = " ".join(str(exc).split())[:300]
+    line = (f"internal error in `{command}`: {type(exc).__name__}: {first} (a bug, not a "
+            f"verdict; exit {EXIT_CRASH}); {where}")
+    try:
+        err.print(line, markup=False, soft_wrap=True)
+    except Exception:  # noqa: BLE001  (a broken console must not hide the exit code)
+        with contextlib.suppress(Exception):
+            sys.stderr.write(line + "\n")
+    return EXIT_CRASH
 
 
 if __name__ == "__main__":

@@ -10,8 +10,16 @@ from typing import Annotated
 
 import typer
 
-from compare.cli import TOPIC_FILE_HELP, BadInput, _check_writable, _load_topic_files, \
-    _make_console, _parse_sets, app
+from compare.cli import (
+    TOPIC_FILE_HELP,
+    BadInput,
+    _load_topic_files,
+    _make_console,
+    _parse_sets,
+    app,
+    check_out_dir,
+    check_seed,
+)
 
 FORMATS = ("posteriordb",)
 
@@ -20,7 +28,7 @@ FORMATS = ("posteriordb",)
 def export_command(
     topic: Annotated[str, typer.Argument(help="topic name (see `list`)")],
     format_: Annotated[str, typer.Option("--format", help="output layout: posteriordb")] = "posteriordb",
-    out: Annotated[Path | None, typer.Option(help="the posteriordb root to write under")] = None,
+    out: Annotated[str | None, typer.Option(help="the posteriordb root to write under")] = None,
     data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
     column: Annotated[str | None, typer.Option(help="CSV column to read")] = None,
     target: Annotated[str | None, typer.Option(help="table topics: the target column")] = None,
@@ -36,10 +44,11 @@ def export_command(
         raise BadInput(f"--format {format_!r} is not supported; use --format posteriordb")
     if out is None:
         raise BadInput("give the directory to write with --out DIR")
-    _check_writable(out, "--out")
+    check_out_dir(out, "--out")
+    check_seed(seed)
     _load_topic_files(topic_file)
     features_list = None if features is None else [f.strip() for f in features.split(",")]
-    result = export_posteriordb(topic, out=out, data=data, column=column, target=target,
+    result = export_posteriordb(topic, out=Path(out), data=data, column=column, target=target,
                                 features=features_list, sets=_parse_sets(set_) or None, seed=seed)
     console = _make_console()
     console.print(f"wrote {result.posterior_name}: {POSTERIORDB_CHAINS} chains x "

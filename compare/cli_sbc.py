@@ -12,8 +12,22 @@ from typing import Annotated
 
 import typer
 
-from compare.cli import (TOPIC_FILE_HELP, BadInput, _check_writable, _load_topic_files,
-                         _make_console, _parse_sets, app, err)
+from compare.cli import (
+    TOPIC_FILE_HELP,
+    BadInput,
+    _load_topic_files,
+    _make_console,
+    _parse_sets,
+    app,
+    check_out_dir,
+    check_seed,
+    check_sizes,
+    err,
+)
+
+#: Most simulations of one study (the exact side keeps a few floats per
+#: simulation and parameter; 10 million is ~1 GB for a 10-parameter topic).
+MAX_SIMS = 10_000_000
 
 
 @app.command("sbc")
@@ -38,8 +52,15 @@ def sbc_command(
     """Simulation-based calibration: are the ranks of prior draws among posterior draws uniform?"""
     import dataclasses
 
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
-                               TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
     from rich.text import Text
 
     from compare.registry import get_topic
@@ -47,6 +68,24 @@ def sbc_command(
 
     if sims < 1:
         raise BadInput(f"--sims must be >= 1, got {sims}; e.g. --sims 1000")
+    if sims > MAX_SIMS:
+        raise BadInput(f"--sims must be at most {MAX_SIMS}, got {sims}")
+    check_seed(seed)
+    check_sizes(draws=draws, chains=chains, tune=tune)
+    if exact_only:
+        unused = [flag for flag, value in (("--draws", draws), ("--thin", thin),
+                                           ("--chains", chains), ("--tune", tune),
+                                           ("--workers", workers), ("--scheduler", scheduler),
+                                           ("--resume", resume or None)) if value is not None]
+        if unused:
+            raise BadInput(f"--exact-only fits nothing, so {', '.join(unused)} would be "
+                           f"ignored; drop {', '.join(unused)} or --exact-only")
+    if workers is not None and scheduler is not None:
+        raise BadInput("give --workers N (a local cluster) or --scheduler tcp://HOST:PORT "
+                       "(an existing one), not both")
+    if workers is not None and workers < 1:
+        raise BadInput(f"--workers must be >= 1, got {workers}; e.g. --workers 2")
+    check_out_dir(out, "--out")
     _load_topic_files(topic_file)  # workers inherit them (BAYES_COMPARE_TOPIC_FILES)
     t = get_topic(topic)
     overrides = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
@@ -56,7 +95,7 @@ def sbc_command(
     hyper = t.hyper(_parse_sets(set_), parsed=False)
     out_dir = Path(out) if out is not None else \
         Path("reports/runs") / t.name / (RUN_SUBDIR + ("-exact" if exact_only else ""))
-    _check_writable(out_dir, "--out")
+    check_out_dir(out_dir, "--out")
     spec = SbcSpec(topic=t.name, hyper=hyper, settings=settings)
 
     class Rate(ProgressColumn):

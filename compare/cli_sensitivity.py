@@ -8,7 +8,6 @@ hyperparameter, a grid of one point, a topic without a closed form).
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -17,11 +16,46 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from compare.cli import (TOPIC_FILE_HELP, BadInput, _check_writable, _console, _load_data,
-                         _load_topic_files, _parse_sets, app, err)
+from compare.cli import (
+    TOPIC_FILE_HELP,
+    BadInput,
+    _console,
+    _load_data,
+    _load_topic_files,
+    _parse_sets,
+    app,
+    check_out_dir,
+    check_out_file,
+    err,
+    make_settings,
+)
 
 #: Rows of the sweep table printed (the JSON holds every grid point).
 TABLE_ROWS = 12
+
+#: Most grid points of one sweep.  The sweep keeps about 10 floats per point and
+#: parameter (means, intervals, evidence, power-scaling), so the bound is ~80 MB
+#: per parameter; a grid above it was a typo (1:10:100000000 grew to 10 GB).
+MAX_GRID = 100_000
+
+
+def check_grid_size(*, grid: str | None, log_grid: str | None) -> None:
+    """Refuse a grid of more than :data:`MAX_GRID` points before it is built (exit 3)."""
+    if grid is not None:
+        n = grid.count(",") + 1
+        if n > MAX_GRID:
+            raise BadInput(f"--grid has {n} values, more than {MAX_GRID} (about 80 MB per "
+                           "parameter); use --log-grid LO:HI:N with a smaller N")
+    if log_grid is not None:
+        parts = log_grid.split(":")
+        try:
+            n_text = parts[2]
+            n = float(n_text)
+        except (IndexError, ValueError):
+            return  # the grid parser names the format
+        if n > MAX_GRID:
+            raise BadInput(f"--log-grid {log_grid!r}: N = {n_text} is more than {MAX_GRID} "
+                           f"points (about 80 MB per parameter); give N <= {MAX_GRID}")
 
 
 @app.command("sensitivity")
@@ -52,26 +86,32 @@ def sensitivity_command(
 ) -> None:
     """Exact posterior along a grid of one hyperparameter, MCMC at K points, power-scaling."""
     from compare import sensitivity as sens
-    from compare.defaults import DEFAULT
     from compare.output import atomic_write, dumps
     from compare.registry import get_topic
 
+    settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
+    if not mcmc_at:
+        unused = [flag for flag, value in (("--draws", draws), ("--chains", chains),
+                                           ("--tune", tune), ("--alpha", alpha))
+                  if value is not None]
+        if unused:
+            raise BadInput(f"{', '.join(unused)} set(s) the MCMC points, and there are none; "
+                           "add --mcmc-at K or drop " + ", ".join(unused))
+    if mcmc_at < 0:
+        raise BadInput(f"--mcmc-at must be >= 0, got {mcmc_at}")
+    check_out_file(json_path, "--json")
+    check_out_dir(out, "--out")
+    check_grid_size(grid=grid, log_grid=log_grid)
     _load_topic_files(topic_file)
     t = get_topic(topic)
     sens.check_topic(t)
     sens.check_param(t, param=param)
-    overrides = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
-                                         alpha=alpha).items() if v is not None}
-    try:
-        settings = dataclasses.replace(DEFAULT, **overrides)
-    except ValueError as e:
-        raise BadInput(str(e)) from None
-    if json_path not in (None, "-"):
-        _check_writable(Path(json_path), "--json")
-    if out is not None:
-        _check_writable(Path(out), "--out")
+    sets = _parse_sets(set_)
+    if param in sets:
+        raise BadInput(f"--set {param}={sets[param]}: --param {param} is swept over the grid, "
+                       f"so a fixed value would be ignored; drop --set {param}")
     values, dataset, source = _load_data(t, data, column, target, features)
-    hyper = t.hyper(_parse_sets(set_), dataset=dataset, parsed=False)
+    hyper = t.hyper(sets, dataset=dataset, parsed=False)
     if grid is None and log_grid is None and param == sens.LAMBDA:
         x, _ = sens._prepare(t, values, hyper, source)
         points = sens.default_grid(t, param=param, hyper=hyper, n_obs=sens._n_obs(x))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 
@@ -63,6 +64,12 @@ class Settings:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         if not isinstance(self.tune, int) or self.tune < 0:
             raise ValueError(f"tune must be an integer >= 0, got {self.tune!r}")
+        # numpy's generators, int64 arrays and nutpie's u64 all accept [0, 2**63 - 1]; outside
+        # it nutpie raised OverflowError only after the model had compiled.
+        if (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)
+                or not 0 <= self.seed <= 2**63 - 1):
+            raise ValueError(f"seed must be a whole number from 0 to 2**63 - 1 = {2**63 - 1}, "
+                             f"got {self.seed!r}; e.g. --seed 20261129")
         if not 0.0 < self.alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1), got {self.alpha!r}; e.g. --alpha 1e-4")
 
