@@ -684,7 +684,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Exit as e:
         return int(e.exit_code)
     except typer.TyperException as e:  # usage errors: unknown option, missing value, ...
-        message = " ".join(e.format_message().split())
+        message = " ".join(e.format_message().split()) + _given(e, args)
         err.print(f"usage error: {message}", markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
     except typer.Abort:
@@ -695,6 +695,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except Exception as e:  # noqa: BLE001  (anything else is a crash, never a verdict)
         return _crash(e, args)
+
+
+def _given(exc: Exception, args: list[str]) -> str:
+    """`` (got 'VALUE')`` for a bad option value whose message does not show it."""
+    param = getattr(exc, "param", None)
+    for opt in getattr(param, "opts", ()) if param is not None else ():
+        for i, arg in enumerate(args):
+            if arg == opt and i + 1 < len(args):
+                return f" (got {args[i + 1]!r})"
+            if arg.startswith(opt + "="):
+                return f" (got {arg[len(opt) + 1:]!r})"
+    return ""
 
 
 def _crash(exc: BaseException, args: list[str]) -> int:

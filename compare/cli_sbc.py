@@ -123,6 +123,10 @@ def sbc_command(
             err.print(f"interrupted; finished simulations are kept in {out_dir}: rerun with "
                       "--resume to finish", markup=False)
             raise typer.Exit(130) from None
+        except Exception:
+            # Bad input found inside the study, or a crash: its one line alone, no bar.
+            bar.live.transient = True
+            raise
     _print(result, out_dir, console)
     raise typer.Exit(result.exit_code)
 
