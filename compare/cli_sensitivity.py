@@ -90,13 +90,6 @@ def sensitivity_command(
     from compare.registry import get_topic
 
     settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
-    if not mcmc_at:
-        unused = [flag for flag, value in (("--draws", draws), ("--chains", chains),
-                                           ("--tune", tune), ("--alpha", alpha))
-                  if value is not None]
-        if unused:
-            raise BadInput(f"{', '.join(unused)} set(s) the MCMC points, and there are none; "
-                           "add --mcmc-at K or drop " + ", ".join(unused))
     if mcmc_at < 0:
         raise BadInput(f"--mcmc-at must be >= 0, got {mcmc_at}")
     check_out_file(json_path, "--json")
@@ -106,6 +99,16 @@ def sensitivity_command(
     t = get_topic(topic)
     sens.check_topic(t)
     sens.check_param(t, param=param)
+    if not mcmc_at:
+        # Without MCMC points only the exact power-scaling reads draws x chains.
+        sized = t.name in sens.POWER_SCALED
+        unused = [flag for flag, value in (("--draws", None if sized else draws),
+                                           ("--chains", None if sized else chains),
+                                           ("--tune", tune), ("--alpha", alpha))
+                  if value is not None]
+        if unused:
+            raise BadInput(f"{', '.join(unused)} set(s) the MCMC points, and there are none; "
+                           "add --mcmc-at K or drop " + ", ".join(unused))
     sets = _parse_sets(set_)
     if param in sets:
         raise BadInput(f"--set {param}={sets[param]}: --param {param} is swept over the grid, "

@@ -134,10 +134,11 @@ CORPUS: list[tuple[list[str], str]] = [
     (["sbc", "beta-binomial", S, "1000000000000", "--exact-only"], "1000000000000"),
     # -- options that would be silently ignored
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--set", "a=3"], "a=3"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--draws", "100"],
-     "--draws"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--chains", "2"],
-     "--chains"),
+    # (beta-binomial's exact power-scaling reads --draws x --chains; the GP's does not exist)
+    (["sensitivity", "gaussian-process", "--param", "noise_sd", "--grid", "0.1,1", "--draws",
+      "100"], "--draws"),
+    (["sensitivity", "gaussian-process", "--param", "noise_sd", "--grid", "0.1,1", "--chains",
+      "2"], "--chains"),
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--tune", "10"],
      "--tune"),
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--alpha", "0.01"],
