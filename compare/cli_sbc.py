@@ -127,8 +127,28 @@ def sbc_command(
             # Bad input found inside the study, or a crash: its one line alone, no bar.
             bar.live.transient = True
             raise
+    _check_not_all_failed(result, out_dir)
     _print(result, out_dir, console)
     raise typer.Exit(result.exit_code)
+
+
+class EveryFitFailed(RuntimeError):
+    """Every fit of a study raised on its worker: a crash, not an inconclusive verdict."""
+
+
+def _check_not_all_failed(result, out_dir: Path) -> None:
+    """Raise :class:`EveryFitFailed` (exit 4) when no fit of this study succeeded.
+
+    A few failed fits are data (counted, and too many make the verdict
+    inconclusive); when every fit fails, the model, the workers or the code are
+    broken, so the command reports a crash with the first worker's error.
+    """
+    c = result.counts
+    if result.throughput.get("exact_only") or c.get("fitted", 0) > 0 or not c.get("failed"):
+        return
+    first = next(iter(sorted(result.errors.items())), ("?", "no message"))
+    raise EveryFitFailed(f"all {c['failed']} fits failed on the workers (simulation "
+                         f"{first[0]}: {first[1]}); the study is kept in {out_dir}")
 
 
 def _print(result, out_dir: Path, console) -> None:

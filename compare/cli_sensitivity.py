@@ -63,10 +63,11 @@ def sensitivity_command(
     topic: Annotated[str, typer.Argument(help="a topic with a closed form (see `list`)")],
     param: Annotated[str, typer.Option(help="the hyperparameter to sweep (linear-regression: "
                                             "also lambda = noise_sd^2/prior_sd^2)")],
-    grid: Annotated[str | None, typer.Option(help="grid values a,b,c")] = None,
+    grid: Annotated[str | None, typer.Option(help="grid values a,b,c (at most 100000 "
+                                            "values, about 80 MB per parameter)")] = None,
     log_grid: Annotated[str | None, typer.Option("--log-grid", help="LO:HI:N, N log-spaced "
-                                                 "values (lambda alone defaults to the course's "
-                                                 "1e-8 n .. 0.1 n)")] = None,
+                                                 "values, N <= 100000 (lambda alone defaults "
+                                                 "to the course's 1e-8 n .. 0.1 n)")] = None,
     mcmc_at: Annotated[int, typer.Option("--mcmc-at", help="run MCMC (with the calibrated "
                                          "verdict) at K grid points spread over the grid")] = 0,
     data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,

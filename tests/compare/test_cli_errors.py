@@ -392,3 +392,20 @@ def test_crash_exit_code_from_a_fresh_process(tmp_path):
     assert proc.returncode in (3, 4), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_sbc_where_every_fit_failed_is_a_crash_not_inconclusive(tmp_path):
+    """Worker-side failures: a few failed fits are data, all of them failing is exit 4."""
+    from types import SimpleNamespace
+
+    from compare.cli_sbc import EveryFitFailed, _check_not_all_failed
+
+    def result(fitted, failed):
+        return SimpleNamespace(counts={"done": fitted + failed, "fitted": fitted,
+                                       "failed": failed}, throughput={},
+                               errors={"3": "ValueError: planted", "7": "ValueError: later"})
+
+    _check_not_all_failed(result(fitted=8, failed=2), tmp_path)  # data: no exception
+    with pytest.raises(EveryFitFailed, match="all 10 fits failed.*simulation 3: ValueError"):
+        _check_not_all_failed(result(fitted=0, failed=10), tmp_path)
+    assert issubclass(EveryFitFailed, Exception)  # main() maps it to exit 4
