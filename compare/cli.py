@@ -481,6 +481,8 @@ def run_command(
         sets["sizes"] = sizes
     check_out_file(json_path, "--json")
     check_out_dir(out, "--out")
+    if out is None:
+        check_out_dir("reports/runs", "the default --out")
     _load_topic_files(topic_file)
     console = _console(json_path == "-")
     if all_:

@@ -94,7 +94,8 @@ def sensitivity_command(
     if mcmc_at < 0:
         raise BadInput(f"--mcmc-at must be >= 0, got {mcmc_at}")
     check_out_file(json_path, "--json")
-    check_out_dir(out, "--out")
+    check_out_dir(out if out is not None else "reports/runs",
+                  "--out" if out is not None else "the default --out")
     check_grid_size(grid=grid, log_grid=log_grid)
     _load_topic_files(topic_file)
     t = get_topic(topic)

@@ -409,3 +409,25 @@ def test_sbc_where_every_fit_failed_is_a_crash_not_inconclusive(tmp_path):
     with pytest.raises(EveryFitFailed, match="all 10 fits failed.*simulation 3: ValueError"):
         _check_not_all_failed(result(fitted=0, failed=10), tmp_path)
     assert issubclass(EveryFitFailed, Exception)  # main() maps it to exit 4
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
+def test_utf8_check_names_line_and_byte_across_block_boundaries(tmp_path, chunk):
+    """The one strict reader: the right line and byte wherever the 1 MiB blocks split."""
+    from compare.data import check_text_file
+    from compare.registry import InputError
+
+    good = tmp_path / "good.csv"
+    good.write_bytes(("x\n" + "é€😀\n" * 50).encode())  # 2-, 3- and 4-byte characters
+    check_text_file(good, chunk_bytes=chunk)
+    for content, line, byte, shown in [
+            (("x\n" + "é\n" * 40).encode() + b"ab\xffc\n", 42, 3, "byte 0xff"),
+            (b"\xfex\n1\n", 1, 1, "byte 0xfe"),
+            ("x\né\n".encode() + b"1,\x002\n", 3, 3, "NUL byte"),
+            ("x\n".encode() + "é".encode()[:1] + b"\n", 2, 1, "byte 0xc3")]:
+        path = tmp_path / f"bad{line}.csv"
+        path.write_bytes(content)
+        with pytest.raises(InputError) as info:
+            check_text_file(path, chunk_bytes=chunk)
+        text = str(info.value)
+        assert f"line {line}, byte {byte} of the line" in text and shown in text, text
