@@ -123,7 +123,13 @@ value = st.one_of(st.sampled_from(ODD_VALUES),
 def mutated(draw) -> list[str]:
     argv = list(draw(st.sampled_from(VALID)))
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        kind = draw(st.sampled_from(["drop", "duplicate", "swap", "replace", "add"]))
+        kind = draw(st.sampled_from(["drop", "duplicate", "swap", "replace", "value",
+                                     "value", "add"]))
+        values = [i for i in range(2, len(argv)) if argv[i - 1].startswith("--")
+                  and not argv[i].startswith("--")]
+        if kind == "value" and values:  # keep the shape, break one option's value
+            argv[draw(st.sampled_from(values))] = draw(value)
+            continue
         if kind == "drop" and len(argv) > 1:
             del argv[draw(st.integers(min_value=1, max_value=len(argv) - 1))]
         elif kind == "duplicate" and len(argv) > 1:
