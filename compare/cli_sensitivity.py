@@ -106,7 +106,8 @@ def sensitivity_command(
         sized = t.name in sens.POWER_SCALED
         unused = [flag for flag, value in (("--draws", None if sized else draws),
                                            ("--chains", None if sized else chains),
-                                           ("--tune", tune), ("--alpha", alpha))
+                                           ("--tune", tune), ("--alpha", alpha),
+                                           ("--seed", seed))
                   if value is not None]
         if unused:
             raise BadInput(f"{', '.join(unused)} set(s) the MCMC points, and there are none; "
