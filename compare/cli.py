@@ -695,6 +695,9 @@ def main(argv: list[str] | None = None) -> int:
     except (BadInput, InputError) as e:
         err.print(f"error: {' '.join(str(e).split())}", markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        err.print("interrupted (exit 130)", markup=False)
+        return 130
     except Exception as e:  # noqa: BLE001  (anything else is a crash, never a verdict)
         return _crash(e, args)
 

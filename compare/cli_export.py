@@ -1,6 +1,6 @@
 """The ``bayes-compare export`` command (registered on :data:`compare.cli.app`).
 
-Exit codes: 0 written, 3 bad input (nothing written).
+Exit codes: 0 written, 3 bad input (nothing written), 4 an unexpected failure.
 """
 
 from __future__ import annotations

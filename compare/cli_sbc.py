@@ -2,7 +2,8 @@
 
 Exit codes (a public contract, as for ``run``): 0 ranks uniform (pass),
 1 not uniform (fail), 2 inconclusive (too many failed or unconverged fits),
-3 bad input (nothing written).
+3 bad input (nothing written), 4 an unexpected failure, including every
+fit failing on the workers (a few failed fits are data, counted in the verdict).
 """
 
 from __future__ import annotations

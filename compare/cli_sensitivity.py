@@ -3,7 +3,9 @@
 Exit codes as ``run``: 0 when every MCMC point agrees (or none was asked
 for), 1 when one disagrees, 2 when one is inconclusive (and none disagrees),
 3 for bad input (a grid outside the parameter's domain, an unknown
-hyperparameter, a grid of one point, a topic without a closed form).
+hyperparameter, a grid of one point or of more than MAX_GRID points, a topic
+without a closed form, an option that only MCMC points read without
+``--mcmc-at``), 4 for an unexpected failure (see :mod:`compare.cli`).
 """
 
 from __future__ import annotations

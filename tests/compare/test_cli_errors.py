@@ -383,19 +383,24 @@ def test_unexpected_exception_exits_4_with_one_line(site, capsys, monkeypatch, t
 
 
 def test_crash_exit_code_from_a_fresh_process(tmp_path):
-    """`python -m compare.cli` maps a crash to 4 as well (a topic file that raises)."""
+    """`python -m compare.cli`: the module's __main__ path maps a crash to 4 as well."""
     import subprocess
     import sys
 
-    bad = tmp_path / "raises.py"
-    bad.write_text("raise RuntimeError('planted in a topic file')\n")
-    proc = subprocess.run([sys.executable, "-m", "compare.cli", "list", "--topic-file",
-                           str(bad)], check=False, capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parents[2],
+    script = ("import runpy, sys\n"
+              "import compare.registry as registry\n"
+              "def boom():\n"
+              "    raise ZeroDivisionError('planted in a fresh process')\n"
+              "registry.all_topics = boom\n"
+              "sys.argv = ['bayes-compare', 'list']\n"
+              "runpy.run_module('compare.cli', run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True,
+                          text=True, timeout=300, cwd=Path(__file__).resolve().parents[2],
                           env={**os.environ, "TMPDIR": str(tmp_path)})
-    assert proc.returncode in (3, 4), proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.returncode == EXIT_CRASH, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ZeroDivisionError: planted" in lines[0], proc.stderr
+    assert Path(lines[0].rsplit(" ", 1)[-1]).parent == tmp_path
 
 
 def test_sbc_where_every_fit_failed_is_a_crash_not_inconclusive(tmp_path):
