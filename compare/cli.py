@@ -641,12 +641,12 @@ def report(
     check_out_dir(runs, "--runs")
     _load_topic_files(topic_file)
     chosen = [get_topic(t) for t in topics] if topics else all_topics()
-    out = Path(out)
-    runs = Path(runs) if runs is not None else out / "runs"
-    check_out_dir(runs, "--runs")
+    out_dir = Path(out)
+    runs_dir = Path(runs) if runs is not None else out_dir / "runs"
+    check_out_dir(runs_dir, "--runs")
     console = _make_console()
     for t in chosen:
-        run_dir = runs / t.name
+        run_dir = runs_dir / t.name
         if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
             console.print(f"{t.name}: no saved run under {run_dir}; running it on its "
                           "default data")
@@ -654,7 +654,7 @@ def report(
                      json_path=None, out_dir=run_dir, out=console)
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("drawing figures", total=None)
-        site = build_site([runs / t.name for t in chosen], out, workers=workers,
+        site = build_site([runs_dir / t.name for t in chosen], out_dir, workers=workers,
                           progress=lambda done, total: bar.update(task, completed=done,
                                                                   total=total))
     for topic, kind in site.failed_figures:
@@ -663,11 +663,9 @@ def report(
     console.print(str(site.index.resolve()))
 
 
-from compare import (
-    cli_export,  # noqa: F401  (registers `export` on app)
-    cli_sbc,  # noqa: F401  (registers `sbc` on app)
-    cli_sensitivity,  # noqa: F401  (registers `sensitivity` on app)
-)
+from compare import cli_sensitivity  # noqa: E402,F401  (registers `sensitivity` on app)
+from compare import cli_sbc  # noqa: E402,F401  (registers `sbc` on app)
+from compare import cli_export  # noqa: E402,F401  (registers `export` on app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,10 +52,10 @@ def check_grid_size(*, grid: str | None, log_grid: str | None) -> None:
         parts = log_grid.split(":")
         try:
             n_text = parts[2]
-            n = float(n_text)
+            points = float(n_text)
         except (IndexError, ValueError):
             return  # the grid parser names the format
-        if n > MAX_GRID:
+        if points > MAX_GRID:
             raise BadInput(f"--log-grid {log_grid!r}: N = {n_text} is more than {MAX_GRID} "
                            f"points (about 80 MB per parameter); give N <= {MAX_GRID}")
 

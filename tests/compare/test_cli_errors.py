@@ -433,7 +433,7 @@ def test_utf8_check_names_line_and_byte_across_block_boundaries(tmp_path, chunk)
             (("x\n" + "é\n" * 40).encode() + b"ab\xffc\n", 42, 3, "byte 0xff"),
             (b"\xfex\n1\n", 1, 1, "byte 0xfe"),
             ("x\né\n".encode() + b"1,\x002\n", 3, 3, "NUL byte"),
-            ("x\n".encode() + "é".encode()[:1] + b"\n", 2, 1, "byte 0xc3")]:
+            (b"x\n" + "é".encode()[:1] + b"\n", 2, 1, "byte 0xc3")]:
         path = tmp_path / f"bad{line}.csv"
         path.write_bytes(content)
         with pytest.raises(InputError) as info:
