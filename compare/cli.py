@@ -165,7 +165,11 @@ def _load_topic_files(paths: list[Path] | None) -> None:
     from compare.topic_file import load_topic_file
 
     for path in paths or []:
-        load_topic_file(path)
+        try:
+            load_topic_file(path)
+        except OSError as e:  # e.g. a name too long: the path is bad input
+            raise BadInput(f"--topic-file {str(path)[:80]!r}: {e.strerror or e}; give the "
+                           "path of a Python file") from None
 
 
 #: CSV files above this size are read in chunks (sufficient statistics in one pass).
@@ -245,6 +249,27 @@ def _check_under(path: Path, what: str, shown: str) -> None:
                        "you can write to")
 
 
+def _os_checked(check):
+    """Run a path check; an OS refusal (name too long, ...) is bad input naming the path."""
+    import functools
+
+    @functools.wraps(check)
+    def wrapper(path, what, *args, **kwargs):
+        # A name the file system refuses fails only when the first file is written:
+        # check the usual limits (255 bytes a name, 4096 a path) up front.
+        if path is not None and (len(str(path).encode()) > 4096 or any(
+                len(part.encode()) > 255 for part in Path(path).parts)):
+            raise BadInput(f"{what} {str(path)[:60]!r}...: a file name is longer than 255 "
+                           "bytes (or the path than 4096); give a shorter path")
+        try:
+            return check(path, what, *args, **kwargs)
+        except OSError as e:
+            raise BadInput(f"{what} {str(path)!r}: {e.strerror or e}; give another "
+                           "path") from None
+    return wrapper
+
+
+@_os_checked
 def check_out_dir(path: str | Path | None, what: str = "--out") -> None:
     """Refuse (exit 3) an output folder that is empty, an existing file or not writable.
 
@@ -262,6 +287,7 @@ def check_out_dir(path: str | Path | None, what: str = "--out") -> None:
     _check_under(path, what, shown)
 
 
+@_os_checked
 def check_out_file(path: str | Path | None, what: str = "--json", *,
                    stdout_ok: bool = True) -> None:
     """Refuse (exit 3) an output file that is empty, an existing folder or not writable."""

@@ -25,6 +25,15 @@ MISSING = {"", "na", "nan", "null", "none"}
 _TEXT_OK: set[tuple[str, int, int]] = set()
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, with an OS refusal (e.g. a name too long) as InputError."""
+    try:
+        return path.is_file()
+    except OSError as err:
+        raise InputError(f"data file {str(path)[:80]!r}: {err.strerror or err}; give a CSV "
+                         "path or builtin:NAME") from None
+
+
 def check_text_file(path: str | Path, *, chunk_bytes: int = 1 << 20) -> None:
     """Raise InputError unless the file at ``path`` is UTF-8 text without NUL bytes.
 
@@ -106,7 +115,7 @@ class Column:
 def read_column(path: str | Path, column: str | None) -> Column:
     """Read ``column`` (or the only column) of the CSV file at ``path``."""
     path = Path(path)
-    if not path.is_file():
+    if not _is_file(path):
         raise InputError(f"data file {str(path)!r} does not exist; give a CSV path "
                          "or builtin:NAME (see `bayes-compare describe TOPIC`)")
     check_text_file(path)
@@ -347,7 +356,7 @@ def iter_table(path: str | Path, *, target: str, features: tuple[str, ...],
 
 def _header(path: Path) -> list[str]:
     """The header of a CSV file (checked like ``read_column`` does)."""
-    if not path.is_file():
+    if not _is_file(path):
         raise InputError(f"data file {str(path)!r} does not exist; give a CSV path "
                          "or builtin:NAME (see `bayes-compare describe TOPIC`)")
     check_text_file(path)

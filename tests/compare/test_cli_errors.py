@@ -277,6 +277,13 @@ CORPUS: list[tuple[list[str], str]] = [
     (["sbc", "beta-binomial", S, "10", "--alpha", "2"], "alpha"),
     (["sbc", "beta-binomial", S, "10", "--set", "a=0"], "a must be > 0"),
     (["nonsense"], "nonsense"),
+    # -- names the file system refuses (found by the fuzz test)
+    (["run", "beta-binomial", "--out", "x" * 300], "255 bytes"),
+    (["run", "beta-binomial", "--out", "o", "--json", "x" * 300], "255 bytes"),
+    (["run", "beta-binomial", "--data", "x" * 300], "File name too long"),
+    (["run", "beta-binomial", "--topic-file", "x" * 300], "File name too long"),
+    (["export", "beta-binomial", "--out", "o/" + "x" * 300], "255 bytes"),
+    (["summary", "--runs", "runs", "--out", "x" * 300], "255 bytes"),
 ]
 
 
