@@ -48,8 +48,12 @@ from compare.registry import InputError
 PREDICT_ROWS = 200
 
 #: Topics whose CSVs may hold text: the command line reads them with
-#: ``read_labelled(..., detect=True)`` when a cell is not a number.
-TEXT_CSV_TOPICS = ("naive-bayes",)
+#: ``read_labelled(..., detect=True)`` when a cell is not a number.  Every
+#: classification topic reads text class labels; naive-bayes and
+#: bayes-optimal read text attributes too (words, or category labels), while
+#: gaussian-classifier and logistic-regression need numeric inputs and name
+#: the text column (:func:`numeric_inputs`).
+TEXT_CSV_TOPICS = ("naive-bayes", "bayes-optimal", "gaussian-classifier", "logistic-regression")
 
 
 # --- raw data -----------------------------------------------------------------------
@@ -153,6 +157,36 @@ def _is_number(cell: str) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def numeric_inputs(rows: LabelledRows, *, topic: str) -> np.ndarray:
+    """The feature columns of ``rows`` as a float array of shape (n, F).
+
+    For the topics whose inputs are real numbers (gaussian-classifier,
+    logistic-regression): a cell that is not a finite number is bad input,
+    named by row, column and value.
+    """
+    from compare.data import MISSING
+
+    x = np.empty((rows.n, len(rows.features)))
+    for j, (name, col) in enumerate(zip(rows.features, rows.columns)):
+        for i, cell in enumerate(col):
+            text = str(cell).strip()
+            if text.lower() in MISSING:
+                raise InputError(f"{rows.source}, row {i + 1}, column {name!r}: missing value; "
+                                 "fill it in or leave the row out")
+            try:
+                value = float(text)
+            except ValueError:
+                raise InputError(
+                    f"{rows.source}, row {i + 1}, column {name!r}: {text!r} is not a number; "
+                    f"{topic} needs numeric inputs (only the class column may hold words): "
+                    f"code column {name!r} as numbers or leave it out with --features") from None
+            if not np.isfinite(value):
+                raise InputError(f"{rows.source}, row {i + 1}, column {name!r}: {text!r} is not "
+                                 "a finite number; fix it or leave the row out")
+            x[i, j] = value
+    return x
 
 
 def has_text(path, *, target: str, features: tuple[str, ...]) -> bool:
@@ -809,7 +843,9 @@ def _concept_problem(rows: LabelledRows) -> bo.FiniteProblem:
             raise InputError(f"{rows.source}, row {i + 1}, column {rows.target!r}: "
                              f"{rows.labels[i]!r} is not a 0/1 (or yes/no) label; concept "
                              "learning needs positive and negative examples")
-    if any(k != "category" for k in rows.kinds):
+    if not rows.detected and any(k != "category" for k in rows.kinds):
+        # A CSV read with detect=True marks columns of words "text": for concept
+        # learning every attribute value is a category label, words included.
         raise InputError("concept learning reads categorical attributes, not text")
     domains = rows.domains
     cols = [np.array([_label_text(v) for v in c], dtype=object) for c in rows.columns]
