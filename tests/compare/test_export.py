@@ -246,3 +246,28 @@ def test_gaussian_mixture_is_not_exported(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "complete-data" in err and "MAP-EM" in err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("topic", ["gamma-poisson", "normal-inverse-gamma"])
+def test_posteriordb_client_reads_the_export_and_both_recipes_build(tmp_path, topic):
+    """posteriordb's own Python client (0.2.0) lists the posterior and loads its data,
+    information and reference draws; the model code it returns builds with both recipes
+    (before: build_model(**{}) then pm.set_data failed, the obs dimension had length 1)."""
+    posteriordb = pytest.importorskip("posteriordb")
+    import pymc as pm
+
+    result = export_posteriordb(topic, out=tmp_path, chains=2, draws=10)
+    db = posteriordb.PosteriorDatabase(str(tmp_path))
+    assert result.posterior_name in db.posterior_names()
+    posterior = db.posterior(result.posterior_name)
+    data = posterior.data.values()
+    draws = posterior.reference_draws()
+    assert len(draws) == 2 and list(draws[0]) == list(result.parameters)
+    assert posterior.reference_draws_info()["inference"]["method"] == "analytical"
+    namespace: dict = {}
+    exec(compile(posterior.model.code("pymc"), "model", "exec"), namespace)
+    model = namespace["build_model"](**posterior.posterior_info["build_model_arguments"])
+    pm.set_data(data, model=model)
+    assert model.dim_lengths["obs"].eval() == len(data["x"]) > 1
+    model = namespace["make_model"](data)
+    assert np.isfinite(model.compile_logp()(model.initial_point()))
