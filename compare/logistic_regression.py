@@ -29,9 +29,8 @@ from compare.agreement import posterior_array
 from compare.checks import Extra, ExtraContext
 from compare.classifier_report import (DIGITS, binary_log_proba, decision_grid,
                                        most_separating, reliability)
-from compare.classification import (_NEGATIVE, _POSITIVE, LabelledRows, _label_text,
-                                    numeric_inputs)
-from compare.data import StreamedTable, Table, natural_sort, table_from_arrays
+from compare.classification import LabelledRows, binary_labels, numeric_inputs
+from compare.data import StreamedTable, Table, table_from_arrays
 from compare.registry import BuiltinData, InputError, Simulation
 from compare.regression import _features
 
@@ -81,26 +80,12 @@ class LogisticDesign:
 
 
 def _labelled_table(rows: LabelledRows) -> Table:
-    """A CSV with words as a numeric table: numeric inputs, labels coded 0/1.
-
-    Labels that read as yes/no (``1``/``0``, ``yes``/``no``, ``true``/``false``,
-    ``positive``/``negative``) keep that meaning; any other two labels are
-    coded in natural order, the second one as 1 (``benign``/``malignant``:
-    y = 1 for ``malignant``).  More or fewer than two classes is bad input.
-    """
+    """A CSV with words as a numeric table: numeric inputs, labels coded 0/1 by
+    :func:`compare.classification.binary_labels` (yes/no keep their meaning; other
+    two labels in natural order, ``benign``/``malignant``: y = 1 for ``malignant``)."""
     x = numeric_inputs(rows, topic="logistic-regression")
-    labels = [_label_text(v) for v in rows.labels]
-    lowered = {v.lower() for v in labels}
-    if lowered <= _POSITIVE | _NEGATIVE:
-        y = np.array([1.0 if v.lower() in _POSITIVE else 0.0 for v in labels])
-    else:
-        classes = natural_sort(set(labels))
-        if len(classes) != 2:
-            shown = ", ".join(repr(c) for c in classes[:5]) + (", ..." if len(classes) > 5 else "")
-            raise InputError(f"{rows.source}, column {rows.target!r}: logistic regression needs "
-                             f"two classes, got {len(classes)} ({shown}); keep the rows of two "
-                             "classes, or use gaussian-classifier or naive-bayes for more")
-        y = np.array([float(v == classes[1]) for v in labels])
+    y = binary_labels(rows.labels, source=rows.source, target=rows.target,
+                      what="logistic regression needs").astype(float)
     return table_from_arrays(x, y, features=rows.features, target=rows.target,
                              source=rows.source)
 
