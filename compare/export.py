@@ -488,13 +488,13 @@ def _check_recipes(code: str, arguments: Mapping[str, Any], data: Mapping[str, A
     import pymc as pm
 
     namespace: dict[str, Any] = {}
-    exec(compile(code, "<model file>", "exec"), namespace)
+    exec(compile(code, "<model file>", "exec"), namespace)  # noqa: S102 - the file we wrote
     try:
         model = namespace["build_model"](**{k: tuple(v) if isinstance(v, list) else v
                                             for k, v in arguments.items()})
         pm.set_data({k: np.asarray(v) for k, v in data.items()}, model=model)
         namespace["make_model"](dict(data))
-    except Exception as err:  # noqa: BLE001 - an export bug, named with its cause
+    except Exception as err:  # an export bug, named with its cause
         raise ValueError(f"{where}: the exported model file does not build with its data "
                          f"({type(err).__name__}: {err})") from err
 

@@ -439,7 +439,7 @@ def test_every_classification_topic_reads_text_labels(tmp_path, topic):
     values, _, _ = _load_data(t, str(path), None, "kind", features)
     overrides = {"naive-bayes": {"variant": "categorical", "holdout": 0},
                  "bayes-optimal": {"noise": 0.3}}.get(topic, {})
-    data, hyper = t.prepare(values, t.hyper(overrides))
+    data, _ = t.prepare(values, t.hyper(overrides))
     if topic == "logistic-regression":
         np.testing.assert_array_equal(data.y, [0, 1, 0, 1, 0, 1])  # cat < dog: dog is 1
         np.testing.assert_allclose(data.phi[:, 1:], [[float(r[0]), float(r[1])]
