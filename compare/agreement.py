@@ -24,6 +24,12 @@ A quantity is only tested when the moments its null variance needs exist:
 means need finite 4th moments, squares and products finite 8th moments
 (``ExactPosterior.moments_below``), so heavy-tailed posteriors from tiny data
 sets fall back on the always-valid quantile indicators.
+
+A quantity whose null sd is zero (``u_i^2`` of a Bernoulli(1/2) indicator is
+1 on every draw) is constant under the null, so it has no z-score: it is
+checked exactly instead (the estimate must equal its null value up to float
+round-off, ``CONSTANT_TOL``), is reported with z = 0 when it does and
+z = +-inf when it does not, and does not count in the Bonferroni m.
 """
 
 from __future__ import annotations
@@ -51,6 +57,13 @@ def posterior_array(posterior: Any, variables: Sequence[str]) -> np.ndarray:
 
 QUANTILE_LEVELS = (0.05, 0.5, 0.95)
 
+#: A quantity whose null sd (of one draw, in whitened units where the sd of
+#: u_i is 1) is at most this is constant under the null up to round-off.
+CONSTANT_SD = 1e-8
+#: ... and then its average must equal the null value to this (absolute, on
+#: the whitened scale; the whitening's own round-off is ~1e-15 per draw).
+CONSTANT_TOL = 1e-8
+
 
 @dataclass(frozen=True)
 class Quantity:
@@ -68,7 +81,9 @@ class Quantity:
     ess : float
         ESS of the quantity's mean over the MCMC draws.
     z, p_value, p_holm : float
-        z-score, two-sided p-value and Holm-adjusted p-value.
+        z-score, two-sided p-value and Holm-adjusted p-value.  For a quantity
+        constant under the null (``null_sd`` 0): z = 0 and p = 1 when the
+        estimate equals ``expected`` up to round-off, else z = +-inf and p = 0.
     """
 
     name: str
@@ -93,6 +108,11 @@ class Agreement:
     @property
     def passed(self) -> bool:
         return self.max_abs_z <= self.threshold
+
+    @property
+    def constant(self) -> tuple[Quantity, ...]:
+        """Quantities constant under the null: checked exactly, not by a z-score."""
+        return tuple(q for q in self.quantities if q.null_sd <= CONSTANT_SD)
 
     @property
     def flagged(self) -> tuple[Quantity, ...]:
@@ -171,9 +191,22 @@ def _square_null_variances(posterior: ExactPosterior, n_reference: int,
     if posterior.is_gaussian:
         return np.full(f, 2.0), np.ones(len(_pairs(f)))
     if f == 1:
-        excess = float(posterior.marginal(int(free[0])).stats(moments="k"))
-        return np.array([excess + 2.0]), np.empty(0)
+        excess = _excess_kurtosis(posterior.marginal(int(free[0])))
+        if excess is not None:
+            return np.array([max(excess + 2.0, 0.0)]), np.empty(0)
+        # No closed-form marginal (a logistic regression's one weight): exact draws.
     return _reference_variances(posterior, n_reference, seed)
+
+
+def _excess_kurtosis(marginal: Any) -> float | None:
+    """A marginal's excess kurtosis, or None when it has no marginal or no finite one."""
+    if marginal is None:
+        return None
+    try:
+        excess = float(np.asarray(marginal.stats(moments="k")))
+    except (ValueError, TypeError, AttributeError, NotImplementedError):
+        return None
+    return excess if np.isfinite(excess) else None
 
 
 @lru_cache(maxsize=32)
@@ -250,12 +283,22 @@ def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float
     estimate = stacked.mean(axis=(1, 2))
     expected = np.array([s.expected for s in specs])
     null_sd = np.array([s.null_sd for s in specs])
-    z = (estimate - expected) / (null_sd / np.sqrt(ess))
+    constant = null_sd <= CONSTANT_SD
+    deviation = estimate - expected
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(constant, 0.0, deviation / (null_sd / np.sqrt(ess)))
+    # Constant under the null: no z-score, an exact check up to round-off.
+    off = constant & ~(np.abs(deviation) <= CONSTANT_TOL)
+    z = np.where(off, np.copysign(np.inf, deviation), z)
     p = 2.0 * stats.norm.sf(np.abs(z))
-    p_holm = holm(p)
+    p_holm = np.ones_like(p)
+    tested = ~constant
+    if tested.any():
+        p_holm[tested] = holm(p[tested])
+    p_holm[off] = 0.0
     quantities = tuple(
         Quantity(s.name, float(e), s.expected, s.null_sd, float(n), float(zz), float(pp), float(ph))
         for s, e, n, zz, pp, ph in zip(specs, estimate, ess, z, p, p_holm))
     return Agreement(quantities=quantities, alpha=alpha,
-                     threshold=bonferroni_threshold(alpha, len(specs)),
+                     threshold=bonferroni_threshold(alpha, max(int(tested.sum()), 1)),
                      max_abs_z=float(np.max(np.abs(z))))

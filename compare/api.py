@@ -229,33 +229,116 @@ class Exact:
     @classmethod
     def from_scipy(cls, dist: Any, *, parameters: Sequence[str] | None = None,
                    **kwargs: Any) -> Exact:
-        """An exact posterior from a frozen scipy distribution.
+        """An exact posterior from frozen scipy distributions.
 
-        Univariate (``scipy.stats.beta(12, 8)``) or multivariate normal
-        (``scipy.stats.multivariate_normal(mean, cov)``); mean, covariance,
-        marginal, log density and sampler all come from it.  ``kwargs`` go to
-        :class:`Exact` (e.g. ``mode=...``, ``log_evidence=...``).
+        ``dist`` is one univariate distribution (``scipy.stats.beta(12, 8)``),
+        a list of independent univariate marginals (``[scipy.stats.norm(0, 1),
+        scipy.stats.gamma(3, scale=0.5)]``, one per parameter) or a
+        multivariate normal (``scipy.stats.multivariate_normal(mean, cov)``);
+        mean, covariance, marginals, log density and sampler all come from it.
+
+        ``moments_below`` is inferred from the distributions
+        (:func:`scipy_moments_below`): a Student-t with 4 degrees of freedom has no
+        finite 4th moment, so only its quantiles are tested (a variance test
+        would have no power).  A ``moments_below`` in ``kwargs`` can only
+        lower it.  Other ``kwargs`` go to :class:`Exact` (e.g. ``mode=...``,
+        ``log_evidence=...``).
         """
         if isinstance(dist, stats._multivariate.multivariate_normal_frozen):
             return cls(mean=dist.mean, cov=dist.cov, parameters=parameters, gaussian=True,
                        **kwargs)
-        if not hasattr(dist, "dist") or not hasattr(dist, "ppf"):
-            raise InputError(f"Exact.from_scipy takes a frozen scipy distribution "
-                             f"(e.g. scipy.stats.gamma(3, scale=0.5)), got {dist!r}")
-        mean, var = (float(v) for v in dist.stats(moments="mv"))
-        if not (np.isfinite(mean) and np.isfinite(var)):
-            raise InputError(f"{dist.dist.name} with these arguments has mean {mean} and "
-                             f"variance {var}; the agreement test needs both finite")
+        several = isinstance(dist, (list, tuple))
+        dists = tuple(dist) if several else (dist,)
+        if not dists:
+            raise InputError("Exact.from_scipy got an empty list; give one frozen scipy "
+                             "distribution per parameter")
+        means, variances = [], []
+        for i, one in enumerate(dists):
+            where = f"Exact.from_scipy: entry {i}" if several else "Exact.from_scipy"
+            if not hasattr(one, "dist") or not hasattr(one, "ppf") or \
+                    not isinstance(one.dist, (stats.rv_continuous, stats.rv_discrete)):
+                raise InputError(f"{where} must be a frozen univariate scipy distribution "
+                                 f"(e.g. scipy.stats.gamma(3, scale=0.5)), got {one!r}")
+            mean, var = (float(v) for v in one.stats(moments="mv"))
+            if not (np.isfinite(mean) and np.isfinite(var)):
+                raise InputError(f"{where}: {one.dist.name} with these arguments has mean "
+                                 f"{mean} and variance {var}; the agreement test needs both "
+                                 "finite")
+            means.append(mean)
+            variances.append(var)
 
-        def logpdf(x, dist=dist):
-            x = np.asarray(x, dtype=float)[..., 0]
-            return dist.logpdf(x) if hasattr(dist, "logpdf") else dist.logpmf(x)
+        def logpdf(x, dists=dists):
+            x = np.asarray(x, dtype=float)
+            return sum(np.asarray(d.logpdf(x[..., i]) if hasattr(d, "logpdf")
+                                  else d.logpmf(x[..., i]), dtype=float)
+                       for i, d in enumerate(dists))
 
-        def sample(rng, size, dist=dist):
-            return np.asarray(dist.rvs(size=size, random_state=rng), dtype=float).reshape(size, 1)
+        def sample(rng, size, dists=dists):
+            return np.column_stack([np.asarray(d.rvs(size=size, random_state=rng), dtype=float)
+                                    .reshape(size) for d in dists])
 
-        return cls(mean=[mean], cov=[[var]], parameters=parameters, marginals=[dist],
-                   gaussian=dist.dist.name == "norm", logpdf=logpdf, sample=sample, **kwargs)
+        bound = min(scipy_moments_below(d) for d in dists)
+        if "moments_below" in kwargs:
+            bound = min(bound, float(kwargs.pop("moments_below")))
+        return cls(mean=means, cov=np.diag(variances), parameters=parameters,
+                   marginals=list(dists), gaussian=all(d.dist.name == "norm" for d in dists),
+                   logpdf=logpdf, sample=sample, moments_below=bound, **kwargs)
+
+
+#: Tail index of scipy's heavy-tailed families: raw moments of order r are finite
+#: exactly for r < tail(shapes) (loc and scale do not change it).  Sources: the
+#: densities' power-law tails, e.g. Student-t ~ |x|^-(df+1), Pareto(b) ~ x^-(b+1),
+#: inverse gamma(a) ~ x^-(a+1), F(d1, d2) ~ x^-(d2/2+1); Johnson & Kotz,
+#: Continuous Univariate Distributions, and scipy's documentation of each family.
+HEAVY_TAILS: dict[str, Callable[..., float]] = {
+    "t": lambda df: df,
+    "nct": lambda df, nc: df,
+    "pareto": lambda b: b,
+    "lomax": lambda c: c,
+    "genpareto": lambda c: 1.0 / c if c > 0 else math.inf,
+    "invgamma": lambda a: a,
+    "invweibull": lambda c: c,
+    "f": lambda dfn, dfd: dfd / 2.0,
+    "betaprime": lambda a, b: b,
+    "burr": lambda c, d: c,
+    "burr12": lambda c, d: c * d,
+    "fisk": lambda c: c,
+    "loglaplace": lambda c: c,
+    "mielke": lambda k, s: s,
+    "cauchy": lambda: 0.0,
+    "halfcauchy": lambda: 0.0,
+    "levy": lambda: 0.5,
+    "levy_l": lambda: 0.5,
+    "levy_stable": lambda alpha, beta: math.inf if alpha >= 2 else alpha,
+}
+
+
+def scipy_moments_below(dist: Any) -> float:
+    """The order below which every raw moment of a frozen scipy distribution is finite.
+
+    From :data:`HEAVY_TAILS` for the heavy-tailed families; otherwise the
+    first order r = 1..9 whose ``dist.moment(r)`` is not finite (``inf``
+    when all are: the agreement test needs no more than order 8).  scipy
+    computes some moments by numerical integration, which can return a finite
+    number for an infinite moment: for a family not in the table, pass
+    ``moments_below=`` to :class:`Exact` yourself.
+    """
+    shapes, _, _ = dist.dist._parse_args(*dist.args, **dist.kwds)
+    tail = HEAVY_TAILS.get(dist.dist.name)
+    if tail is not None:
+        return float(tail(*(float(v) for v in shapes)))
+    import warnings
+
+    for order in range(1, 10):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                value = float(dist.moment(order))
+            except (ValueError, OverflowError, ZeroDivisionError):
+                return float(order)
+        if not np.isfinite(value):
+            return float(order)
+    return math.inf
 
 
 class _QuantileMarginal:
@@ -996,6 +1079,17 @@ def _topic_data(topic: Any, data: Any, column: str | None, target: str | None,
     return np.asarray(data), None, "array"
 
 
+def _hyper_overrides(topic: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` with every text value parsed as ``--set`` parses it (one parser for both)."""
+    known = {h.name: h for h in topic.hyperparameters}
+    out = {}
+    for name, value in given.items():
+        if isinstance(value, str) and name in known:
+            value = known[name].parse(value)
+        out[name] = value
+    return out
+
+
 def run(topic: str, *, data: Any = None, column: str | None = None, target: str | None = None,
         features: Sequence[str] | None = None,
         settings: Settings | Mapping[str, Any] | None = None,
@@ -1019,13 +1113,17 @@ def run(topic: str, *, data: Any = None, column: str | None = None, target: str 
         ``alpha`` would clash.)
     **hyperparameters
         Prior hyperparameters by their ``--set`` names; they override the
-        defaults and the data set's suggestions.
+        defaults and the data set's suggestions.  A value given as text is
+        read by the same parser as ``--set name=text`` (so
+        ``categories="a,b,c"`` is three labels, ``prior="1,2"`` two
+        numbers); other values are checked as given (``categories=("a", "b")``).
     """
     from compare.registry import get_topic
     from compare.runner import run as run_topic
 
     t = get_topic(topic)
+    overrides = _hyper_overrides(t, hyperparameters)
     values, dataset, source = _topic_data(t, data, column, target, features)
-    hyper = t.hyper(hyperparameters, dataset=dataset)
+    hyper = t.hyper(overrides, dataset=dataset)
     return CheckResult(run_topic(t, data=values, hyper=hyper, settings=_settings(base=settings),
                                  source=source))

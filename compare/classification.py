@@ -48,8 +48,12 @@ from compare.registry import InputError
 PREDICT_ROWS = 200
 
 #: Topics whose CSVs may hold text: the command line reads them with
-#: ``read_labelled(..., detect=True)`` when a cell is not a number.
-TEXT_CSV_TOPICS = ("naive-bayes",)
+#: ``read_labelled(..., detect=True)`` when a cell is not a number.  Every
+#: classification topic reads text class labels; naive-bayes and
+#: bayes-optimal read text attributes too (words, or category labels), while
+#: gaussian-classifier and logistic-regression need numeric inputs and name
+#: the text column (:func:`numeric_inputs`).
+TEXT_CSV_TOPICS = ("naive-bayes", "bayes-optimal", "gaussian-classifier", "logistic-regression")
 
 
 # --- raw data -----------------------------------------------------------------------
@@ -153,6 +157,36 @@ def _is_number(cell: str) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def numeric_inputs(rows: LabelledRows, *, topic: str) -> np.ndarray:
+    """The feature columns of ``rows`` as a float array of shape (n, F).
+
+    For the topics whose inputs are real numbers (gaussian-classifier,
+    logistic-regression): a cell that is not a finite number is bad input,
+    named by row, column and value.
+    """
+    from compare.data import MISSING
+
+    x = np.empty((rows.n, len(rows.features)))
+    for j, (name, col) in enumerate(zip(rows.features, rows.columns)):
+        for i, cell in enumerate(col):
+            text = str(cell).strip()
+            if text.lower() in MISSING:
+                raise InputError(f"{rows.source}, row {i + 1}, column {name!r}: missing value; "
+                                 "fill it in or leave the row out")
+            try:
+                value = float(text)
+            except ValueError:
+                raise InputError(
+                    f"{rows.source}, row {i + 1}, column {name!r}: {text!r} is not a number; "
+                    f"{topic} needs numeric inputs (only the class column may hold words): "
+                    f"code column {name!r} as numbers or leave it out with --features") from None
+            if not np.isfinite(value):
+                raise InputError(f"{rows.source}, row {i + 1}, column {name!r}: {text!r} is not "
+                                 "a finite number; fix it or leave the row out")
+            x[i, j] = value
+    return x
 
 
 def has_text(path, *, target: str, features: tuple[str, ...]) -> bool:
@@ -797,19 +831,41 @@ def bo_prepare(data, hyper: dict[str, Any]) -> tuple[BOData, dict[str, Any]]:
     return BOData(problem=problem, solution=solution, key=_bo_key(hyper), space=space), hyper
 
 
+def binary_labels(labels: Any, *, source: str, target: str, what: str) -> np.ndarray:
+    """Two-class labels as 0/1: the shared rule of logistic regression and concept learning.
+
+    Labels that read as yes/no (``1``/``0``, ``yes``/``no``, ``true``/``false``,
+    ``positive``/``negative``, any case) keep that meaning; any other two
+    word labels are coded in natural order, the second one as 1 (``cat``/``dog``:
+    1 for ``dog``).  A number other than 0/1, one word class only or more than
+    two classes is bad input (``what`` starts the message: "logistic
+    regression needs").
+    """
+    texts = [_label_text(v) for v in labels]
+    lowered = {v.lower() for v in texts}
+    if lowered <= _POSITIVE | _NEGATIVE:
+        return np.array([1 if v.lower() in _POSITIVE else 0 for v in texts], dtype=np.int64)
+    for i, v in enumerate(texts):
+        if v.lower() not in _POSITIVE | _NEGATIVE and _is_number(v):
+            # Numbers are codes: only 0 and 1 mean something.
+            raise InputError(f"{source}, row {i + 1}, column {target!r}: {v!r} is not a 0/1 "
+                             f"(or yes/no) label; {what} two classes")
+    classes = natural_sort(set(texts))
+    if len(classes) != 2:
+        shown = ", ".join(repr(c) for c in classes[:5]) + (", ..." if len(classes) > 5 else "")
+        fix = ("add rows of the other class, or code the labels yes/no" if len(classes) < 2
+               else "keep the rows of two classes (or code them yes/no)")
+        raise InputError(f"{source}, column {target!r}: {what} two classes, got {len(classes)} "
+                         f"({shown}); {fix}")
+    return np.array([int(v == classes[1]) for v in texts], dtype=np.int64)
+
+
 def _concept_problem(rows: LabelledRows) -> bo.FiniteProblem:
-    labels = [_label_text(v).lower() for v in rows.labels]
-    y = []
-    for i, v in enumerate(labels):
-        if v in _POSITIVE:
-            y.append(1)
-        elif v in _NEGATIVE:
-            y.append(0)
-        else:
-            raise InputError(f"{rows.source}, row {i + 1}, column {rows.target!r}: "
-                             f"{rows.labels[i]!r} is not a 0/1 (or yes/no) label; concept "
-                             "learning needs positive and negative examples")
-    if any(k != "category" for k in rows.kinds):
+    y = list(binary_labels(rows.labels, source=rows.source, target=rows.target,
+                           what="concept learning needs positive and negative examples,"))
+    if not rows.detected and any(k != "category" for k in rows.kinds):
+        # A CSV read with detect=True marks columns of words "text": for concept
+        # learning every attribute value is a category label, words included.
         raise InputError("concept learning reads categorical attributes, not text")
     domains = rows.domains
     cols = [np.array([_label_text(v) for v in c], dtype=object) for c in rows.columns]

@@ -10,7 +10,8 @@ info file says so (``inference.method = "analytical"``).  The layout:
     DIR/data/data/<data>.json.zip                     (the model's pm.Data values)
     DIR/data/info/<data>.info.json
     DIR/models/info/<model>.info.json
-    DIR/models/pymc/<model>.py                        (the PyMC model's source)
+    DIR/models/pymc/<model>.py                        (the PyMC model's source and
+                                                       make_model(data, prior_only=False))
     DIR/reference_posteriors/draws/draws/<posterior>.json.zip
     DIR/reference_posteriors/draws/info/<posterior>.info.json
     DIR/exact/<posterior>.exact.json                  (exact moments; not posteriordb's)
@@ -18,7 +19,18 @@ info file says so (``inference.method = "analytical"``).  The layout:
 Every file is checked against the schemas in ``compare/schemas/posteriordb``
 (posteriordb documents its format but ships no JSON schema; see SOURCE.md
 there) before it is written.  The hyperparameters are ``pm.Data`` values in
-the data file, so the model file is the topic's model for every prior.
+the data file, so the model file is the topic's model for every prior; it
+holds posteriordb's PyMC convention ``make_model(data, prior_only=False)``,
+and the posterior file's ``build_model_arguments`` include the data's sizes
+(``n_obs``), so ``build_model(**build_model_arguments)`` then
+``pm.set_data(data)`` works too (both are tried before anything is written).
+A model whose structure is fixed by more than the data's size (categories,
+features) is named with it (``dirichlet_categorical_n_categories_3``).
+
+Topics without a closed-form posterior of their model are refused
+(:data:`NOT_CLOSED_FORM`): logistic regression (numerical reference) and the
+Gaussian mixture (its exact side is the complete-data posterior given the
+MAP-EM labels, not the mixture's posterior).
 """
 
 from __future__ import annotations
@@ -49,6 +61,10 @@ POSTERIORDB_DRAWS = 1000
 NOT_CLOSED_FORM = {
     "logistic-regression": "its reference posterior is numerical (cubature or Pareto-smoothed "
                            "importance sampling), not closed form",
+    "gaussian-mixture": "a mixture's posterior (labels unknown) has no closed form; the topic "
+                        "compares the complete-data posterior with the labels fixed by MAP-EM, "
+                        "which is not the posterior of the mixture model, so its draws would "
+                        "be mislabelled as reference draws",
 }
 
 SCHEMAS = {
@@ -153,14 +169,14 @@ def _prepared(topic: Topic, data: Any, column: str | None, target: str | None,
               sets: Mapping[str, str] | None):
     """(prepared data, hyperparameters after and before ``prepare``, ExactAnswer,
     builtin data set or None, source)."""
-    from compare.api import _topic_data
+    from compare.api import _hyper_overrides, _topic_data
     from compare.data import check_array
 
     values, dataset, source = _topic_data(topic, data, column, target, features)
     if hyper and sets:
         raise InputError("give hyperparameters as values (hyper=) or as --set text, not both")
     merged = topic.hyper(sets, dataset=dataset, parsed=False) if sets else \
-        topic.hyper(hyper, dataset=dataset)
+        topic.hyper(_hyper_overrides(topic, hyper or {}), dataset=dataset)
     structured = topic.data_kind in ("table", "points")
     if structured and not hasattr(values, "features"):
         raise InputError(f"{topic.name}: streamed tables cannot be exported; read a smaller CSV")
@@ -235,7 +251,11 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
     d = len(parameters)
     structure = t.structure(x, merged)
     model_data = {k: _listify(v) for k, v in t.model_data(x=x, **merged).items()}
-    model_name = _slug(t.name)
+    sizes = _sizes_from_data(t, structure, model_data)
+    fixed = {k: _listify(v) for k, v in structure.items()}
+    build_arguments = {**fixed, **{arg: _length(model_data[entry])
+                                   for arg, entry in sizes.items()}}
+    model_name = _model_name(t, fixed)
     default_hyper = t.hyper(dataset=dataset)
     data_name = _slug(f"{t.name}_{dataset.name}" if dataset is not None else f"{t.name}_data")
     if dataset is None or chosen != default_hyper:  # another prior: another data name
@@ -271,7 +291,7 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
         "reference_posterior_name": name, "dimensions": dimensions,
         "keywords": ["bayes_compare", "analytical_reference_posterior"],
         "references": [], "urls": [], "added_by": added_by, "added_date": today,
-        "build_model_arguments": _listify(structure),
+        "build_model_arguments": _listify(build_arguments),
     }
     data_info = {
         "name": data_name, "data_file": f"data/data/{data_name}.json",
@@ -286,9 +306,11 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
     }
     model_info = {
         "name": model_name, "title": t.title,
-        "description": t.model + "\nHyperparameters are pm.Data (hp_<name>) in the data file; "
-                                 "build the model with build_model(**build_model_arguments) "
-                                 "from the posterior file, then pm.set_data(data).",
+        "description": t.model + "\nHyperparameters are pm.Data (hp_<name>) in the data file. "
+                                 "Build the model with make_model(data) (posteriordb's PyMC "
+                                 "convention; prior_only=True drops the likelihood), or with "
+                                 "build_model(**build_model_arguments) from the posterior file, "
+                                 "then pm.set_data(data).",
         "keywords": ["bayes_compare"], "references": [], "urls": [],
         "model_implementations": {"pymc": {"model_code": f"models/pymc/{model_name}.py"}},
         "added_by": added_by, "added_date": today,
@@ -356,10 +378,8 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
         f"{name}.info.json",
         "exact": out / "exact" / f"{name}.exact.json",
     }
-    code = model_source(t) + (
-        f"\n\n# posteriordb: build_model(**build_model_arguments) with the arguments in "
-        f"posteriors/{name}.json,\n# then pm.set_data(<data/data/{data_name}.json>, model=model)."
-        f"\n# Parameters, flattened in C order: {', '.join(t.variables)}.\n")
+    code = model_file(t, fixed, sizes, name=name, data_name=data_name)
+    _check_recipes(code, build_arguments, model_data, where=f"{t.name} ({name})")
     atomic_write(files["data"], _zip_json(model_data, f"{data_name}.json"))
     atomic_write(files["reference_posterior_draws"], _zip_json(draws_doc, f"{name}.json"))
     atomic_write(files["model_code"], code)
@@ -368,6 +388,115 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
     atomic_write(files["exact"], json.dumps(exact_doc, indent=2, allow_nan=False) + "\n")
     return ExportResult(directory=out, posterior_name=name, files=files, parameters=parameters,
                         draws=ref)
+
+
+#: ``build_model`` arguments that are sizes of the data (the ``obs`` dimension):
+#: stored in the posterior file's ``build_model_arguments`` and read from the
+#: data by ``make_model``.
+SIZES_FROM_DATA = {"n_obs": "x"}
+
+MAKE_MODEL = '''
+
+# --- posteriordb's PyMC convention ---------------------------------------------------
+# Written by bayes-compare export.  build_model's arguments that fix this model's
+# structure; the sizes of the data (SIZES_FROM_DATA: argument -> data entry) are read
+# from the data, so the same file serves every data set of this structure.
+BUILD_MODEL_ARGUMENTS = {fixed!r}
+SIZES_FROM_DATA = {sizes!r}
+VARIABLES_IN_ORDER = {variables!r}
+
+
+def make_model(data: dict, prior_only: bool = False) -> pm.Model:
+    """The model with ``data`` (the posteriordb data file's dict) set.
+
+    posteriordb's PyMC convention.  With ``prior_only=True`` the observed
+    variables (the likelihood) are removed, so the model's posterior is its prior
+    (initial values set in build_model are dropped: PyMC's defaults apply).
+    Equivalent recipe: ``build_model(**build_model_arguments)`` with the
+    arguments in the posterior file, then ``pm.set_data(data, model=model)``.
+    """
+    import numpy as _np
+
+    arguments = dict(BUILD_MODEL_ARGUMENTS)
+    for argument, entry in SIZES_FROM_DATA.items():  # rows of that data entry
+        shape = _np.shape(data[entry])
+        arguments[argument] = int(shape[0]) if shape else 1
+    model = build_model(**{{k: tuple(v) if isinstance(v, list) else v
+                           for k, v in arguments.items()}})
+    pm.set_data({{k: _np.asarray(v) for k, v in data.items()}}, model=model)
+    if prior_only:
+        from pymc.model.fgraph import ModelObservedRV, fgraph_from_model, model_from_fgraph
+
+        for rv in list(model.rvs_to_initial_values):
+            model.rvs_to_initial_values[rv] = None  # fgraph_from_model refuses them
+        fgraph, _ = fgraph_from_model(model)
+        for i in reversed(range(len(fgraph.outputs))):
+            if isinstance(fgraph.outputs[i].owner.op, ModelObservedRV):
+                fgraph.remove_output(i)
+        model = model_from_fgraph(fgraph, mutate_fgraph=True)
+    return model
+
+
+# posteriordb: make_model(<data/data/{data_name}.json>), or build_model(**build_model_arguments)
+# with the arguments in posteriors/{name}.json, then pm.set_data(data, model=model).
+# Parameters, flattened in C order: {joined}.
+'''
+
+
+def _sizes_from_data(topic: Topic, structure: Mapping[str, Any],
+                     model_data: Mapping[str, Any]) -> dict[str, str]:
+    """The ``build_model`` arguments (``n_obs``) that are sizes of a data entry, by entry.
+
+    They go into the posterior file's ``build_model_arguments``, so that
+    ``build_model(**arguments)`` then ``pm.set_data(data)`` works, and
+    ``make_model`` reads them from the data.
+    """
+    accepted = inspect.signature(topic.build_model).parameters
+    return {arg: entry for arg, entry in SIZES_FROM_DATA.items()
+            if arg in accepted and arg not in structure and entry in model_data}
+
+
+def _length(value: Any) -> int:
+    """Rows of a data entry (observations)."""
+    shape = np.shape(value)
+    return int(shape[0]) if shape else 1
+
+
+def _model_name(topic: Topic, fixed: Mapping[str, Any]) -> str:
+    """The topic's name, plus the structure when there is one: a posteriordb model is
+    one fixed model, and ``make_model`` builds this structure only."""
+    base = _slug(topic.name)
+    if not fixed:
+        return base
+    text = _slug("_".join(f"{k}_{v}" for k, v in sorted(fixed.items())))
+    if len(text) > 40:
+        text = hashlib.sha1(json.dumps(fixed, sort_keys=True).encode()).hexdigest()[:8]
+    return f"{base}_{text}"
+
+
+def model_file(topic: Topic, fixed: Mapping[str, Any], sizes: Mapping[str, str], *,
+               name: str, data_name: str) -> str:
+    """The model file: the topic's PyMC source, then posteriordb's ``make_model``."""
+    return model_source(topic) + MAKE_MODEL.format(
+        fixed=dict(fixed), sizes=sizes, variables=tuple(topic.variables), name=name,
+        data_name=data_name, joined=", ".join(topic.variables))
+
+
+def _check_recipes(code: str, arguments: Mapping[str, Any], data: Mapping[str, Any], *,
+                   where: str) -> None:
+    """Both recipes of the model file build the model with the data set (no compile)."""
+    import pymc as pm
+
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<model file>", "exec"), namespace)  # noqa: S102 - the file we wrote
+    try:
+        model = namespace["build_model"](**{k: tuple(v) if isinstance(v, list) else v
+                                            for k, v in arguments.items()})
+        pm.set_data({k: np.asarray(v) for k, v in data.items()}, model=model)
+        namespace["make_model"](dict(data))
+    except Exception as err:  # an export bug, named with its cause
+        raise ValueError(f"{where}: the exported model file does not build with its data "
+                         f"({type(err).__name__}: {err})") from err
 
 
 def _dimensions(topic: Topic, structure: Mapping[str, Any], d: int) -> dict[str, int]:

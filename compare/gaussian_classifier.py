@@ -6,7 +6,9 @@ Orchestration only: the maths is in ``analytic/gaussian_classifier.py``
 ``pymc_models/gaussian_classifier.py``.
 
 Data: a table with numeric feature columns and a class column (``--target``;
-its values are class labels), or :class:`LabelledPoints` (builtin data, the
+its values are class labels, numbers or words: a CSV with words is read by
+:func:`compare.classification.read_labelled` and a word in an input column is
+bad input naming that column), or :class:`LabelledPoints` (builtin data, the
 Python API) whose labels may be text.  With ``holdout = k >= 2`` every k-th
 row is kept out of the fit and classified afterwards; classes come from the
 training rows (or ``--set classes=...``), so a held-out row of a class never
@@ -26,7 +28,8 @@ import analytic.gaussian_mixture as gm
 import pymc_models.gaussian_classifier as m_gc
 from compare.checks import Extra, ExtraContext
 from compare.classifier_report import decision_grid, most_separating, reliability
-from compare.classification import _label_text, _split, resolve_classes
+from compare.classification import (LabelledRows, _label_text, _split, numeric_inputs,
+                                    resolve_classes)
 from compare.data import StreamedTable, Table
 from compare.registry import InputError, Simulation
 
@@ -115,6 +118,10 @@ def _as_points(data) -> LabelledPoints:
         labels = np.array([_label_text(v) for v in data.y], dtype=object)
         return LabelledPoints(x=data.x, labels=labels, features=data.features,
                               target=data.target, source=data.source)
+    if isinstance(data, LabelledRows):  # a CSV with words: text labels are the classes
+        return LabelledPoints(x=numeric_inputs(data, topic="gaussian-classifier"),
+                              labels=np.array([_label_text(v) for v in data.labels], dtype=object),
+                              features=data.features, target=data.target, source=data.source)
     raise InputError("gaussian-classifier takes a table: build it with "
                      "compare.data.table_from_arrays(x, y) or "
                      "compare.gaussian_classifier.LabelledPoints")

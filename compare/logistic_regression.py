@@ -29,6 +29,7 @@ from compare.agreement import posterior_array
 from compare.checks import Extra, ExtraContext
 from compare.classifier_report import (DIGITS, binary_log_proba, decision_grid,
                                        most_separating, reliability)
+from compare.classification import LabelledRows, binary_labels, numeric_inputs
 from compare.data import StreamedTable, Table, table_from_arrays
 from compare.registry import BuiltinData, InputError, Simulation
 from compare.regression import _features
@@ -78,8 +79,25 @@ class LogisticDesign:
         return int(self.y.size)
 
 
+def _labelled_table(rows: LabelledRows) -> Table:
+    """A CSV with words as a numeric table: numeric inputs, labels coded 0/1 by
+    :func:`compare.classification.binary_labels` (yes/no keep their meaning; other
+    two labels in natural order, ``benign``/``malignant``: y = 1 for ``malignant``)."""
+    x = numeric_inputs(rows, topic="logistic-regression")
+    y = binary_labels(rows.labels, source=rows.source, target=rows.target,
+                      what="logistic regression needs").astype(float)
+    return table_from_arrays(x, y, features=rows.features, target=rows.target,
+                             source=rows.source)
+
+
 def prepare(table: Table | StreamedTable, hyper: dict[str, Any]) -> tuple[LogisticDesign, dict]:
-    """Design matrix (intercept first) and checked 0/1 labels."""
+    """Design matrix (intercept first) and checked 0/1 labels.
+
+    ``table`` may be :class:`compare.classification.LabelledRows` (a CSV with
+    words, see :func:`_labelled_table`): the class labels may be text.
+    """
+    if isinstance(table, LabelledRows):
+        table = _labelled_table(table)
     if isinstance(table, StreamedTable):
         raise InputError(f"{table.path} is read in chunks, but Newton's method and the "
                          "reference need every row at once; pass the file without --stream")

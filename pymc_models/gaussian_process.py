@@ -43,12 +43,16 @@ def covariance(kernel: str, input_dim: int, lengthscale, signal_sd):
     return signal_sd ** 2 * rho
 
 
-def build_model(*, kernel: str, input_dim: int = 1, n_test: int = 1) -> pm.Model:
-    """The GP model with data placeholders; fill them with ``model_data``."""
-    coords = {"obs": np.arange(1), "input": np.arange(input_dim), "test": np.arange(n_test)}
+def build_model(*, kernel: str, input_dim: int = 1, n_test: int = 1, n_obs: int = 1) -> pm.Model:
+    """The GP model with data placeholders; fill them with ``model_data``.
+
+    ``n_obs`` sizes the placeholders (the runner resizes the ``obs`` dimension
+    with the data; an exported model is built with the data's size).
+    """
+    coords = {"obs": np.arange(n_obs), "input": np.arange(input_dim), "test": np.arange(n_test)}
     with pm.Model(coords=coords) as model:
-        x = pm.Data("x", np.zeros((1, input_dim)), dims=("obs", "input"))
-        y = pm.Data("y", np.zeros(1), dims="obs")
+        x = pm.Data("x", np.zeros((n_obs, input_dim)), dims=("obs", "input"))
+        y = pm.Data("y", np.zeros(n_obs), dims="obs")
         x_test = pm.Data("x_test", np.linspace(0.0, 1.0, n_test)[:, None]
                          * np.ones((1, input_dim)), dims=("test", "input"))
         lengthscale = pm.Data("hp_lengthscale", 1.0)

@@ -118,3 +118,66 @@ def test_rejects_draws_of_the_wrong_shape():
     post = POSTERIORS["nig"]
     with pytest.raises(ValueError, match=r"draws must have shape \(chain, draw, 2\)"):
         agreement_test(np.zeros((4, 100, 3)), post, alpha=1e-4)
+
+
+class _NoMarginal:
+    """A one-parameter posterior whose marginal is not given (as a logistic regression
+    with one weight): everything else delegates to the Beta posterior."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def marginal(self, index):
+        return None
+
+
+def test_one_free_coordinate_without_a_marginal_uses_exact_draws():
+    """Regression (issue 15): f = 1 with marginal None crashed with AttributeError.
+
+    The null variance of u^2 then comes from exact draws; it must match the
+    closed form excess kurtosis + 2 of the Beta (scipy) within 5 Monte Carlo SE
+    (false-failure odds ~6e-7 for a normal estimate).
+    """
+    from compare.agreement import _square_null_variances
+
+    beta = POSTERIORS["beta"]
+    post = _NoMarginal(beta)
+    n_ref = 200_000
+    var_sq, var_prod = _square_null_variances(post, n_ref, 7)
+    exact = float(beta.marginal(0).stats(moments="k")) + 2.0
+    u = (beta.sample(np.random.default_rng(8), n_ref)[:, 0] - beta.mean[0]) / np.sqrt(beta.cov[0, 0])
+    se = np.std((u * u - 1.0) ** 2) / np.sqrt(n_ref)
+    assert var_prod.size == 0 and abs(var_sq[0] - exact) < 5 * se
+    draws = beta.sample(np.random.default_rng(9), 2000).reshape(2, 1000, 1)
+    result = agreement_test(draws, post, alpha=1e-4)
+    assert [q.name for q in result.quantities] == ["mean:p", "var:p"]
+    assert np.all(np.isfinite([q.z for q in result.quantities]))
+
+
+def test_quantity_constant_under_the_null_is_checked_exactly_never_nan():
+    """Regression (issue 15): a Bernoulli(1/2) indicator has u^2 = 1 on every draw, so
+    its null sd is 0 and z was 0/0 = NaN (verdict DISAGREE).  Now it is not a z-test:
+    z = 0 when the draws give exactly 1, z = inf (fail) when one draw is off the
+    support; it does not count in the Bonferroni m."""
+    from compare.api import Exact
+
+    exact = Exact(mean=[0.5], cov=[[0.25]], marginals=[stats.bernoulli(0.5)])
+    post = exact.as_posterior(["h"])
+    rng = np.random.default_rng(3)
+    draws = rng.integers(0, 2, size=(2, 500, 1)).astype(float)
+    result = agreement_test(draws, post, alpha=1e-4)
+    by_name = {q.name: q for q in result.quantities}
+    assert set(by_name) == {"mean:h", "var:h"}
+    assert by_name["var:h"].null_sd == 0.0 and by_name["var:h"].z == 0.0
+    assert result.constant == (by_name["var:h"],)
+    assert result.threshold == pytest.approx(bonferroni_threshold(1e-4, 1))
+    assert np.isfinite(result.max_abs_z) and result.passed
+    off = draws.copy()
+    off[1, 7, 0] = 0.3  # not a value a Bernoulli takes
+    bad = agreement_test(off, post, alpha=1e-4)
+    var = {q.name: q for q in bad.quantities}["var:h"]
+    assert var.z == -np.inf and var.p_holm == 0.0 and not bad.passed
+    assert not np.isnan([q.z for q in bad.quantities]).any()

@@ -294,3 +294,95 @@ def test_run_reads_data_as_the_cli_does():
         compare.run("beta-binomial", c=2.0)
     with pytest.raises(InputError, match=r"array, row 1: 2 is not 0 or 1"):
         compare.run("beta-binomial", data=np.array([0.0, 2.0]))
+
+
+# --- settings given as text are read as --set reads them (issue 15) ----------------------
+def test_text_hyperparameters_are_parsed_as_set_parses_them():
+    """Before: categories="a,b,c" became the characters ('a', ',', 'b', ',', 'c')."""
+    from compare.api import _hyper_overrides
+    from compare.registry import get_topic
+
+    topic = get_topic("dirichlet-categorical")
+    given = {"categories": "a,b, c", "concentration": "1,2,3"}
+    parsed = topic.hyper(given, parsed=False)  # what --set gives
+    via_api = topic.hyper(_hyper_overrides(topic, given))
+    assert via_api == parsed
+    assert via_api["categories"] == ("a", "b", "c")
+    assert via_api["concentration"] == (1.0, 2.0, 3.0)
+    assert topic.hyper(_hyper_overrides(topic, {"categories": ("x", "y")}))["categories"] == \
+        ("x", "y")
+    with pytest.raises(InputError, match=r"--set concentration='1,x' is not a number"):
+        _hyper_overrides(topic, {"concentration": "1,x"})
+    bool_topic = get_topic("logistic-regression")
+    assert bool_topic.hyper(_hyper_overrides(bool_topic, {"intercept": "false"}))[
+        "intercept"] is False
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_run_with_categories_as_text_agrees(test_alpha):
+    """The API run of the issue: three categories from "a,b,c", one of them unseen."""
+    result = compare.run("dirichlet-categorical", data=np.array(["a", "b", "a", "a", "b"]),
+                         categories="a,b,c", settings={"alpha": test_alpha})
+    assert result.parameters == ("p[a]", "p[b]", "p[c]")
+    assert result.verdict == "agree", result
+
+
+# --- Exact.from_scipy: moments that exist, independent marginals (issue 15) ---------------
+@pytest.mark.parametrize("dist, bound", [
+    (stats.t(4), 4.0),                       # E|x|^r < inf iff r < df
+    (stats.t(df=10, loc=2, scale=3), 10.0),  # loc/scale do not change the tail
+    (stats.pareto(3.0, scale=2.0), 3.0),     # r < b
+    (stats.invgamma(a=5.0), 5.0),            # r < a
+    (stats.f(3, 12), 6.0),                   # r < dfd / 2
+    (stats.lomax(6.0), 6.0),                 # r < c (scipy's moment(6) is finite by quad)
+    (stats.gamma(3.0, scale=0.5), np.inf),
+    (stats.beta(2.0, 3.0), np.inf),
+    (stats.norm(1.0, 2.0), np.inf),
+])
+def test_from_scipy_infers_the_moments_that_exist(dist, bound):
+    """Tail indices from the power-law tails of the densities (Johnson & Kotz)."""
+    assert compare.Exact.from_scipy(dist).moments_below == bound
+    assert compare.Exact.from_scipy(dist, moments_below=2.5).moments_below == min(bound, 2.5)
+
+
+def test_student_t_4_is_tested_by_quantiles_only(rng, test_alpha):
+    """Before: mean and var of t(4) were z-tested, though E x^4 = inf (the variance
+    test's null sd is then infinite: no power).  Now only quantile indicators, which
+    still catch t(4) draws whose scale is 30% too wide (power shown below)."""
+    exact = compare.Exact.from_scipy(stats.t(4))
+    draws = stats.t(4).rvs(size=(4, 2000), random_state=rng)
+    result = compare.check_draws(draws, exact, alpha=test_alpha)
+    assert {q.name for q in result.quantities} == {"q05:x[0]", "q50:x[0]", "q95:x[0]"}
+    assert result.verdict == "agree", result
+    # Power: scale x 1.3 moves P(x < q05) from 0.05 to ~0.09; with 8000 draws the z of
+    # that indicator is ~0.04 / sqrt(0.05 * 0.95 / 8000) ~ 16 >> the threshold.
+    wide = compare.check_draws(draws * 1.3, exact, alpha=test_alpha)
+    assert wide.verdict == "disagree"
+
+
+def test_from_scipy_takes_independent_marginals(rng, test_alpha):
+    """A list of scipy marginals: mean, diagonal covariance, joint log density (sum of the
+    marginals'), sampler and quantiles; iid draws agree, a 10% wider gamma does not."""
+    norm, gamma = stats.norm(1.0, 2.0), stats.gamma(3.0, scale=0.5)
+    exact = compare.Exact.from_scipy([norm, gamma], parameters=["m", "r"])
+    np.testing.assert_allclose(exact.mean, [1.0, 1.5], rtol=1e-15)
+    np.testing.assert_allclose(exact.cov, np.diag([4.0, 0.75]), rtol=1e-15)
+    x = np.array([[0.3, 1.2], [2.0, 0.4]])
+    np.testing.assert_allclose(exact.logpdf(x), norm.logpdf(x[:, 0]) + gamma.logpdf(x[:, 1]),
+                               rtol=1e-13)
+    assert exact.moments_below == np.inf and not exact.gaussian
+    assert exact.sample(rng, 5).shape == (5, 2)
+    draws = np.stack([norm.rvs(size=(4, 1000), random_state=rng),
+                      gamma.rvs(size=(4, 1000), random_state=rng)], axis=-1)
+    result = compare.check_draws(draws, exact, alpha=test_alpha)
+    assert result.verdict == "agree", result
+    assert {"mean:m", "var:r", "cov:m,r", "q95:r"} <= {q.name for q in result.quantities}
+    # Power: gamma scale x 1.1 shifts its mean by 0.15 = 0.17 sd: z ~ 0.17 sqrt(4000) ~ 11.
+    wide = draws.copy()
+    wide[..., 1] *= 1.1
+    assert compare.check_draws(wide, exact, alpha=test_alpha).verdict == "disagree"
+    with pytest.raises(InputError, match=r"entry 1 must be a frozen univariate scipy"):
+        compare.Exact.from_scipy([norm, "gamma"])
+    with pytest.raises(InputError, match="entry 0: cauchy"):
+        compare.Exact.from_scipy([stats.cauchy(), gamma])

@@ -371,3 +371,97 @@ def test_text_csv_runs_from_the_command_line(tmp_path, capsys, test_alpha):
     first_word = doc["naive_bayes"]["vocabulary"][0]
     assert doc["parameters"][:3] == ["pi[ham]", "pi[spam]", f"theta[ham,{first_word}]"]
     assert "theta[ham," in err and "theta[spam," in err  # the results table (on stderr)
+
+
+# --- words in a CSV for every classification topic (issue 15) -------------------------------
+#: Mitchell (1997), Fig. 2.3: the version space of Table 2.1 (enjoy_sport.csv), 6 hypotheses.
+MITCHELL_VERSION_SPACE = {"<Sunny,Warm,?,Strong,?,?>", "<Sunny,?,?,Strong,?,?>",
+                          "<Sunny,Warm,?,?,?,?>", "<?,Warm,?,Strong,?,?>", "<Sunny,?,?,?,?,?>",
+                          "<?,Warm,?,?,?,?>"}
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_enjoy_sport_csv_runs_from_the_command_line(tmp_path, capsys, test_alpha):
+    """The project's own CSV of words (attributes and yes/no labels).  Before: refused
+    with "'Sunny' is not a number; fix or remove that line"."""
+    path = Path(clf.__file__).parent / "datasets" / "enjoy_sport.csv"
+    code, out, err = _main(capsys, "run", "bayes-optimal", "--data", str(path),
+                           "--target", "enjoy_sport", "--alpha", f"{test_alpha}", "--json", "-",
+                           "--out", str(tmp_path / "run"))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["verdict"] == "agree"
+    # Noise-free data, uniform prior: P(h|D) = 1/|VS| on the version space.
+    shown = {name[len("P(h="):-1]: mean for name, mean in zip(doc["parameters"],
+                                                              doc["exact"]["mean"])}
+    assert set(shown) == MITCHELL_VERSION_SPACE
+    np.testing.assert_allclose(list(shown.values()), 1 / 6, rtol=1e-12)
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_quantity_constant_under_the_null_does_not_decide_a_run(tmp_path, capsys, test_alpha):
+    """Two hypotheses at 1/2 each: the square of the whitened indicator is 1 on every draw
+    (null sd 0).  Before: z = 0/0 = NaN, "max |z| nan", verdict DISAGREE."""
+    path = tmp_path / "vs2.csv"
+    path.write_text("a,b,y\n1,0,1\n1,1,1\n")
+    code, out, err = _main(capsys, "run", "bayes-optimal", "--data", str(path), "--target", "y",
+                           "--alpha", f"{test_alpha}", "--json", "-",
+                           "--out", str(tmp_path / "run"))
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "agree", err
+    constant = [q for q in doc["quantities"] if q["null_sd"] == 0.0]
+    assert constant and all(q["z"] == 0.0 and q["estimate"] == pytest.approx(q["expected"],
+                                                                              abs=1e-12)
+                            for q in constant)
+    statistic = {c["name"]: c for c in doc["checks"]}["agreement"]["statistic"]
+    assert statistic is not None and np.isfinite(statistic)
+    assert "nan" not in err
+
+
+TEXT_ROWS = [("1.0", "2.0", "red", "cat"), ("2.0", "1.0", "blue", "dog"),
+             ("1.2", "2.1", "red", "cat"), ("2.2", "0.8", "blue", "dog"),
+             ("0.9", "2.3", "red", "cat"), ("2.1", "1.2", "blue", "dog")]
+
+
+@pytest.mark.parametrize("topic", ["naive-bayes", "bayes-optimal", "gaussian-classifier",
+                                   "logistic-regression"])
+def test_every_classification_topic_reads_text_labels(tmp_path, topic):
+    """Class labels in words become the classes (logistic regression: the second in
+    natural order is y = 1), read as the command line reads the CSV."""
+    from compare.cli import _load_data
+
+    path = tmp_path / "pets.csv"
+    _write_csv(path, ["x1", "x2", "colour", "kind"], TEXT_ROWS)
+    t = get_topic(topic)
+    features = "colour" if topic in ("naive-bayes", "bayes-optimal") else "x1,x2"
+    values, _, _ = _load_data(t, str(path), None, "kind", features)
+    overrides = {"naive-bayes": {"variant": "categorical", "holdout": 0},
+                 "bayes-optimal": {"noise": 0.3}}.get(topic, {})
+    data, _ = t.prepare(values, t.hyper(overrides))
+    if topic == "logistic-regression":
+        np.testing.assert_array_equal(data.y, [0, 1, 0, 1, 0, 1])  # cat < dog: dog is 1
+        np.testing.assert_allclose(data.phi[:, 1:], [[float(r[0]), float(r[1])]
+                                                     for r in TEXT_ROWS])
+    elif topic == "bayes-optimal":
+        # Concept learning of "dog" (the second label): <blue> explains every row.
+        np.testing.assert_array_equal(data.problem.y, [0, 1, 0, 1, 0, 1])
+        mean = dict(zip(data.solution.answer.posterior.parameters,
+                        data.solution.answer.posterior.mean))
+        assert mean["P(h=<blue>)"] == max(mean.values())
+    else:
+        assert tuple(data.classes) == ("cat", "dog")
+
+
+@pytest.mark.parametrize("topic", ["gaussian-classifier", "logistic-regression"])
+def test_a_word_in_a_numeric_input_is_named(tmp_path, capsys, topic):
+    path = tmp_path / "pets.csv"
+    _write_csv(path, ["x1", "x2", "colour", "kind"], TEXT_ROWS)
+    code, out, err = _main(capsys, "run", topic, "--data", str(path), "--target", "kind",
+                           "--out", str(tmp_path / "out"))
+    assert code == 3 and out == ""
+    line = err.strip()
+    assert "\n" not in line and "column 'colour'" in line and "'red' is not a number" in line
+    assert "--features" in line and "remove that line" not in line
+    assert not (tmp_path / "out").exists()

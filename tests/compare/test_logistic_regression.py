@@ -120,3 +120,20 @@ def test_sizes_option_sets_the_laplace_sweep(tmp_path, capsys):
     doc = json.loads(json_path.read_text())
     assert [r["n"] for r in doc["laplace_error"]["rows"]] == [20, 30, 60]
     assert doc["hyperparameters"]["sizes"] == [20.0, 0.5, 60.0]
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_one_weight_without_intercept_agrees(test_settings):
+    """Issue 15: ``run logistic-regression --data builtin:simulated --set intercept=false``
+    (d = 1, no closed-form marginal) crashed in the agreement test with AttributeError;
+    the square test's null variance now comes from the reference's exact draws."""
+    topic = get_topic(TOPIC)
+    ds = topic.builtin_data("simulated")
+    result = run(topic, data=ds.load(), hyper=topic.hyper({"intercept": False}, dataset=ds),
+                 settings=test_settings)
+    assert result.parameters == ("w[x]",)
+    names = [q.name for q in result.agreement.quantities]
+    assert names == ["mean:w[x]", "var:w[x]"]
+    assert all(np.isfinite(q.z) and q.null_sd > 0 for q in result.agreement.quantities)
+    assert result.verdict == "agree", [(c.name, c.statistic, c.threshold) for c in result.checks]
