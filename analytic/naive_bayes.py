@@ -510,7 +510,9 @@ def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
     if variant == "bernoulli":
         groups: tuple[tuple[int, int], ...] = ()
         feature_alpha = alpha + suff.feature_counts
-        feature_beta = alpha + suff.class_counts[:, None] - suff.feature_counts
+        # Counts first: alpha + n_c - N_cj rounds alpha away when alpha << 1
+        # (alpha = 1e-50, n_c = N_cj gave Beta(., 0) and an infinite evidence).
+        feature_beta = alpha + (suff.class_counts[:, None] - suff.feature_counts)
         for i in range(c):
             blocks += [BetaPosterior(float(a), float(b))
                        for a, b in zip(feature_alpha[i], feature_beta[i])]

@@ -681,7 +681,7 @@ register(Topic(
                        structural=True, low=1, high=1000),
         Hyperparameter("min_mass", 0.02, "a hypothesis (or the lumped rest) is compared on "
                        "its own only with at least this posterior probability",
-                       structural=True, high=1.0),
+                       structural=True, high=0.5, high_open=True),
     ),
     solve=clf.bo_solve,
     build_model=m_bo.build_model,
@@ -782,7 +782,7 @@ register(Topic(
                        "inputs", kind="bool", structural=True),
         Hyperparameter("reference_draws", 2**18, "importance draws of the exact reference "
                        "(rounded up to a power of two)", kind="count", structural=True,
-                       low=2**8, high=2**22),
+                       low=1000, high=2**22),
         Hyperparameter("proposal_df", 10.0, "degrees of freedom of the Student-t importance "
                        "proposal", structural=True, low=1.0),
         Hyperparameter("sizes", logr.LAPLACE_SIZES, "rows in the Laplace-error sweep (also "
