@@ -227,7 +227,7 @@ def test_valid_inputs_give_a_finite_answer_or_a_clean_refusal(topic):
     sources = st.sampled_from(["simulated", "made"]) if one_column else st.just("simulated")
 
     @settings(max_examples=EXAMPLES_VALID, **PROFILE)
-    @given(hyper=valid_hyper(topic), source=sources, n=st.sampled_from([1, 2, 3, 10, 40]),
+    @given(hyper=valid_hyper(topic), source=sources, n=st.sampled_from([1, 3, 12, 40, 100]),
            seed=st.integers(0, 2**32 - 1),
            made=_column(topic.data_kind) if one_column else st.just(None))
     def check(hyper, source, n, seed, made):
@@ -565,13 +565,13 @@ def test_no_data_returns_the_prior_and_sequential_equals_batch(topic):
            seed=st.integers(0, 2**32 - 1))
     def check(hyper, n, cut, seed):
         hyper = topic.hyper(hyper)
-        data = _simulated(topic, hyper, n, seed)
         try:
+            data = _simulated(topic, _sim_hyper(topic, hyper), n, seed)
             x, hyper = topic.prepare(data if topic.data_kind in ("table", "points")
                                      else check_array(np.asarray(data), topic.data_kind, "d"),
                                      dict(hyper))
-        except InputError:
-            return  # e.g. one category seen: refused before any identity applies
+        except (InputError, ValueError):
+            return  # one category seen, degree 0 without intercept: refused before any identity
         # no data = prior, log evidence 0
         empty = adapter.solve(topic, adapter.empty(x), hyper)
         _close(adapter.params(empty.posterior), adapter.prior_params(hyper, x), RTOL)
@@ -582,9 +582,15 @@ def test_no_data_returns_the_prior_and_sequential_equals_batch(topic):
         first = adapter.solve(topic, x1, hyper)
         second = adapter.solve(topic, x2, hyper, prior=first.posterior)
         batch = adapter.solve(topic, x if not hasattr(x, "phi") else _Rows(x.phi, x.y), hyper)
-        _close(adapter.params(second.posterior), adapter.params(batch.posterior), RTOL)
-        _close(second.posterior.mean, batch.posterior.mean, RTOL)
+        tol = RTOL
+        if hasattr(first.posterior, "prec_chol"):
+            # Passing S_1 on re-factors it: the round trip costs ~cond(S_1) eps
+            # (100 cond eps, as in tests/analytic/test_linear_regression.py).
+            cov = np.asarray(first.posterior.cov, dtype=float)
+            tol = max(RTOL, 100.0 * float(np.linalg.cond(cov)) * np.finfo(float).eps)
+        _close(adapter.params(second.posterior), adapter.params(batch.posterior), tol)
+        _close(second.posterior.mean, batch.posterior.mean, tol)
         ev = first.log_evidence + second.log_evidence
-        assert ev == pytest.approx(batch.log_evidence, rel=RTOL, abs=RTOL)
+        assert ev == pytest.approx(batch.log_evidence, rel=tol, abs=tol)
 
     check()
