@@ -211,10 +211,13 @@ class Hyperparameter:
                                               else np.any(values > self.high))
         if too_low or too_high:
             shown = float(values[0]) if values.size == 1 else values.tolist()
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
-            interval = f"[{lo}, {hi}{')' if self.high_open else ']'}"
-            raise InputError(f"{self.name} must lie in {interval}, got {shown}; "
+            if self.high is None:
+                domain = f">= {self.low:g}"
+            elif self.low is None:
+                domain = f"{'<' if self.high_open else '<='} {self.high:g}"
+            else:
+                domain = f"in [{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+            raise InputError(f"{self.name} must be {domain}, got {shown}; "
                              f"e.g. --set {self.name}={self._example()}")
 
     def _example(self) -> str:

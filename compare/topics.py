@@ -464,7 +464,7 @@ register(Topic(
     data_kind="points",
     hyperparameters=(
         Hyperparameter("components", 2, "number of mixture components K", kind="count",
-                       low=1, high=50,
+                       high=50,
                        structural=True),
         Hyperparameter("alpha", 1.0, "Dirichlet concentration of each weight (>= 1 for MAP-EM)",
                        low=1.0),
