@@ -210,13 +210,15 @@ class Hyperparameter:
         too_high = self.high is not None and (np.any(values >= self.high) if self.high_open
                                               else np.any(values > self.high))
         if too_low or too_high:
-            shown = float(values[0]) if values.size == 1 else values.tolist()
-            if self.high is None:
-                domain = f">= {self.low:g}"
-            elif self.low is None:
-                domain = f"{'<' if self.high_open else '<='} {self.high:g}"
+            shown = f"{values[0]:g}" if values.size == 1 else values.tolist()
+            interval = (None if self.low is None or self.high is None else
+                        f"[{self.low:g}, {self.high:g}{')' if self.high_open else ']'}")
+            if too_low:
+                domain = f">= {self.low:g}" + (f" (in {interval})" if interval else "")
+            elif interval:
+                domain = f"in {interval}"
             else:
-                domain = f"in [{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+                domain = f"{'<' if self.high_open else '<='} {self.high:g}"
             raise InputError(f"{self.name} must be {domain}, got {shown}; "
                              f"e.g. --set {self.name}={self._example()}")
 
