@@ -32,6 +32,7 @@ example database), so CI runs the same examples every time and cannot flake.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -200,6 +201,16 @@ def _sim_hyper(topic: Topic, hyper: dict[str, Any]) -> dict[str, Any]:
                                 if h.structural}}
 
 
+def _repeat_rows(data: Any, times: int) -> Any:
+    """Each observation (a table's or points' row) ``times`` times in a row."""
+    if hasattr(data, "x"):
+        fields = {"x": np.repeat(np.asarray(data.x), times, axis=0)}
+        if hasattr(data, "y"):
+            fields["y"] = np.repeat(np.asarray(data.y), times, axis=0)
+        return dataclasses.replace(data, **fields)
+    return np.repeat(np.asarray(data), times)
+
+
 def _simulated(topic: Topic, hyper: dict[str, Any], n: int, seed: int):
     return topic.simulate(np.random.default_rng(seed), n, dict(hyper)).data
 
@@ -220,7 +231,7 @@ def moderate_hyper(topic: Topic) -> st.SearchStrategy[dict[str, Any]]:
 
 # ------------------------------------------------------------ 1. valid inputs
 
-EXAMPLES_VALID = 25
+EXAMPLES_VALID = 40
 
 
 @pytest.mark.parametrize("topic", TOPICS, ids=IDS)
@@ -228,7 +239,8 @@ def test_valid_inputs_give_a_finite_answer_or_a_clean_refusal(topic):
     outcomes: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     one_column = topic.data_kind not in ("table", "points")
-    sources = st.sampled_from(["simulated", "made"]) if one_column else st.just("simulated")
+    sources = st.sampled_from(["simulated", "made", "repeated"] if one_column
+                              else ["simulated", "repeated"])
 
     @settings(max_examples=EXAMPLES_VALID, **PROFILE)
     @given(hyper=valid_hyper(topic), source=sources, n=st.sampled_from([1, 3, 12, 40, 100, 100]),
@@ -239,6 +251,8 @@ def test_valid_inputs_give_a_finite_answer_or_a_clean_refusal(topic):
         try:
             data = made if source == "made" else _simulated(topic, _sim_hyper(topic, hyper),
                                                             n, seed)
+            if source == "repeated":  # every row three times: ties, duplicated inputs
+                data = _repeat_rows(data, 3)
             answer = exact_side(topic, data, hyper)
         except (InputError, ValueError) as err:
             # InputError: a data-dependent refusal (the runner's exit 3).  ValueError can
@@ -255,6 +269,53 @@ def test_valid_inputs_give_a_finite_answer_or_a_clean_refusal(topic):
     assert outcomes["answered"] * 8 >= sum(outcomes.values()), (
         f"{topic.name}: most valid inputs were refused: {dict(outcomes)}; "
         f"why: {reasons.most_common(5)}")
+
+
+EDGE_DATA = {
+    "binary": [[1.0] * 3, [0.0] * 3, [0.0, 1.0]],
+    "counts": [[0.0] * 3, [1e6] * 3, [0.0, 7.0]],
+    "reals": [[0.0] * 3, [DATA_MAGNITUDE, -DATA_MAGNITUDE], [1.0]],
+    "nonnegative": [[0.0] * 3, [DATA_MAGNITUDE] * 2, [1.0]],
+    "labels": [["a", "b", "a"], ["x", "y"]],
+}
+
+
+def _domain_ends(h: Hyperparameter) -> list[float]:
+    if h.kind not in ("positive", "real", "count") or (h.kind == "count" and h.default is None):
+        return []
+    lo, hi = _interval(h)
+    if h.kind == "count":
+        return [float(lo)]  # the upper ends only cost time (restarts, draws)
+    top = float(np.nextafter(hi, -np.inf)) if h.high_open else hi
+    return [lo, top]
+
+
+EDGE_CASES = [pytest.param(t, h, v, id=f"{t.name}.{h.name}={v:g}") for t in TOPICS
+              for h in t.hyperparameters for v in _domain_ends(h)]
+
+
+@pytest.mark.parametrize(("topic", "h", "value"), EDGE_CASES)
+def test_each_hyperparameter_at_its_domain_ends(topic, h, value):
+    """One hyperparameter at an end of its domain, the others at their defaults, on
+    the edge data sets (all ones, all zeros, the largest magnitudes) and simulated
+    ones: a clean answer or a clean refusal.  (Found: Beta(a, b = 1e-50) after n
+    ones gave Beta(., 0) and log evidence inf, as b + n - s rounds b away.)"""
+    hyper = topic.hyper({h.name: value})
+    if "reference_draws" in hyper:
+        hyper["reference_draws"] = COUNT_CAP["reference_draws"]
+    sets = list(EDGE_DATA.get(topic.data_kind, []))
+    for n, seed in ((12, 0), (40, 1)):
+        try:
+            sets.append(_simulated(topic, _sim_hyper(topic, hyper), n, seed))
+        except ValueError:
+            pass
+    for data in sets:
+        try:
+            answer = exact_side(topic, data, hyper)
+        except InputError as err:
+            assert_one_line(err)
+            continue
+        assert_clean_answer(answer)
 
 
 # ------------------------------------------------------------ 2. invalid hyperparameters
