@@ -290,17 +290,29 @@ def _domain_ends(h: Hyperparameter) -> list[float]:
     return [lo, top]
 
 
-EDGE_CASES = [pytest.param(t, h, v, id=f"{t.name}.{h.name}={v:g}") for t in TOPICS
-              for h in t.hyperparameters for v in _domain_ends(h)]
+def _choices(topic: Topic) -> list[dict[str, str]]:
+    """Every combination of the topic's text choices (naive-bayes variants, GP kernels)."""
+    combos: list[dict[str, str]] = [{}]
+    for h in topic.hyperparameters:
+        if h.kind == "text" and h.choices:
+            combos = [{**c, h.name: choice} for c in combos for choice in h.choices]
+    return combos
 
 
-@pytest.mark.parametrize(("topic", "h", "value"), EDGE_CASES)
-def test_each_hyperparameter_at_its_domain_ends(topic, h, value):
+EDGE_CASES = [pytest.param(t, h, v, c, id=f"{t.name}.{h.name}={v:g}"
+                           + "".join(f".{x}" for x in c.values()))
+              for t in TOPICS for c in _choices(t) for h in t.hyperparameters
+              for v in _domain_ends(h)]
+
+
+@pytest.mark.parametrize(("topic", "h", "value", "choice"), EDGE_CASES)
+def test_each_hyperparameter_at_its_domain_ends(topic, h, value, choice):
     """One hyperparameter at an end of its domain, the others at their defaults, on
     the edge data sets (all ones, all zeros, the largest magnitudes) and simulated
     ones: a clean answer or a clean refusal.  (Found: Beta(a, b = 1e-50) after n
-    ones gave Beta(., 0) and log evidence inf, as b + n - s rounds b away.)"""
-    hyper = topic.hyper({h.name: value})
+    ones gave Beta(., 0) and log evidence inf, as b + n - s rounds b away; the same
+    in naive-bayes' bernoulli variant at alpha = 1e-50.)"""
+    hyper = topic.hyper({**choice, h.name: value})
     if "reference_draws" in hyper:
         hyper["reference_draws"] = COUNT_CAP["reference_draws"]
     sets = list(EDGE_DATA.get(topic.data_kind, []))
