@@ -330,6 +330,29 @@ def test_each_hyperparameter_at_its_domain_ends(topic, h, value, choice):
         assert_clean_answer(answer)
 
 
+def _set_text(value: Any) -> str | None:
+    """How a user writes ``value`` with ``--set`` (None: left at its default)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(repr(float(v)) for v in value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+@pytest.mark.parametrize("topic", TOPICS, ids=IDS)
+def test_valid_values_mean_the_same_from_python_and_from_set_text(topic):
+    @settings(max_examples=30, **PROFILE)
+    @given(hyper=valid_hyper(topic))
+    def check(hyper):
+        texts = {k: _set_text(v) for k, v in hyper.items() if _set_text(v) is not None}
+        assert topic.hyper(texts, parsed=False) == topic.hyper(hyper)
+        assert topic.hyper(texts) == topic.hyper(hyper)  # text in the API parses as --set
+
+    check()
+
+
 # ------------------------------------------------------------ 2. invalid hyperparameters
 
 NOT_A_NUMBER = [float("nan"), float("inf"), -float("inf"), {"a": 1}, [[1.0]], object(), True]
