@@ -254,7 +254,16 @@ class BuiltinData:
 
 
 def _identity_prepare(x: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
-    return np.asarray(x, dtype=float), hyper
+    """The column as floats, each within ``MAGNITUDE`` (beyond it squares and fourth
+    powers -- a variance's variance -- overflow: data of 1e100 gave an infinite
+    posterior covariance)."""
+    x = np.asarray(x, dtype=float)
+    big = np.abs(x) > MAGNITUDE
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise InputError(f"observation {i + 1} is {x[i]:g}, beyond {MAGNITUDE:g} in magnitude "
+                         "where the closed forms stay finite; rescale the data (other units)")
+    return x, hyper
 
 
 def _no_structure(x: np.ndarray, hyper: Mapping[str, Any]) -> dict[str, Any]:

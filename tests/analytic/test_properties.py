@@ -58,8 +58,9 @@ PROFILE = dict(derandomize=True, database=None, deadline=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                       HealthCheck.data_too_large])
 
-#: Largest |value| of hypothesis-made observations (one-column kinds).
-DATA_MAGNITUDE = 1e15
+#: Largest |value| of hypothesis-made observations (one-column kinds): the data
+#: boundary's bound (larger ones are refused, see test_invalid_data_raise_input_error).
+DATA_MAGNITUDE = MAGNITUDE
 
 #: Upper limits for count hyperparameters in these tests, to bound run time only
 #: (their declared domain goes further; ``test_count_bounds_are_declared``
@@ -179,7 +180,8 @@ def _column(kind: str) -> st.SearchStrategy[list]:
     if kind == "binary":
         elems = st.sampled_from([0.0, 1.0])
     elif kind == "counts":
-        elems = st.one_of(st.integers(0, 5), st.integers(0, 10**6)).map(float)
+        elems = st.one_of(st.integers(0, 5), st.integers(0, 10**6),
+                          st.sampled_from([1e15, DATA_MAGNITUDE])).map(float)
     elif kind == "nonnegative":
         elems = st.one_of(st.floats(0, 10), st.floats(0, DATA_MAGNITUDE))
     elif kind == "reals":
@@ -273,7 +275,7 @@ def test_valid_inputs_give_a_finite_answer_or_a_clean_refusal(topic):
 
 EDGE_DATA = {
     "binary": [[1.0] * 3, [0.0] * 3, [0.0, 1.0]],
-    "counts": [[0.0] * 3, [1e6] * 3, [0.0, 7.0]],
+    "counts": [[0.0] * 3, [1e6] * 3, [0.0, 7.0], [1e50, 0.0]],
     "reals": [[0.0] * 3, [DATA_MAGNITUDE, -DATA_MAGNITUDE], [1.0]],
     "nonnegative": [[0.0] * 3, [DATA_MAGNITUDE] * 2, [1.0]],
     "labels": [["a", "b", "a"], ["x", "y"]],
@@ -466,9 +468,9 @@ def test_list_valued_text_is_parsed_as_on_the_command_line():
 
 BAD_VALUES = {
     "binary": [0.5, 2.0, -1.0],
-    "counts": [-1.0, 1.5],
-    "nonnegative": [-1e-3, -1e300],
-    "reals": [],
+    "counts": [-1.0, 1.5, 1e51],
+    "nonnegative": [-1e-3, -1e300, MAGNITUDE * 2],
+    "reals": [MAGNITUDE * 2, -1e300],
     "labels": [],
 }
 
