@@ -54,9 +54,10 @@ IDS = [t.name for t in TOPICS]
 
 #: Deterministic, no deadline (solves compile nothing but EM restarts vary), no
 #: example database (nothing carried between runs).
-PROFILE = dict(derandomize=True, database=None, deadline=None, print_blob=True,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                      HealthCheck.data_too_large])
+PROFILE: dict[str, Any] = {
+    "derandomize": True, "database": None, "deadline": None, "print_blob": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much,
+                              HealthCheck.data_too_large]}
 
 #: Largest |value| of hypothesis-made observations (one-column kinds): the data
 #: boundary's bound (larger ones are refused, see test_invalid_data_raise_input_error).
@@ -176,7 +177,7 @@ def valid_hyper(topic: Topic) -> st.SearchStrategy[dict[str, Any]]:
 
 def _column(kind: str) -> st.SearchStrategy[list]:
     """Hypothesis-made observations in the support of a one-column kind (n >= 1)."""
-    size = dict(min_size=1, max_size=30)
+    size = {"min_size": 1, "max_size": 30}
     if kind == "binary":
         elems = st.sampled_from([0.0, 1.0])
     elif kind == "counts":
@@ -369,7 +370,6 @@ def invalid_values(h: Hyperparameter) -> list[Any]:
     if h.kind == "labels":
         return [("a", "a"), ("a", ""), "a,,b", ",", (), 5]
     bad: list[Any] = list(NOT_A_NUMBER)
-    lo, hi = _interval(h)
     if h.kind == "count":
         bad += [-1, 2.5, 1e300, "three"]
         if h.low is not None and h.low > 0:
@@ -679,7 +679,7 @@ def test_no_data_returns_the_prior_and_sequential_equals_batch(topic):
         _close(adapter.params(empty.posterior), adapter.prior_params(hyper, x), RTOL)
         assert abs(empty.log_evidence) <= RTOL
         # batch = sequential, evidence by the chain rule
-        k = int(round(cut * len(x.y if hasattr(x, "y") else x)))
+        k = round(cut * len(x.y if hasattr(x, "y") else x))
         x1, x2 = adapter.split(x, k)
         first = adapter.solve(topic, x1, hyper)
         second = adapter.solve(topic, x2, hyper, prior=first.posterior)
