@@ -356,6 +356,30 @@ def test_valid_values_mean_the_same_from_python_and_from_set_text(topic):
     check()
 
 
+@pytest.mark.parametrize(("topic", "h", "value", "choice"), EDGE_CASES)
+def test_simulators_at_domain_ends_draw_finite_values_or_say_why(topic, h, value, choice):
+    """``topic.simulate`` (builtin:simulated, ``sbc``) at an extreme prior: finite
+    parameters and data, or a ValueError/InputError saying why (found: Pareto shape
+    1e-50 raised OverflowError, InvGamma alpha0 1e-50 ZeroDivisionError, a Gamma
+    rate of 1e50 numpy's bare "lam value too large")."""
+    hyper = topic.hyper({**choice, h.name: value})
+    if "reference_draws" in hyper:
+        hyper["reference_draws"] = COUNT_CAP["reference_draws"]
+    for seed in (0, 1):
+        try:
+            sim = topic.simulate(np.random.default_rng(seed), 10, dict(hyper))
+        except ValueError as err:  # InputError included
+            assert str(err).strip()
+            continue
+        assert np.all(np.isfinite(np.asarray(sim.theta, dtype=float))), sim.theta
+        data = sim.data
+        for values in ((data.x, data.y) if hasattr(data, "y") else (data.x,)
+                       if hasattr(data, "x") else (data,)):
+            arr = np.asarray(values)
+            if arr.dtype.kind in "fiu":
+                assert np.all(np.isfinite(arr)), f"simulated data not finite: {arr}"
+
+
 # ------------------------------------------------------------ 2. invalid hyperparameters
 
 NOT_A_NUMBER = [float("nan"), float("inf"), -float("inf"), {"a": 1}, [[1.0]], object(), True]
