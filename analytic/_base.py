@@ -125,6 +125,19 @@ def require_finite(name: str, value: float) -> float:
     return value
 
 
+def require_drawable(name: float | str, value: float, *, fix: str) -> float:
+    """Return a prior draw ``value``, or raise ValueError when float64 cannot hold it.
+
+    Extreme but valid priors (InvGamma shape 1e-50, Pareto shape 1e-3) put most of
+    their mass beyond 1e308: a simulator then has nothing finite to return.
+    """
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"the prior draw of {name} is {value} (beyond float64): this prior "
+                         f"is too heavy-tailed to simulate from; {fix}")
+    return value
+
+
 def as_data(name: str, x: Any) -> np.ndarray:
     """Return ``x`` as a finite 1-D float array, or raise ValueError."""
     arr = np.asarray(x, dtype=float)

@@ -95,7 +95,8 @@ def update(*, suff: Stats, a: float, b: float) -> BetaPosterior:
     """
     a = require_positive("a", a)
     b = require_positive("b", b)
-    return BetaPosterior(a + suff.successes, b + suff.n - suff.successes)
+    # Failures first: b + n - s would round b away when b << 1 (b = 1e-50, n = s = 1 gave 0).
+    return BetaPosterior(a + suff.successes, b + (suff.n - suff.successes))
 
 
 def solve(*, x: np.ndarray, a: float, b: float) -> ExactAnswer:

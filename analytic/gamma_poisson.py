@@ -20,6 +20,9 @@ from scipy import special, stats
 
 from analytic._base import ExactAnswer, as_data, require_positive
 
+#: Largest Poisson mean numpy's generator draws from ("lam value too large" beyond).
+POISSON_MAX = 1e18
+
 PARAMETERS = ("rate",)
 
 
@@ -121,4 +124,7 @@ def posterior(*, x: np.ndarray, shape: float, rate: float) -> GammaPosterior:
 def simulate(rng: np.random.Generator, *, n: int, shape: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
     """Draw the rate from the prior, then n counts; returns (theta (1,), x (n,))."""
     lam = rng.gamma(shape, 1.0 / rate)
+    if lam > POISSON_MAX:
+        raise ValueError(f"the prior draw of the rate is {lam:g}, beyond the {POISSON_MAX:g} "
+                         "a Poisson simulator can draw; lower shape / rate (the prior mean)")
     return np.array([lam]), rng.poisson(lam, size=n).astype(float)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, special, stats
 
-from analytic._base import ExactAnswer, require_positive
+from analytic._base import ExactAnswer, require_drawable, require_positive
 from analytic.linear_regression import (
     MLE,
     Stats,
@@ -419,7 +419,8 @@ def simulate(rng: np.random.Generator, *, phi: np.ndarray, alpha0: float, beta0:
     phi = _as_design("phi", phi)
     alpha0, beta0 = _check_shape_scale(alpha0, beta0)
     prior_scale = require_positive("prior_scale", prior_scale)
-    sigma2 = beta0 / rng.gamma(alpha0)
+    g = rng.gamma(alpha0)  # underflows to 0 for alpha0 << 1
+    sigma2 = require_drawable("sigma2", beta0 / g if g > 0 else np.inf, fix="raise alpha0")
     sd = math.sqrt(sigma2)
     w = sd * prior_scale * rng.standard_normal(phi.shape[1])
     return np.append(w, sigma2), phi @ w + sd * rng.standard_normal(phi.shape[0])

@@ -510,7 +510,9 @@ def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
     if variant == "bernoulli":
         groups: tuple[tuple[int, int], ...] = ()
         feature_alpha = alpha + suff.feature_counts
-        feature_beta = alpha + suff.class_counts[:, None] - suff.feature_counts
+        # Counts first: alpha + n_c - N_cj rounds alpha away when alpha << 1
+        # (alpha = 1e-50, n_c = N_cj gave Beta(., 0) and an infinite evidence).
+        feature_beta = alpha + (suff.class_counts[:, None] - suff.feature_counts)
         for i in range(c):
             blocks += [BetaPosterior(float(a), float(b))
                        for a, b in zip(feature_alpha[i], feature_beta[i])]
@@ -815,7 +817,12 @@ def simulate(rng: np.random.Generator, *, n: int, variant: str, alpha: float,
     pi = rng.dirichlet(np.full(n_classes, class_concentration))
     y = rng.choice(n_classes, size=n, p=pi)
     if variant == "gaussian":
-        sigma2 = beta0 / rng.gamma(alpha0, size=(n_classes, n_features))
+        g = rng.gamma(alpha0, size=(n_classes, n_features))  # 0 for alpha0 << 1
+        if not np.all(g > 0):
+            raise ValueError(f"a prior draw of sigma2 is beyond float64 (InvGamma shape "
+                             f"alpha0={alpha0:g} is too heavy-tailed to simulate from); "
+                             "raise alpha0")
+        sigma2 = beta0 / g
         mu = rng.normal(mu0, np.sqrt(sigma2 / kappa0))
         x = rng.normal(mu[y], np.sqrt(sigma2[y])).reshape(n, n_features)
         theta = np.stack([mu, sigma2], axis=-1)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from analytic._base import ExactAnswer, require_finite, require_positive
+from analytic._base import ExactAnswer, require_drawable, require_finite, require_positive
 from analytic.normal_known_variance import Stats, sufficient_stats
 
 PARAMETERS = ("mu", "sigma2")
@@ -146,6 +146,7 @@ def posterior(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0:
 def simulate(rng: np.random.Generator, *, n: int, mu0: float, kappa0: float, alpha0: float,
              beta0: float) -> tuple[np.ndarray, np.ndarray]:
     """Draw (mu, sigma2) from the prior, then n observations; returns (theta (2,), x (n,))."""
-    sigma2 = beta0 / rng.gamma(alpha0)
+    g = rng.gamma(alpha0)  # underflows to 0 for alpha0 << 1
+    sigma2 = require_drawable("sigma2", beta0 / g if g > 0 else np.inf, fix="raise alpha0")
     mu = rng.normal(mu0, np.sqrt(sigma2 / kappa0))
     return np.array([mu, sigma2]), rng.normal(mu, np.sqrt(sigma2), size=n)

@@ -11,12 +11,13 @@ end of its support, so the MAP sits on a boundary.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from analytic._base import ExactAnswer, as_data, require_positive
+from analytic._base import ExactAnswer, as_data, require_drawable, require_positive
 
 PARAMETERS = ("theta",)
 
@@ -152,5 +153,8 @@ def posterior(*, x: np.ndarray, scale: float, shape: float) -> ParetoPosterior:
 
 def simulate(rng: np.random.Generator, *, n: int, scale: float, shape: float) -> tuple[np.ndarray, np.ndarray]:
     """Draw theta from the prior, then n observations; returns (theta (1,), x (n,))."""
-    theta = scale * (1.0 - rng.random()) ** (-1.0 / shape)
+    # In log space: u^(-1/shape) overflows (OverflowError) for shape << 1.
+    log_theta = math.log(scale) - math.log1p(-rng.random()) / shape
+    theta = require_drawable("theta", math.exp(log_theta) if log_theta < 709.0 else math.inf,
+                             fix="raise shape")
     return np.array([theta]), rng.uniform(0.0, theta, size=n)

@@ -34,6 +34,14 @@ class InputError(ValueError):
     """Bad input from a user: the message names the item, the value and the fix."""
 
 
+#: Largest magnitude a numeric hyperparameter may take, and (its reciprocal) the
+#: smallest positive one.  Squares, reciprocals and products of two squares of
+#: numbers in [1e-50, 1e50] stay well inside double precision (1e-308 .. 1e308),
+#: so no closed form overflows to inf or underflows to a zero it divides by; a
+#: prior sd of 1e50 is flat for any data, and 1e-50 is a point mass.
+MAGNITUDE = 1e50
+
+
 @dataclass(frozen=True)
 class Hyperparameter:
     """A prior hyperparameter settable with ``--set name=value``.
@@ -54,6 +62,13 @@ class Hyperparameter:
     structural : bool
         True when it shapes the data or the model (categories, intercept,
         polynomial degree) rather than being a ``pm.Data`` value.
+    choices : tuple of str
+        ``text``: the allowed values (empty: any non-empty text).
+    low, high : float or None
+        Numeric kinds: the closed interval ``[low, high]`` every value must lie
+        in, on top of the kind's own domain (``> 0``, ``>= 0``) and of
+        ``|value| <= MAGNITUDE`` (positive values also ``>= 1/MAGNITUDE``).
+        ``high_open`` makes the upper end open: ``[low, high)``.
     """
 
     name: str
@@ -62,9 +77,14 @@ class Hyperparameter:
     kind: str = "positive"
     structural: bool = False
     choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    high_open: bool = False
 
     def parse(self, text: str) -> Any:
         """Turn the text of ``--set name=text`` into a checked value."""
+        if not isinstance(text, str):
+            raise InputError(f"--set {self.name}: expected text, got {text!r}")
         text = text.strip()
         if self.kind == "text":
             return self.check(text)
@@ -80,14 +100,14 @@ class Hyperparameter:
                 value = float(text)
             except ValueError:
                 raise InputError(f"--set {self.name}={text!r} is not a whole number; "
-                                 f"e.g. --set {self.name}=3") from None
+                                 f"e.g. --set {self.name}={self._example()}") from None
             return self.check(value)
         if self.kind == "labels":
             labels = tuple(s.strip() for s in text.split(","))
             if not text or any(not s for s in labels):
                 raise InputError(f"--set {self.name}={text!r}: give comma-separated labels, "
                                  f"e.g. --set {self.name}=a,b,c")
-            return labels
+            return self.check(labels)
         parts = [s.strip() for s in text.split(",")] if self.kind == "positive-list" else [text]
         try:
             values = [float(s) for s in parts]
@@ -98,7 +118,13 @@ class Hyperparameter:
         return self.check(value)
 
     def check(self, value: Any) -> Any:
-        """Validate a value given in Python (or parsed from text)."""
+        """Validate a value given in Python (or parsed from text).
+
+        Text is parsed exactly as ``--set`` parses it, so ``categories="a,b,c"``
+        means three labels in the API as on the command line.
+        """
+        if isinstance(value, str) and self.kind != "text":
+            return self.parse(value)
         if self.kind == "text":
             if value is None:
                 return None
@@ -112,34 +138,95 @@ class Hyperparameter:
             if not isinstance(value, (bool, np.bool_)):
                 raise InputError(f"{self.name} must be true or false, got {value!r}")
             return bool(value)
-        if self.kind == "count":
+        if self.kind == "labels":
             if value is None:
                 return None
-            number = float(value)
-            if not number.is_integer() or number < 0:
-                raise InputError(f"{self.name} must be a whole number >= 0, got {value!r}; "
-                                 f"e.g. --set {self.name}=3")
-            return int(number)
-        if self.kind == "labels":
-            labels = tuple(str(v) for v in value)
+            if not isinstance(value, (list, tuple, np.ndarray)):
+                raise InputError(f"{self.name} must be a list of labels (or the text "
+                                 f"'a,b,c'), got {value!r}")
+            labels = tuple(str(v).strip() for v in value)
+            if not labels or any(not s for s in labels):
+                raise InputError(f"{self.name} must list non-empty labels, got {list(value)}; "
+                                 f"e.g. --set {self.name}=a,b,c")
             if len(set(labels)) != len(labels):
                 raise InputError(f"{self.name} must list distinct labels, got {list(labels)}")
             return labels
-        values = np.atleast_1d(np.asarray(value, dtype=float))
+        if value is None:
+            if self.default is None:
+                return None
+            raise InputError(f"{self.name} needs a value, got None; "
+                             f"e.g. --set {self.name}={self._example()}")
+        values = self._numbers(value)
+        if self.kind == "count":
+            if values.size != 1:
+                raise InputError(f"{self.name} takes one whole number, got {values.tolist()}")
+            number = float(values[0])
+            if not np.isfinite(number) or not number.is_integer() or number < 0:
+                raise InputError(f"{self.name} must be a whole number >= 0, got {value!r}; "
+                                 f"e.g. --set {self.name}={self._example()}")
+            self._check_bounds(values)
+            return int(number)
         if self.kind != "positive-list" and values.size != 1:
             raise InputError(f"{self.name} takes one number, got {values.tolist()}")
+        if values.size == 0:
+            raise InputError(f"{self.name} needs at least one number, got none; "
+                             f"e.g. --set {self.name}={self._example()}")
         if not np.all(np.isfinite(values)):
             raise InputError(f"{self.name} must be finite, got {values.tolist()}; "
                              f"e.g. --set {self.name}={self._example()}")
+        shown = float(values[0]) if values.size == 1 else values.tolist()
         if self.kind in ("positive", "positive-list") and not np.all(values > 0):
-            shown = values[0] if values.size == 1 else values.tolist()
             raise InputError(f"{self.name} must be > 0, got {shown}; "
                              f"e.g. --set {self.name}={self._example()}")
+        smallest = 1.0 / MAGNITUDE if self.kind in ("positive", "positive-list") else 0.0
+        magnitude = np.abs(values)
+        if np.any(magnitude > MAGNITUDE) or np.any((magnitude > 0) & (magnitude < smallest)):
+            raise InputError(f"{self.name} = {shown} is outside the numeric range "
+                             f"[{1 / MAGNITUDE:g}, {MAGNITUDE:g}] in magnitude, where the "
+                             "closed forms stay finite; rescale the data or the prior")
+        self._check_bounds(values)
         return float(values[0]) if values.size == 1 else tuple(float(v) for v in values)
 
+    def _numbers(self, value: Any) -> np.ndarray:
+        """``value`` as a 1-D float array; bools, text and nested lists are refused."""
+        items = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
+        if (np.asarray(items).dtype == bool if isinstance(items, np.ndarray)
+                else any(isinstance(v, (bool, np.bool_)) for v in items)):
+            raise InputError(f"{self.name} must be a number, got {value!r}; "
+                             f"e.g. --set {self.name}={self._example()}")
+        try:
+            values = np.asarray(items, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{self.name} must be a number, got {value!r}; "
+                             f"e.g. --set {self.name}={self._example()}") from None
+        if values.ndim != 1:
+            raise InputError(f"{self.name} takes a number or a flat list of numbers, got "
+                             f"{value!r}")
+        return values
+
+    def _check_bounds(self, values: np.ndarray) -> None:
+        """Refuse values outside ``[low, high]`` (``[low, high)`` when ``high_open``)."""
+        too_low = self.low is not None and np.any(values < self.low)
+        too_high = self.high is not None and (np.any(values >= self.high) if self.high_open
+                                              else np.any(values > self.high))
+        if too_low or too_high:
+            shown = f"{values[0]:g}" if values.size == 1 else values.tolist()
+            interval = (None if self.low is None or self.high is None else
+                        f"[{self.low:g}, {self.high:g}{')' if self.high_open else ']'}")
+            if too_low:
+                domain = f">= {self.low:g}" + (f" (in {interval})" if interval else "")
+            elif interval:
+                domain = f"in {interval}"
+            else:
+                domain = f"{'<' if self.high_open else '<='} {self.high:g}"
+            raise InputError(f"{self.name} must be {domain}, got {shown}; "
+                             f"e.g. --set {self.name}={self._example()}")
+
     def _example(self) -> str:
-        if isinstance(self.default, (int, float)):
+        if isinstance(self.default, (int, float)) and not isinstance(self.default, bool):
             return f"{self.default:g}"
+        if self.kind == "count" and self.low is not None:
+            return f"{max(self.low, 1):g}"
         return "1"
 
 
@@ -167,7 +254,16 @@ class BuiltinData:
 
 
 def _identity_prepare(x: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
-    return np.asarray(x, dtype=float), hyper
+    """The column as floats, each within ``MAGNITUDE`` (beyond it squares and fourth
+    powers -- a variance's variance -- overflow: data of 1e100 gave an infinite
+    posterior covariance)."""
+    x = np.asarray(x, dtype=float)
+    big = np.abs(x) > MAGNITUDE
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise InputError(f"observation {i + 1} is {x[i]:g}, beyond {MAGNITUDE:g} in magnitude "
+                         "where the closed forms stay finite; rescale the data (other units)")
+    return x, hyper
 
 
 def _no_structure(x: np.ndarray, hyper: Mapping[str, Any]) -> dict[str, Any]:

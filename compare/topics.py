@@ -272,6 +272,7 @@ def _regression_hyper(*extra: Hyperparameter) -> tuple[Hyperparameter, ...]:
                        kind="bool", structural=True),
         Hyperparameter("degree", None, "for one input column: polynomial features "
                        "1, x, ..., x^degree (default: the inputs as they are)", kind="count",
+                       high=20,
                        structural=True),
     )
 
@@ -463,17 +464,19 @@ register(Topic(
     data_kind="points",
     hyperparameters=(
         Hyperparameter("components", 2, "number of mixture components K", kind="count",
+                       high=50,
                        structural=True),
-        Hyperparameter("alpha", 1.0, "Dirichlet concentration of each weight (>= 1 for MAP-EM)"),
+        Hyperparameter("alpha", 1.0, "Dirichlet concentration of each weight (>= 1 for MAP-EM)",
+                       low=1.0),
         Hyperparameter("kappa0", 0.01, "prior pseudo-count of each component mean"),
         Hyperparameter("nu0", None, "Wishart degrees of freedom, an integer > d "
-                       "(default d + 2)", kind="count"),
+                       "(default d + 2)", kind="count", low=1, high=1e6),
         Hyperparameter("cov_scale", 0.1, "prior component covariance as a share of the data's "
                        "variance", structural=True),
         Hyperparameter("reg_covar", 1e-6, "added to the diagonal of ML-EM covariances",
                        structural=True),
         Hyperparameter("restarts", 5, "EM restarts from k-means++ (the best is kept)",
-                       kind="count", structural=True),
+                       kind="count", structural=True, low=1, high=100),
     ),
     solve=mixture.solve,
     build_model=m_gm.build_model,
@@ -544,7 +547,7 @@ register(Topic(
                        "succeeds"),
         Hyperparameter("test_points", 20, "number of test inputs: a grid over one input's "
                        "range, or distinct data rows spread over the target (linear: at most "
-                       "p + 1)", kind="count", structural=True),
+                       "p + 1)", kind="count", structural=True, low=1, high=1000),
         Hyperparameter("test_inputs", None, "CSV file of test inputs with the input columns "
                        "by name (replaces the grid)", kind="text", structural=True),
         Hyperparameter("optimise", False, "first set lengthscale, signal_sd and noise_sd to "
@@ -609,10 +612,11 @@ register(Topic(
         Hyperparameter("classes", None, "the classes, comma-separated (default: the labels of "
                        "the training rows, sorted)", kind="labels", structural=True),
         Hyperparameter("vocabulary", 20, "text columns: keep the tokens found in the most "
-                       "training rows, this many", kind="count", structural=True),
+                       "training rows, this many", kind="count", structural=True, low=1,
+                       high=100_000),
         Hyperparameter("holdout", 5, "hold out every k-th row (k = holdout) and classify it "
                        "after the fit; 0 keeps every row for training", kind="count",
-                       structural=True),
+                       structural=True, high=1e6),
         Hyperparameter("mu0", a_nb.GAUSSIAN_PRIOR["mu0"], "gaussian: prior mean of every class "
                        "mean mu_cj (0 suits standardised features)", kind="real"),
         Hyperparameter("kappa0", a_nb.GAUSSIAN_PRIOR["kappa0"], "gaussian: prior pseudo-count "
@@ -667,15 +671,17 @@ register(Topic(
     data_kind="table",
     hyperparameters=(
         Hyperparameter("noise", 0.0, "probability that an observed label is flipped, in "
-                       "[0, 0.5); 0 = noise-free concept learning", kind="real"),
+                       "[0, 0.5); 0 = noise-free concept learning", kind="real", low=0.0,
+                       high=0.5,
+                       high_open=True),
         Hyperparameter("prior", None, "prior weights, one per hypothesis in order "
                        "(default: uniform)", kind="positive-list"),
         Hyperparameter("top", 10, "compare at most this many hypotheses one by one (the "
                        "most probable), the rest lumped as 'other'", kind="count",
-                       structural=True),
+                       structural=True, low=1, high=1000),
         Hyperparameter("min_mass", 0.02, "a hypothesis (or the lumped rest) is compared on "
                        "its own only with at least this posterior probability",
-                       structural=True),
+                       structural=True, high=0.5, high_open=True),
     ),
     solve=clf.bo_solve,
     build_model=m_bo.build_model,
@@ -725,14 +731,14 @@ register(Topic(
         Hyperparameter("alpha", 1.0, "Dirichlet concentration of every class prior pi_k"),
         Hyperparameter("kappa0", 0.01, "prior pseudo-count of each class mean"),
         Hyperparameter("nu0", None, "Wishart degrees of freedom of each class precision, an "
-                       "integer > d (default d + 2)", kind="count"),
+                       "integer > d (default d + 2)", kind="count", low=1, high=1e6),
         Hyperparameter("cov_scale", 0.1, "prior class covariance as a share of the training "
                        "rows' variance per column", structural=True),
         Hyperparameter("classes", None, "the classes, comma-separated (default: the labels of "
                        "the training rows, sorted)", kind="labels", structural=True),
         Hyperparameter("holdout", 5, "hold out every k-th row (k = holdout) and classify it "
                        "after the fit; 0 keeps every row for training", kind="count",
-                       structural=True),
+                       structural=True, high=1e6),
     ),
     solve=gcl.solve,
     build_model=m_gcl.build_model,
@@ -775,9 +781,10 @@ register(Topic(
         Hyperparameter("intercept", True, "add a column of ones (w[intercept]) before the "
                        "inputs", kind="bool", structural=True),
         Hyperparameter("reference_draws", 2**18, "importance draws of the exact reference "
-                       "(rounded up to a power of two)", kind="count", structural=True),
+                       "(rounded up to a power of two)", kind="count", structural=True,
+                       low=1000, high=2**22),
         Hyperparameter("proposal_df", 10.0, "degrees of freedom of the Student-t importance "
-                       "proposal", structural=True),
+                       "proposal", structural=True, low=1.0),
         Hyperparameter("sizes", logr.LAPLACE_SIZES, "rows in the Laplace-error sweep (also "
                        "--sizes): numbers <= 1 are shares of the rows, larger ones row counts; "
                        "nested subsets of one seeded shuffle, each at least 20 rows",
