@@ -39,8 +39,7 @@ def test_keeps_the_users_rc_file(tmp_path):
 
 
 def test_in_process_value_is_empty():
-    import compare  # noqa: F401  (configures before PyTensor is imported)
-    import pytensor
+    import pytensor  # after compare (imported above), as in every command
 
     assert pytensor.config.blas__ldflags == ""
 
@@ -61,7 +60,7 @@ def test_sampling_command_stderr_has_no_pytensor_warning(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "compare.cli", "run", "beta-binomial",
          "--draws", "100", "--chains", "2", "--out", str(tmp_path / "run")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode in (0, 2), proc.stderr  # 100 draws may be inconclusive
     for word in ("BLAS", "PyTensor", "pytensor", "Warning", "warnings.warn"):
@@ -75,6 +74,6 @@ def test_planted_warning_is_seen(tmp_path):
     env.update(PYTENSORRC=str(tmp_path / "no.rc"),
                PYTENSOR_FLAGS=f"compiledir={tmp_path / 'pytensor'}")
     code = "import pytensor; pytensor.config.blas__ldflags\n"  # the first read warns
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+    proc = subprocess.run([sys.executable, "-c", code], check=False, cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert "could not link to a BLAS" in proc.stderr
