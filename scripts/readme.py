@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Regenerate (``--write``) or verify (``--check``) the program output shown in README.md.
+
+Every shown output sits in a fenced block right after a marker comment::
+
+    <!-- readme: cmd="run normal-inverse-gamma" keep="^checks|^  (ok|FAIL)" cost=cheap -->
+    ```
+    $ .venv/bin/bayes-compare run normal-inverse-gamma
+    ...
+    ```
+
+Marker fields (shell-quoted ``key=value`` pairs):
+
+``cmd``
+    The ``bayes-compare`` arguments. The command runs as
+    ``python -m compare.cli CMD`` in a fresh temporary directory (so default
+    output folders never touch the checkout), one BLAS thread, ``COLUMNS``
+    set to ``width``.
+``show``
+    The command line printed after ``$ .venv/bin/bayes-compare`` (default: ``cmd``).
+``keep``
+    A regular expression; only output lines matching it are shown, and each
+    run of dropped lines becomes one ``...`` line. Default: every line.
+``cut``
+    Lines longer than this are cut and end in `` ...`` (default 150).
+``width``
+    The terminal width the command sees (default 120).
+``cost``
+    ``cheap`` (seconds; the test suite checks these) or ``slow`` (minutes;
+    ``make readme-check`` checks them).
+
+``--check`` reruns each block and compares it with the README after masking
+the numbers that vary from run to run (Monte Carlo estimates, timings,
+ESS, z-scores) and collapsing table padding. Numbers that the program
+derives without sampling stay exact: those following ``<=``, ``<``, ``>``,
+``threshold``, ``alpha=``, ``over``, ``at`` or ``n=``, so thresholds,
+alpha splits, check names, row sets and column headings must match exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PROMPT = "$ .venv/bin/bayes-compare "
+MARKER = re.compile(r"^<!-- readme: (?P<fields>.*) -->\s*$")
+FIELDS = {"cmd", "show", "keep", "cut", "width", "cost"}
+
+#: A number: optional sign, digits, decimals, exponent (1.2e-08, -25.36751, 7375, +1.27).
+NUMBER = re.compile(r"(?<![\w.])[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?(?![\w.])", re.I)
+#: Context after which a number is exact (derived, not sampled): thresholds, alpha, counts.
+EXACT_BEFORE = re.compile(r"(<=|<|>=|>|threshold|alpha=|alpha|over|at|n=|x)\s*$")
+#: Table padding and rule characters that change width with the numbers in them.
+RULES = re.compile(r"([━─═┃│┏┓┗┛┡┩┣┫┳┻╇╋└┘┌┐├┤┬┴┼ ])\1+")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One marked block of README.md: its marker fields and its line span."""
+
+    fields: dict[str, str]
+    marker_line: int  # index of the marker comment
+    start: int        # index of the opening fence
+    end: int          # index of the closing fence
+
+    @property
+    def cmd(self) -> str:
+        return self.fields["cmd"]
+
+    @property
+    def cost(self) -> str:
+        return self.fields.get("cost", "slow")
+
+
+def parse_blocks(lines: list[str]) -> list[Block]:
+    """Every marker and the fenced block after it.
+
+    Raises
+    ------
+    ValueError
+        A marker without a ``cmd``, with an unknown field, or not followed by a fence.
+    """
+    blocks = []
+    for i, line in enumerate(lines):
+        match = MARKER.match(line)
+        if not match:
+            continue
+        fields = dict(pair.split("=", 1) for pair in shlex.split(match["fields"]))
+        unknown = set(fields) - FIELDS
+        if "cmd" not in fields or unknown:
+            raise ValueError(f"README.md line {i + 1}: marker needs cmd=..., known fields "
+                             f"{sorted(FIELDS)}; got {sorted(fields)}")
+        start = i + 1
+        if start >= len(lines) or not lines[start].startswith("```"):
+            raise ValueError(f"README.md line {i + 1}: the marker must be followed by a "
+                             f"``` fence on the next line, got {lines[start:start + 1]}")
+        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("```")),
+                   None)
+        if end is None:
+            raise ValueError(f"README.md line {start + 1}: fence never closed")
+        blocks.append(Block(fields=fields, marker_line=i, start=start, end=end))
+    return blocks
+
+
+def run_block(block: Block) -> tuple[list[str], float]:
+    """Run the block's command; return the lines to show (prompt first) and its seconds."""
+    width = int(block.fields.get("width", "120"))
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               COLUMNS=str(width), TERM="dumb", NO_COLOR="1",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="readme-") as work:
+        proc = subprocess.run([sys.executable, "-m", "compare.cli", *shlex.split(block.cmd)],
+                              cwd=work, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, check=False)
+    seconds = time.perf_counter() - t0
+    if proc.returncode not in (0, 1, 2):
+        raise RuntimeError(f"`bayes-compare {block.cmd}` exited {proc.returncode}:\n"
+                           + proc.stdout[-3000:])
+    return shape_output(block, proc.stdout.splitlines()), seconds
+
+
+def shape_output(block: Block, out: list[str]) -> list[str]:
+    """The prompt line, then the kept output lines, each gap as ``...``, long lines cut."""
+    keep = re.compile(block.fields["keep"]) if "keep" in block.fields else None
+    cut = int(block.fields.get("cut", "150"))
+    shown = [PROMPT + block.fields.get("show", block.cmd)]
+    dropped = False
+    for line in out:
+        line = line.rstrip()
+        if keep is not None and not keep.search(line):
+            dropped = True
+            continue
+        if dropped:
+            shown.append("...")
+            dropped = False
+        shown.append(line if len(line) <= cut else line[:cut - 4].rstrip() + " ...")
+    if dropped:
+        shown.append("...")
+    return shown
+
+
+def mask(line: str) -> str:
+    """A line with its run-to-run numbers replaced by ``#`` and table padding collapsed."""
+    pieces, last = [], 0
+    for match in NUMBER.finditer(line):
+        before = line[last:match.start()]
+        pieces.append(before)
+        exact = EXACT_BEFORE.search(line[:match.start()])
+        pieces.append(match.group() if exact else "#")
+        last = match.end()
+    pieces.append(line[last:])
+    return RULES.sub(r"\1", "".join(pieces)).strip()
+
+
+def compare_lines(shown: list[str], fresh: list[str]) -> list[str]:
+    """Unified diff of the masked lines; empty when they match."""
+    a, b = [mask(x) for x in shown], [mask(x) for x in fresh]
+    if a == b:
+        return []
+    return list(difflib.unified_diff(a, b, "README (masked)", "fresh run (masked)", lineterm=""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="rerun the blocks, rewrite README.md")
+    mode.add_argument("--check", action="store_true", help="rerun and compare; exit 1 on drift")
+    mode.add_argument("--list", action="store_true", help="list the marked blocks")
+    parser.add_argument("--cost", choices=("cheap", "slow", "all"), default="all",
+                        help="which blocks (default all)")
+    parser.add_argument("--match", default=None, help="only blocks whose cmd contains this")
+    parser.add_argument("--readme", type=Path, default=README)
+    args = parser.parse_args(argv)
+
+    lines = args.readme.read_text(encoding="utf-8").splitlines()
+    blocks = [b for b in parse_blocks(lines)
+              if args.cost in ("all", b.cost) and (args.match is None or args.match in b.cmd)]
+    if args.list:
+        for b in blocks:
+            print(f"line {b.marker_line + 1:4d}  {b.cost:5s}  {b.cmd}")
+        return 0
+    drift = 0
+    # From the last block up, so rewriting one block keeps the earlier indices valid.
+    for block in sorted(blocks, key=lambda b: b.start, reverse=True):
+        fresh, seconds = run_block(block)
+        shown = lines[block.start + 1:block.end]
+        if args.write:
+            lines[block.start + 1:block.end] = fresh
+            print(f"wrote  {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
+            continue
+        diff = compare_lines(shown, fresh)
+        status = "ok   " if not diff else "DRIFT"
+        print(f"{status}  {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
+        if diff:
+            drift += 1
+            print("\n".join(diff), file=sys.stderr)
+    if args.write:
+        args.readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return 0
+    if drift:
+        print(f"{drift} README block(s) no longer match the program; "
+              "rerun `python scripts/readme.py --write` and review the diff", file=sys.stderr)
+    return 1 if drift else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
