@@ -16,6 +16,9 @@ Marker fields (shell-quoted ``key=value`` pairs):
     ``python -m compare.cli CMD`` in a fresh temporary directory (so default
     output folders never touch the checkout), one BLAS thread, ``COLUMNS``
     set to ``width``.
+``python``
+    ``python=previous`` instead of ``cmd``: run the ``python`` fenced block just
+    before the marker (a Python API example) and show its output, no prompt.
 ``show``
     The command line printed after ``$ .venv/bin/bayes-compare`` (default: ``cmd``).
 ``keep``
@@ -24,7 +27,7 @@ Marker fields (shell-quoted ``key=value`` pairs):
 ``cut``
     Lines longer than this are cut and end in `` ...`` (default 150).
 ``width``
-    The terminal width the command sees (default 120).
+    The terminal width the command sees (default 200, so tables are not wrapped).
 ``cost``
     ``cheap`` (seconds; the test suite checks these) or ``slow`` (minutes;
     ``make readme-check`` checks them).
@@ -55,10 +58,10 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 PROMPT = "$ .venv/bin/bayes-compare "
 MARKER = re.compile(r"^<!-- readme: (?P<fields>.*) -->\s*$")
-FIELDS = {"cmd", "show", "keep", "cut", "width", "cost"}
+FIELDS = {"cmd", "python", "show", "keep", "cut", "width", "cost"}
 
 #: A number: optional sign, digits, decimals, exponent (1.2e-08, -25.36751, 7375, +1.27).
-NUMBER = re.compile(r"(?<![\w.])[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?(?![\w.])", re.I)
+NUMBER = re.compile(r"(?<![\w.])[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?(?![\w.])", re.IGNORECASE)
 #: Context after which a number is exact (derived, not sampled): thresholds, alpha, counts.
 EXACT_BEFORE = re.compile(r"(<=|<|>=|>|threshold|alpha=|alpha|over|at|n=|x)\s*$")
 #: Table padding and rule characters that change width with the numbers in them.
@@ -73,10 +76,11 @@ class Block:
     marker_line: int  # index of the marker comment
     start: int        # index of the opening fence
     end: int          # index of the closing fence
+    code: str | None = None  # the Python block run for ``python=previous``
 
     @property
     def cmd(self) -> str:
-        return self.fields["cmd"]
+        return self.fields.get("cmd") or "python (the example above)"
 
     @property
     def cost(self) -> str:
@@ -98,9 +102,19 @@ def parse_blocks(lines: list[str]) -> list[Block]:
             continue
         fields = dict(pair.split("=", 1) for pair in shlex.split(match["fields"]))
         unknown = set(fields) - FIELDS
-        if "cmd" not in fields or unknown:
-            raise ValueError(f"README.md line {i + 1}: marker needs cmd=..., known fields "
-                             f"{sorted(FIELDS)}; got {sorted(fields)}")
+        if ("cmd" in fields) == ("python" in fields) or unknown:
+            raise ValueError(f"README.md line {i + 1}: marker needs cmd=... or "
+                             f"python=previous; known fields {sorted(FIELDS)}; "
+                             f"got {sorted(fields)}")
+        code = None
+        if "python" in fields:
+            close = next((j for j in range(i - 1, -1, -1) if lines[j].startswith("```")), None)
+            open_ = next((j for j in range(close - 1, -1, -1)
+                          if lines[j].startswith("```")), None) if close else None
+            if open_ is None or lines[open_].strip() != "```python":
+                raise ValueError(f"README.md line {i + 1}: python=previous needs a "
+                                 "```python block just before the marker")
+            code = "\n".join(lines[open_ + 1:close]) + "\n"
         start = i + 1
         if start >= len(lines) or not lines[start].startswith("```"):
             raise ValueError(f"README.md line {i + 1}: the marker must be followed by a "
@@ -109,20 +123,21 @@ def parse_blocks(lines: list[str]) -> list[Block]:
                    None)
         if end is None:
             raise ValueError(f"README.md line {start + 1}: fence never closed")
-        blocks.append(Block(fields=fields, marker_line=i, start=start, end=end))
+        blocks.append(Block(fields=fields, marker_line=i, start=start, end=end, code=code))
     return blocks
 
 
 def run_block(block: Block) -> tuple[list[str], float]:
     """Run the block's command; return the lines to show (prompt first) and its seconds."""
-    width = int(block.fields.get("width", "120"))
+    width = int(block.fields.get("width", "200"))
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                COLUMNS=str(width), TERM="dumb", NO_COLOR="1",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
-        proc = subprocess.run([sys.executable, "-m", "compare.cli", *shlex.split(block.cmd)],
-                              cwd=work, env=env, stdout=subprocess.PIPE,
+        argv = ([sys.executable, "-c", block.code] if block.code is not None
+                else [sys.executable, "-m", "compare.cli", *shlex.split(block.cmd)])
+        proc = subprocess.run(argv, cwd=work, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, check=False)
     seconds = time.perf_counter() - t0
     if proc.returncode not in (0, 1, 2):
@@ -135,7 +150,7 @@ def shape_output(block: Block, out: list[str]) -> list[str]:
     """The prompt line, then the kept output lines, each gap as ``...``, long lines cut."""
     keep = re.compile(block.fields["keep"]) if "keep" in block.fields else None
     cut = int(block.fields.get("cut", "150"))
-    shown = [PROMPT + block.fields.get("show", block.cmd)]
+    shown = [] if block.code is not None else [PROMPT + block.fields.get("show", block.cmd)]
     dropped = False
     for line in out:
         line = line.rstrip()
