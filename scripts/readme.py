@@ -187,6 +187,16 @@ def compare_lines(shown: list[str], fresh: list[str]) -> list[str]:
     return list(difflib.unified_diff(a, b, "README (masked)", "fresh run (masked)", lineterm=""))
 
 
+def merge(shown: list[str], fresh: list[str]) -> list[str]:
+    """The fresh lines, except that a line equal to the README's once masked keeps the
+    README's numbers: rewriting changes what drifted, not every estimate and timing."""
+    a, b = [mask(x) for x in shown], [mask(x) for x in fresh]
+    merged: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        merged.extend(shown[i1:i2] if tag == "equal" else fresh[j1:j2])
+    return merged
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
@@ -197,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="which blocks (default all)")
     parser.add_argument("--match", default=None, help="only blocks whose cmd contains this")
     parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--fresh", action="store_true",
+                        help="with --write: take every number from the new run (default: "
+                             "keep the README's line where only numbers differ)")
     args = parser.parse_args(argv)
 
     lines = args.readme.read_text(encoding="utf-8").splitlines()
@@ -212,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         fresh, seconds = run_block(block)
         shown = lines[block.start + 1:block.end]
         if args.write:
-            lines[block.start + 1:block.end] = fresh
+            lines[block.start + 1:block.end] = fresh if args.fresh else merge(shown, fresh)
             print(f"wrote  {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
             continue
         diff = compare_lines(shown, fresh)
