@@ -63,7 +63,7 @@ FIELDS = {"cmd", "python", "show", "keep", "cut", "width", "cost"}
 #: A number: optional sign, digits, decimals, exponent (1.2e-08, -25.36751, 7375, +1.27).
 NUMBER = re.compile(r"(?<![\w.])[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?(?![\w.])", re.IGNORECASE)
 #: Context after which a number is exact (derived, not sampled): thresholds, alpha, counts.
-EXACT_BEFORE = re.compile(r"(<=|<|>=|>|threshold|alpha=|alpha|over|at|n=|x)\s*$")
+EXACT_BEFORE = re.compile(r"(<=|<|>=|>|\bthreshold|\balpha=?|\bover|\bat|\bn=|\bx)\s*$")
 #: Table padding and rule characters that change width with the numbers in them.
 RULES = re.compile(r"([━─═┃│┏┓┗┛┡┩┣┫┳┻╇╋└┘┌┐├┤┬┴┼ ])\1+")
 

@@ -84,3 +84,8 @@ def test_write_keeps_readme_numbers_where_only_numbers_changed():
     fresh = ["checks:", "  ok   rhat   1.0020 < 1.01", "  ok   new    3 > 2",
              "verdict: AGREE; 32.11 s"]
     assert readme.merge(shown, fresh) == [shown[0], shown[1], fresh[2], shown[2]]
+
+
+def test_mask_context_words_are_whole_words():
+    """"rhat 1.0014" is an estimate, not a number "at" something."""
+    assert readme.mask("  ok   rhat   1.0014 < 1.01") == readme.mask("  ok   rhat   1.002 < 1.01")
