@@ -137,13 +137,41 @@ def run_block(block: Block) -> tuple[list[str], float]:
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
         argv = ([sys.executable, "-c", block.code] if block.code is not None
                 else [sys.executable, "-m", "compare.cli", *shlex.split(block.cmd)])
-        proc = subprocess.run(argv, cwd=work, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, check=False)
+        returncode, text = _run_in_terminal(argv, cwd=work, env=env)
     seconds = time.perf_counter() - t0
-    if proc.returncode not in (0, 1, 2):
-        raise RuntimeError(f"`bayes-compare {block.cmd}` exited {proc.returncode}:\n"
-                           + proc.stdout[-3000:])
-    return shape_output(block, proc.stdout.splitlines()), seconds
+    if returncode not in (0, 1, 2):
+        raise RuntimeError(f"`bayes-compare {block.cmd}` exited {returncode}:\n" + text[-3000:])
+    return shape_output(block, text.splitlines()), seconds
+
+
+ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-B])")
+
+
+def _run_in_terminal(argv: list[str], *, cwd: str, env: dict[str, str]) -> tuple[int, str]:
+    """Run under a pseudo-terminal, as a user at a shell sees it (the CLI squeezes piped
+    output to 120 columns); return the exit code and the text, stdout and stderr in
+    order, control sequences and progress-bar redraws removed."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, close_fds=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    returncode = proc.wait()
+    text = ANSI.sub("", b"".join(chunks).decode("utf-8", errors="replace"))
+    # A progress bar redraws its line after "\r": keep what was drawn last.
+    lines = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
+    return returncode, "\n".join(lines)
 
 
 def shape_output(block: Block, out: list[str]) -> list[str]:
@@ -155,7 +183,8 @@ def shape_output(block: Block, out: list[str]) -> list[str]:
     for line in out:
         line = line.rstrip()
         if keep is not None and not keep.search(line):
-            dropped = True
+            # A dropped table rule or blank line is not worth a "..." of its own.
+            dropped = dropped or bool(line.strip(" ━─┏┓┗┛┡┩┳┻╇└┘┌┐├┤┬┴┼"))
             continue
         if dropped:
             shown.append("...")
@@ -189,11 +218,20 @@ def compare_lines(shown: list[str], fresh: list[str]) -> list[str]:
 
 def merge(shown: list[str], fresh: list[str]) -> list[str]:
     """The fresh lines, except that a line equal to the README's once masked keeps the
-    README's numbers: rewriting changes what drifted, not every estimate and timing."""
+    README's numbers: rewriting changes what drifted, not every estimate and timing.
+
+    Only lines whose masked form is unique on both sides are kept from the README
+    (table rows look alike once masked; those are taken from the fresh run).
+    """
     a, b = [mask(x) for x in shown], [mask(x) for x in fresh]
     merged: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        merged.extend(shown[i1:i2] if tag == "equal" else fresh[j1:j2])
+        if tag != "equal":
+            merged.extend(fresh[j1:j2])
+            continue
+        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+            unique = a.count(a[i]) == 1 and b.count(b[j]) == 1
+            merged.append(shown[i] if unique else fresh[j])
     return merged
 
 

@@ -89,3 +89,10 @@ def test_write_keeps_readme_numbers_where_only_numbers_changed():
 def test_mask_context_words_are_whole_words():
     """"rhat 1.0014" is an estimate, not a number "at" something."""
     assert readme.mask("  ok   rhat   1.0014 < 1.01") == readme.mask("  ok   rhat   1.002 < 1.01")
+
+
+def test_write_takes_table_rows_from_the_fresh_run():
+    """Rows that look alike once masked are not matched across: no row is duplicated."""
+    shown = ["│ 0 │ -100.765 │", "│ 1 │ -41.948 │", "│ 9 │ -24.139 │"]
+    fresh = ["│ 0 │ -100.765 │", "│ 1 │ -41.948 │", "│ 2 │ -44.047 │", "│ 9 │ -24.139 │"]
+    assert readme.merge(shown, fresh) == fresh
