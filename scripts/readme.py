@@ -131,7 +131,7 @@ def run_block(block: Block) -> tuple[list[str], float]:
     """Run the block's command; return the lines to show (prompt first) and its seconds."""
     width = int(block.fields.get("width", "200"))
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               COLUMNS=str(width), TERM="dumb", NO_COLOR="1",
+               COLUMNS=str(width), TERM="xterm", NO_COLOR="1",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
@@ -151,9 +151,14 @@ def _run_in_terminal(argv: list[str], *, cwd: str, env: dict[str, str]) -> tuple
     """Run under a pseudo-terminal, as a user at a shell sees it (the CLI squeezes piped
     output to 120 columns); return the exit code and the text, stdout and stderr in
     order, control sequences and progress-bar redraws removed."""
+    import fcntl
     import pty
+    import struct
+    import termios
 
     master, slave = pty.openpty()
+    # The terminal's size, as a shell window of COLUMNS columns would report it.
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, int(env["COLUMNS"]), 0, 0))
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave,
                             stderr=slave, close_fds=True)
     os.close(slave)
