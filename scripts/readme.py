@@ -64,6 +64,8 @@ FIELDS = {"cmd", "python", "show", "keep", "cut", "width", "cost"}
 NUMBER = re.compile(r"(?<![\w.])[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?(?![\w.])", re.IGNORECASE)
 #: Context after which a number is exact (derived, not sampled): thresholds, alpha, counts.
 EXACT_BEFORE = re.compile(r"(<=|<|>=|>|\bthreshold|\balpha=?|\bover|\bat|\bn=|\bx)\s*$")
+#: A rate or a duration after the number: masked whatever precedes it ("at 9009/s").
+TIMING_AFTER = re.compile(r"\s*(/s|s\b|ms\b|min\b|sims/s|x\b)")
 #: Table padding and rule characters that change width with the numbers in them.
 RULES = re.compile(r"([━─═┃│┏┓┗┛┡┩┣┫┳┻╇╋└┘┌┐├┤┬┴┼ ])\1+")
 
@@ -138,12 +140,15 @@ def run_block(block: Block) -> tuple[list[str], float]:
         argv = ([sys.executable, "-c", block.code] if block.code is not None
                 else [sys.executable, "-m", "compare.cli", *shlex.split(block.cmd)])
         returncode, text = _run_in_terminal(argv, cwd=work, env=env)
+        # Paths under the temporary working directory are shown relative to it.
+        text = text.replace(os.path.realpath(work) + os.sep, "").replace(work + os.sep, "")
     seconds = time.perf_counter() - t0
     if returncode not in (0, 1, 2):
         raise RuntimeError(f"`bayes-compare {block.cmd}` exited {returncode}:\n" + text[-3000:])
     return shape_output(block, text.splitlines()), seconds
 
 
+SPINNER = re.compile(r"^\s*[\u2800-\u28ff]")
 ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-B])")
 
 
@@ -176,6 +181,8 @@ def _run_in_terminal(argv: list[str], *, cwd: str, env: dict[str, str]) -> tuple
     text = ANSI.sub("", b"".join(chunks).decode("utf-8", errors="replace"))
     # A progress bar redraws its line after "\r": keep what was drawn last.
     lines = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
+    # A transient spinner line (Rich's status, erased on screen when the work ends).
+    lines = [line for line in lines if not SPINNER.match(line)]
     return returncode, "\n".join(lines)
 
 
@@ -206,7 +213,8 @@ def mask(line: str) -> str:
     for match in NUMBER.finditer(line):
         before = line[last:match.start()]
         pieces.append(before)
-        exact = EXACT_BEFORE.search(line[:match.start()])
+        exact = (EXACT_BEFORE.search(line[:match.start()])
+                 and not TIMING_AFTER.match(line[match.end():]))
         pieces.append(match.group() if exact else "#")
         last = match.end()
     pieces.append(line[last:])

@@ -96,3 +96,9 @@ def test_write_takes_table_rows_from_the_fresh_run():
     shown = ["│ 0 │ -100.765 │", "│ 1 │ -41.948 │", "│ 9 │ -24.139 │"]
     fresh = ["│ 0 │ -100.765 │", "│ 1 │ -41.948 │", "│ 2 │ -44.047 │", "│ 9 │ -24.139 │"]
     assert readme.merge(shown, fresh) == fresh
+
+
+def test_mask_hides_rates_and_durations_even_after_a_context_word():
+    assert readme.mask("exact side: whitened, 1000 simulations at 6332/s") == \
+        readme.mask("exact side: whitened, 1000 simulations at 9009/s")
+    assert readme.mask("predictive at 10 inputs") != readme.mask("predictive at 12 inputs")
