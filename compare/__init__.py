@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
+from compare import _pytensor_setup  # noqa: F401
+
 _API = {
     "Exact": "compare.api",
     "CheckResult": "compare.api",

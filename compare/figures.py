@@ -13,6 +13,7 @@ parallel processes and turns a failure into an error box on the page.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,6 +30,8 @@ MAX_PAIR = 4
 #: Points drawn in each pair-plot panel (a thinned subset of the draws).
 PAIR_POINTS = 1500
 DPI = 80
+#: Characters of a 10 pt title per inch of figure width (a wider font's 0.55 em, rounded down).
+PAIR_TITLE_CHARS = 11
 
 COLORS = {"exact": "#222222", "mcmc": "#1f77b4", "map": "#d62728", "mle": "#2ca02c",
           "mean": "#222222", "plugin": "#ff7f0e"}
@@ -118,16 +121,77 @@ def trace(run: SavedRun):
     return _figure_of(pc)
 
 
+#: Colours of the ESS-evolution plot, set here so its legend can name them.
+ESS_STYLE = {"bulk": ("#1f77b4", "-"), "tail": ("#ff7f0e", "-"), "gate": ("#595959", "--")}
+#: Legend and caption font size of the figures (points): readable at the page's width.
+LEGEND_FONTSIZE = 10
+
+
+def _ess_gate(run: SavedRun) -> float:
+    """The ESS threshold the run was judged by (its ``ess_bulk`` check; 400 by default)."""
+    for check in run.doc.get("checks", []):
+        if check.get("name") == "ess_bulk" and check.get("threshold") is not None:
+            return float(check["threshold"])
+    return float((run.doc.get("settings") or {}).get("ess_min", 400.0))
+
+
+def _bottom_legend(fig, handles: list, labels: list[str]) -> None:
+    """One legend under all panels, in as many columns as the figure's width holds.
+
+    Constrained layout makes room for it (and for the x labels) instead of a
+    hand-tuned ``subplots_adjust``.
+    """
+    # An entry's width: its text at LEGEND_FONTSIZE (0.55 em a character) plus the handle.
+    entry = max(len(label) for label in labels) * 0.55 * LEGEND_FONTSIZE / 72 + 0.6
+    ncol = max(1, min(len(labels), int(fig.get_size_inches()[0] // entry)))
+    fig.set_layout_engine("constrained")
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False,
+               fontsize=LEGEND_FONTSIZE)
+
+
 def rank(run: SavedRun):
-    """Fractional rank ECDF per chain with its simultaneous envelope (``plot_rank``)."""
+    """Fractional-rank ECDF of each chain, minus the uniform's, with the points that
+    arviz-stats' multi-chain uniformity test flags (``plot_rank``, method ``mtc_c``).
+
+    ``mtc_c`` is arviz-plots' default and preferred method: it accounts for the
+    autocorrelation of the ranks, which a simultaneous envelope does not; so no
+    envelope is drawn, and the caption says what is.
+    """
+    import matplotlib.pyplot as plt
+
     azp = _azp()
-    return _figure_of(azp.plot_rank(run.flat(), backend="matplotlib"))
+    fig = _figure_of(azp.plot_rank(run.flat(), backend="matplotlib"))
+    chains = run.draws.shape[0]
+    ax = fig.axes[0]
+    handles = [plt.Line2D([], [], color=line.get_color(), lw=1.5) for line in ax.lines[:chains]]
+    labels = [f"chain {c}" for c in range(len(handles))]
+    handles.append(plt.Line2D([], [], ls="", marker="o", color="#000000", ms=5))
+    labels.append("ranks flagged by the multi-chain test")
+    _bottom_legend(fig, handles, labels)
+    return fig
 
 
 def ess_evolution(run: SavedRun):
-    """Bulk and tail ESS as draws accumulate (``plot_ess_evolution``)."""
+    """Bulk and tail ESS as draws accumulate, with the run's ESS gate
+    (``plot_ess_evolution``) and a legend naming the three."""
+    import matplotlib.pyplot as plt
+
     azp = _azp()
-    return _figure_of(azp.plot_ess_evolution(run.flat(), backend="matplotlib"))
+    gate = _ess_gate(run)
+    visuals = {}
+    for which in ("bulk", "tail"):
+        color, style = ESS_STYLE[which]
+        visuals[f"ess_{which}"] = {"color": color}
+        visuals[f"ess_{which}_line"] = {"color": color, "linestyle": style}
+    visuals["min_ess"] = {"color": ESS_STYLE["gate"][0], "linestyle": ESS_STYLE["gate"][1]}
+    fig = _figure_of(azp.plot_ess_evolution(run.flat(), backend="matplotlib", min_ess=gate,
+                                            visuals=visuals))
+    handles = [plt.Line2D([], [], color=ESS_STYLE[w][0], ls=ESS_STYLE[w][1], marker="o", ms=4)
+               for w in ("bulk", "tail")]
+    handles.append(plt.Line2D([], [], color=ESS_STYLE["gate"][0], ls=ESS_STYLE["gate"][1]))
+    labels = ["bulk ESS", "tail ESS", f"ESS gate ({gate:g})"]
+    _bottom_legend(fig, handles, labels)
+    return fig
 
 
 def mcse(run: SavedRun):
@@ -175,9 +239,7 @@ def marginals(run: SavedRun):
     mcmc_line = fig.axes[0].lines[0] if fig.axes and fig.axes[0].lines else None
     labels = (["MCMC (KDE)"] if mcmc_line is not None else []) + list(handles)
     artists = ([mcmc_line] if mcmc_line is not None else []) + list(handles.values())
-    fig.legend(artists, labels, loc="lower center", ncol=len(labels), frameon=False,
-               fontsize="small")
-    fig.subplots_adjust(bottom=0.7 / (2.3 * rows + 0.7) + 0.08, hspace=0.6)
+    _bottom_legend(fig, artists, labels)
     return fig
 
 
@@ -222,7 +284,10 @@ def pair(run: SavedRun):
                 ax.set_xlabel(run.parameters[col])
             if col == 0:
                 ax.set_ylabel(run.parameters[row])
-    fig.suptitle("MCMC draws (dots) and exact 1, 2, 3 sd ellipses (lines)", fontsize="medium")
+    # Wrapped to the figure's width: one line is wider than a 2-parameter figure.
+    title = "MCMC draws (dots) and exact 1, 2, 3 sd ellipses (lines)"
+    fig.suptitle(textwrap.fill(title, width=int(fig.get_size_inches()[0] * PAIR_TITLE_CHARS)),
+                 fontsize="medium")
     fig.tight_layout()
     return fig
 
@@ -606,10 +671,13 @@ FIGURES: tuple[FigureKind, ...] = (
                "Laplace error shrinking as n grows.", laplace_overlay),
     FigureKind("trace", "Trace", "Each chain's draws and density (arviz-plots).", trace),
     FigureKind("rank", "Rank plot",
-               "Fractional-rank ECDF of each chain against its simultaneous envelope; chains "
-               "sampling the same distribution stay inside (arviz-plots).", rank),
+               "Each chain's fractional-rank ECDF minus the uniform's, with the p-value of "
+               "arviz-stats' multi-chain uniformity test (which allows for autocorrelation); "
+               "points mark ranks where it finds the chains differ. Chains sampling the same "
+               "distribution stay near zero with no marked points (arviz-plots).", rank),
     FigureKind("ess_evolution", "ESS evolution",
-               "Bulk and tail effective sample size as the draws accumulate (arviz-plots).",
+               "Bulk and tail effective sample size as the draws accumulate; the verdict needs "
+               "both above the ESS gate (dashed) (arviz-plots).",
                ess_evolution),
     FigureKind("mcse", "Monte Carlo standard error",
                "MCSE of the quantiles of each marginal (arviz-plots).", mcse),

@@ -886,6 +886,15 @@ def draw_figure(doc: dict[str, Any], path: str | Path) -> Path:
 FIGURE_PARAMETERS = 4
 
 
+def _log_axis(ax) -> None:
+    """A log x axis labelled at its major ticks only (the minor labels overlap over
+    less than two decades)."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def figure(doc: dict[str, Any]):
     """The posterior path: mean and central interval of the first parameters along the
     grid, MCMC points (mean +- 1.96 sd) on it, the base value marked, and the log evidence."""
@@ -926,15 +935,24 @@ def figure(doc: dict[str, Any]):
             color = {"agree": "#1f77b4", "disagree": "#d62728"}.get(p["verdict"], "#ff7f0e")
             ax.errorbar([p["value"]], [m], yerr=[1.96 * (sd or 0.0)], fmt="o", color=color,
                         ms=4, capsize=3)
-        if doc["mcmc"]:
-            ax.plot([], [], "o", color="#1f77b4", label="MCMC mean +- 1.96 sd")
         ax.axvline(doc["base_value"], color="#888888", ls="--", lw=1, label="current value")
         ax.set_title(name, fontsize=10)
         ax.set_xlabel(doc["param"])
         if log_x:
-            ax.set_xscale("log")
-        if i == 0:
-            ax.legend(fontsize=7)
+            _log_axis(ax)
+    # One legend for every panel: an entry drawn on any panel (the MAP path
+    # differs from the mean on some parameters only) is named once.
+    entries: dict[str, Any] = {}
+    for ax in list(axes.flat)[:len(names)]:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    for verdict, color in (("agree", "#1f77b4"), ("disagree", "#d62728"),
+                           ("inconclusive", "#ff7f0e")):
+        if any(p["verdict"] == verdict for p in doc["mcmc"] if p["mean"] is not None):
+            entries[f"MCMC mean +- 1.96 sd ({verdict})"] = plt.Line2D(
+                [], [], ls="", marker="o", color=color, ms=4)
+    fig.legend(list(entries.values()), list(entries), loc="lower center",
+               ncol=min(len(entries), 3), frameon=False, fontsize=9)
     ax = axes.flat[len(names)]
     ev = np.array([np.nan if v is None else v for v in ex["log_evidence"]], dtype=float)
     ax.plot(grid, ev, color="#2ca02c")
@@ -942,11 +960,13 @@ def figure(doc: dict[str, Any]):
     ax.set_title("log evidence", fontsize=10)
     ax.set_xlabel(doc["param"])
     if log_x:
-        ax.set_xscale("log")
+        _log_axis(ax)
     for extra in list(axes.flat)[panels:]:
         extra.set_visible(False)
     fig.suptitle(f"{doc['topic']}: exact posterior along {doc['param']}", fontsize=11)
-    fig.tight_layout()
+    legend_rows = -(-len(entries) // 3)
+    fig.tight_layout(rect=(0, min(0.4, (0.1 + 0.22 * legend_rows) / fig.get_size_inches()[1]),
+                           1, 1))
     return fig
 
 
