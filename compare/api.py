@@ -1079,17 +1079,6 @@ def _topic_data(topic: Any, data: Any, column: str | None, target: str | None,
     return np.asarray(data), None, "array"
 
 
-def _hyper_overrides(topic: Any, given: Mapping[str, Any]) -> dict[str, Any]:
-    """``given`` with every text value parsed as ``--set`` parses it (one parser for both)."""
-    known = {h.name: h for h in topic.hyperparameters}
-    out = {}
-    for name, value in given.items():
-        if isinstance(value, str) and name in known:
-            value = known[name].parse(value)
-        out[name] = value
-    return out
-
-
 def run(topic: str, *, data: Any = None, column: str | None = None, target: str | None = None,
         features: Sequence[str] | None = None,
         settings: Settings | Mapping[str, Any] | None = None,
@@ -1122,8 +1111,7 @@ def run(topic: str, *, data: Any = None, column: str | None = None, target: str 
     from compare.runner import run as run_topic
 
     t = get_topic(topic)
-    overrides = _hyper_overrides(t, hyperparameters)
     values, dataset, source = _topic_data(t, data, column, target, features)
-    hyper = t.hyper(overrides, dataset=dataset)
+    hyper = t.hyper(hyperparameters, dataset=dataset)  # text parsed as --set
     return CheckResult(run_topic(t, data=values, hyper=hyper, settings=_settings(base=settings),
                                  source=source))

@@ -169,14 +169,14 @@ def _prepared(topic: Topic, data: Any, column: str | None, target: str | None,
               sets: Mapping[str, str] | None):
     """(prepared data, hyperparameters after and before ``prepare``, ExactAnswer,
     builtin data set or None, source)."""
-    from compare.api import _hyper_overrides, _topic_data
+    from compare.api import _topic_data
     from compare.data import check_array
 
     values, dataset, source = _topic_data(topic, data, column, target, features)
     if hyper and sets:
         raise InputError("give hyperparameters as values (hyper=) or as --set text, not both")
     merged = topic.hyper(sets, dataset=dataset, parsed=False) if sets else \
-        topic.hyper(_hyper_overrides(topic, hyper or {}), dataset=dataset)
+        topic.hyper(hyper or {}, dataset=dataset)
     structured = topic.data_kind in ("table", "points")
     if structured and not hasattr(values, "features"):
         raise InputError(f"{topic.name}: streamed tables cannot be exported; read a smaller CSV")

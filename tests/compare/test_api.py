@@ -299,22 +299,21 @@ def test_run_reads_data_as_the_cli_does():
 # --- settings given as text are read as --set reads them (issue 15) ----------------------
 def test_text_hyperparameters_are_parsed_as_set_parses_them():
     """Before: categories="a,b,c" became the characters ('a', ',', 'b', ',', 'c')."""
-    from compare.api import _hyper_overrides
     from compare.registry import get_topic
 
     topic = get_topic("dirichlet-categorical")
     given = {"categories": "a,b, c", "concentration": "1,2,3"}
     parsed = topic.hyper(given, parsed=False)  # what --set gives
-    via_api = topic.hyper(_hyper_overrides(topic, given))
+    via_api = topic.hyper(given)  # what compare.run passes on
     assert via_api == parsed
     assert via_api["categories"] == ("a", "b", "c")
     assert via_api["concentration"] == (1.0, 2.0, 3.0)
-    assert topic.hyper(_hyper_overrides(topic, {"categories": ("x", "y")}))["categories"] == \
+    assert topic.hyper({"categories": ("x", "y")})["categories"] == \
         ("x", "y")
-    with pytest.raises(InputError, match=r"--set concentration='1,x' is not a number"):
-        _hyper_overrides(topic, {"concentration": "1,x"})
+    with pytest.raises(InputError, match=r"concentration.*'1,x'"):
+        topic.hyper({"concentration": "1,x"})
     bool_topic = get_topic("logistic-regression")
-    assert bool_topic.hyper(_hyper_overrides(bool_topic, {"intercept": "false"}))[
+    assert bool_topic.hyper({"intercept": "false"})[
         "intercept"] is False
 
 
