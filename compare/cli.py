@@ -445,18 +445,25 @@ def summary(
     out: Annotated[Path, typer.Option(help="where to write the Markdown table")] = Path("reports/summary.md"),
 ) -> None:
     """Write a Markdown table with one row per saved run."""
-    from compare.output import RESULT_FILE, atomic_write, summary_markdown
+    from compare.output import atomic_write, load_runs, run_dirs_under, summary_markdown
 
-    files = sorted(runs.glob(f"*/{RESULT_FILE}"))
-    if not files:
+    if out.is_dir():
+        raise BadInput(f"--out {str(out)!r} is a directory; give the Markdown file to write, "
+                       f"e.g. --out {str(out / 'summary.md')!r}")
+    dirs = run_dirs_under(runs)
+    if not dirs:
         raise BadInput(f"no runs under {str(runs)!r}; run `bayes-compare run --all` first")
-    docs = [json.loads(f.read_text()) for f in files]
+    loaded, skipped = load_runs(dirs, need_draws=False,
+                                warn=lambda line: err.print(f"warning: {line}", markup=False,
+                                                            soft_wrap=True))
+    docs = [run.doc for run in loaded]
     from compare.registry import all_topics
 
     order = {t.name: i for i, t in enumerate(all_topics())}
     docs.sort(key=lambda d: (order.get(d["topic"], len(order)), d["topic"]))
-    atomic_write(out, summary_markdown(docs))
-    _make_console().print(f"wrote {out} ({len(docs)} runs)")
+    atomic_write(out, summary_markdown(docs, skipped=skipped))
+    _make_console().print(f"wrote {out} ({len(docs)} runs"
+                          + (f", {len(skipped)} skipped)" if skipped else ")"))
 
 
 @app.command()
