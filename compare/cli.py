@@ -277,6 +277,10 @@ def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_di
     topic = get_topic(topic_name)
     values, dataset, source = _load_data(topic, data, column, target, features, stream)
     hyper = topic.hyper(sets, dataset=dataset, parsed=False)
+    # Refuse a folder without room for the draws before compiling and sampling
+    # (compare/output.py; save_run checks again with the exact size).
+    from compare.output import check_room, estimate_run_bytes
+    check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
     with err.status(f"{topic.name}: starting") as status:
         def on_stage(stage: str) -> None:
             text = {"compiling": "compiling the PyMC model with nutpie (once per session)",

@@ -521,8 +521,9 @@ def save_run(result: RunResult, out_dir: str | Path) -> Path:
         _roll_forward(out_dir)  # a run committed by a killed writer is the old run
         _clean_stale(out_dir)
         _pause("staging")
-        staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=STAGING_PREFIX))
+        staging = None
         try:
+            staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=STAGING_PREFIX))
             draws = staging / DRAWS_FILE
             _write_draws(groups, draws)
             _pause("draws-staged")
@@ -539,12 +540,14 @@ def save_run(result: RunResult, out_dir: str | Path) -> Path:
             _fsync_dir(staging)
             os.rename(staging, out_dir / COMMIT_DIR)  # the commit point
         except OSError as e:
-            shutil.rmtree(staging, ignore_errors=True)
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
             raise WriteError(
                 f"--out {str(out_dir)!r}: writing the run failed ({e.strerror or e}); "
                 "nothing was changed there; free some space or choose another --out") from None
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
             raise
         _fsync_dir(out_dir)
         _pause("committed")
