@@ -499,6 +499,11 @@ def report(
     console = _make_console()
     for t in chosen:
         run_dir = runs / t.name
+        try:  # a save killed after its commit (compare/output.py): finish it, do not rerun
+            from compare.output import recover_run
+            recover_run(run_dir)
+        except OSError:
+            pass  # build_site names the folder it cannot read
         if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
             console.print(f"{t.name}: no saved run under {run_dir}; running it on its "
                           "default data")
