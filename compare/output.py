@@ -326,7 +326,7 @@ def estimate_run_bytes(*, chains: int, draws: int, n_values: int = 1,
     return VALUE_BYTES * values + VARIABLE_OVERHEAD_BYTES * variables + FILE_OVERHEAD_BYTES
 
 
-def _existing(path: Path) -> Path:
+def _existing(path: str | Path) -> Path:
     """``path`` or its nearest existing ancestor (where a new folder would be created)."""
     path = Path(path).absolute()
     while not path.exists() and path != path.parent:
@@ -500,7 +500,9 @@ def save_run(result: RunResult, out_dir: str | Path) -> Path:
 
     See the module docstring for the protocol: a reader sees the old run or the
     new one, whenever the writer is killed.  Other files in ``out_dir`` (report
-    pages, figures, sensitivity and SBC results) are left alone.
+    pages, figures, sensitivity and SBC results) are left alone.  The saved
+    document is :func:`to_document` plus ``files`` (``{"draws.nc": {"sha256",
+    "bytes"}}``), which only a saved ``result.json`` has.
 
     Raises
     ------
@@ -743,7 +745,7 @@ def summary_markdown(docs: Iterable[dict[str, Any]], *,
     if docs_seen:
         versions_seen = docs_seen[0].get("versions", {})
         settings_line = ("Settings differ between runs: see the settings column."
-                         if per_run else f"Settings: {settings_text(common)}.")
+                         if common is None else f"Settings: {settings_text(common)}.")
         lines += ["", settings_line + " Versions: "
                   + ", ".join(f"{k} {v}" for k, v in versions_seen.items()) + "."]
     if skipped:
