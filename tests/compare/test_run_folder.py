@@ -214,23 +214,28 @@ def _wait_stopped(proc: subprocess.Popen, timeout: float = 600.0) -> None:
     raise AssertionError("the run never reached its pause point")
 
 
-#: Kills after resuming at "staging" fall in [0, WRITE_SECONDS): the write and the commit
-#: take ~0.3-1 s here (h5netcdf, fsync), so both the old and the new outcome are reached.
-WRITE_SECONDS = 1.5
+#: Kills after resuming at "staging" fall in [0, WRITE_SECONDS): the first netCDF write
+#: of a process also imports h5py/h5netcdf (1-3 s on a loaded 2-core machine).
+WRITE_SECONDS = 4.0
+#: Kills after resuming at "draws-staged" fall in [0, COMMIT_SECONDS): the checksum, the
+#: JSON, the fsyncs, the commit rename and the roll-forward (~0.05-0.3 s).
+COMMIT_SECONDS = 0.4
 
 
 def _kill_plan(rng: random.Random) -> list[tuple[str, str, float | None]]:
     """(start folder, pause point, delay after resuming) for each kill.
 
     Every pause point over the old run; the two points where an empty folder gets
-    its first files; then random moments of the write (resumed at "staging", killed
-    up to WRITE_SECONDS later) and, from N = 4 on, of the whole run (no pause, killed
-    3-30 s after the start).  N = BAYES_COMPARE_KILL_TRIALS (default 2).
+    its first files; then N random moments of the write (resumed at "staging", killed
+    up to WRITE_SECONDS later), N of the commit (resumed at "draws-staged", killed up
+    to COMMIT_SECONDS later) and, from N = 4 on, N // 4 of the whole run (no pause,
+    killed 3-30 s after the start).  N = BAYES_COMPARE_KILL_TRIALS (default 1).
     """
     plan = [("old", p, None) for p in PAUSE_POINTS]
     plan += [("empty", "committed", None), ("empty", "after-draws", None)]
-    n = int(os.environ.get("BAYES_COMPARE_KILL_TRIALS", "2"))
+    n = int(os.environ.get("BAYES_COMPARE_KILL_TRIALS", "1"))
     plan += [("old", "staging", rng.uniform(0.0, WRITE_SECONDS)) for _ in range(n)]
+    plan += [("old", "draws-staged", rng.uniform(0.0, COMMIT_SECONDS)) for _ in range(n)]
     plan += [("old", None, rng.uniform(3.0, 30.0)) for _ in range(n // 4)]
     return plan
 
