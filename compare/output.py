@@ -695,6 +695,39 @@ def common_settings(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     return first if all(d.get("settings") == first for d in docs[1:]) else None
 
 
+#: How each sampler setting is shown, in this order.
+_SETTING_FORMATS = (("chains", "{} chains"), ("draws", "{} draws"), ("tune", "{} warm-up"),
+                    ("seed", "seed {}"), ("alpha", "alpha {:g}"), ("rhat_max", "R-hat < {:g}"),
+                    ("ess_min", "ESS > {:g}"), ("map_tol_sd", "MAP tolerance {:g} sd"))
+
+
+def describe_settings(settings: dict[str, Any]) -> str:
+    """``2 chains, 300 draws, seed 1`` for the settings given (any subset, known order first)."""
+    parts = []
+    for key, form in _SETTING_FORMATS:
+        if key in settings:
+            try:
+                parts.append(form.format(settings[key]))
+            except (TypeError, ValueError):
+                parts.append(f"{key} {settings[key]}")
+    parts += [f"{k} {v}" for k, v in settings.items() if k not in dict(_SETTING_FORMATS)]
+    return ", ".join(parts)
+
+
+def split_settings(docs: Sequence[dict[str, Any]]
+                   ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The settings shared by every run, and for each run those that differ between runs.
+
+    Returns ``(common, per_run)``: ``per_run[i]`` holds run ``i``'s value of each
+    setting not equal in all runs (all empty when the runs agree).
+    """
+    all_settings = [d.get("settings") or {} for d in docs]
+    keys = list(dict.fromkeys(k for s in all_settings for k in s))
+    differ = [k for k in keys if len({json.dumps(s.get(k)) for s in all_settings}) > 1]
+    common = {k: all_settings[0][k] for k in keys if k not in differ}
+    return common, [{k: s.get(k) for k in differ} for s in all_settings]
+
+
 def _fmt(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
@@ -720,15 +753,16 @@ def summary_markdown(docs: Iterable[dict[str, Any]], *,
     docs_seen = list(docs)
     common = common_settings(docs_seen)
     per_run = common is None and bool(docs_seen)
+    shared, differing = split_settings(docs_seen)
     lines = [
         "# bayes-compare summary",
         "",
         "| topic | data | n | verdict | decided by | max abs z | threshold | worst R-hat "
         "| min ESS (bulk/tail) | divergences | MAP dist (sd) | other checks | time (s) |"
-        + (" settings |" if per_run else ""),
+        + (" settings that differ |" if per_run else ""),
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if per_run else ""),
     ]
-    for doc in docs_seen:
+    for doc, own in zip(docs_seen, differing):
         checks = {c["name"]: c for c in doc["checks"]}
         mcmc = doc["mcmc"]
         ess = min([v for v in mcmc["ess_bulk"] + mcmc["ess_tail"] if v is not None], default=None)
@@ -741,11 +775,12 @@ def summary_markdown(docs: Iterable[dict[str, Any]], *,
             f"| {_fmt(checks.get('rhat', {}).get('statistic'), '.4f')} | {_fmt(ess, '.0f')} "
             f"| {mcmc['divergences']} | {_fmt(checks.get('map', {}).get('statistic'), '.1e')} "
             f"| {_other_checks(doc['checks'])} | {_fmt(doc['timings'].get('total'), '.2f')} |"
-            + (f" {settings_text(doc['settings'])} |" if per_run else ""))
+            + (f" {describe_settings(own)} |" if per_run else ""))
     if docs_seen:
         versions_seen = docs_seen[0].get("versions", {})
-        settings_line = ("Settings differ between runs: see the settings column."
-                         if common is None else f"Settings: {settings_text(common)}.")
+        settings_line = (f"Settings differ between runs (see the last column); shared: "
+                         f"{describe_settings(shared) or 'none'}." if common is None
+                         else f"Settings: {settings_text(common)}.")
         lines += ["", settings_line + " Versions: "
                   + ", ".join(f"{k} {v}" for k, v in versions_seen.items()) + "."]
     if skipped:

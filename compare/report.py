@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 
 from compare.figures import FIGURES, FigureKind, SavedRun
-from compare.output import SkippedRun, common_settings, settings_text
+from compare.output import (
+    SkippedRun,
+    common_settings,
+    describe_settings,
+    split_settings,
+)
 
 INDEX_FILE = "index.html"
 PAGE_FILE = "index.html"
@@ -318,8 +323,7 @@ def _index_row(run: SavedRun, href: str) -> dict[str, Any]:
             "threshold": checks.get("agreement", {}).get("threshold"),
             "rhat": _max(doc["mcmc"]["rhat"]), "ess": _min_ess(doc["mcmc"]),
             "divergences": doc["mcmc"]["divergences"], "time": doc["timings"].get("total"),
-            "data": doc["data"]["source"], "n": doc["data"]["n"],
-            "settings": settings_text(doc["settings"])}
+            "data": doc["data"]["source"], "n": doc["data"]["n"], "settings": ""}
 
 
 # --- figures in parallel --------------------------------------------------------
@@ -438,9 +442,13 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
         rows.append(_index_row(run, _relative(page, out)))
     docs = [run.doc for run in runs]
     common = common_settings(docs)
+    shared, differing = split_settings(docs)
+    for row, own in zip(rows, differing):
+        row["settings"] = describe_settings(own)
     index = out / INDEX_FILE
     atomic_write(index, env.get_template("index.html").render(
         rows=rows, settings=common, per_run_settings=common is None,
+        shared_settings=describe_settings(shared),
         skipped=[{"path": str(s.path), "reason": s.reason} for s in skipped],
         versions=versions(),
         built=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -384,21 +384,22 @@ def test_mixed_settings_are_shown_per_run(results, tmp_path, capsys):
     summary = tmp_path / "s.md"
     assert main(["summary", "--runs", str(runs), "--out", str(summary)]) == 0
     text = summary.read_text()
-    assert "| settings |" in text and "Settings differ between runs" in text
+    assert "| settings that differ |" in text and "Settings differ between runs" in text
+    assert "shared: " in text and "seed " in text.split("shared: ")[1]
     rows = [line for line in text.splitlines() if "**" in line]  # both are beta-binomial runs
     assert len(rows) == 2
-    assert sorted(row.strip(" |").split(" | ")[-1][:20] for row in rows) == [
-        "2 chains x 300 draws", "3 chains x 200 draws"]
+    assert sorted(row.strip(" |").split(" | ")[-1] for row in rows) == [
+        "2 chains, 300 draws", "3 chains, 200 draws"]
     site = build_site([runs / "beta-binomial", runs / "gamma-poisson"], tmp_path, workers=1,
                       kinds=())
     index = site.index.read_text()
-    assert "2 chains x 300 draws" in index and "3 chains x 200 draws" in index
+    assert "2 chains, 300 draws" in index and "3 chains, 200 draws" in index
     assert "different sampler settings" in index
 
     save_run(results["old"], runs / "gamma-poisson")
     assert main(["summary", "--runs", str(runs), "--out", str(summary)]) == 0
     text = summary.read_text()
-    assert "| settings |" not in text and "Settings: 2 chains x 300 draws" in text
+    assert "settings that differ" not in text and "Settings: 2 chains x 300 draws" in text
     site = build_site([runs / "beta-binomial", runs / "gamma-poisson"], tmp_path, workers=1,
                       kinds=())
     index = site.index.read_text()
