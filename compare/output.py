@@ -52,6 +52,7 @@ it there, or resume it and kill it a random moment later
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -376,10 +377,18 @@ def _fsync_dir(path: Path) -> None:
 
 @contextmanager
 def _folder_lock(run_dir: Path, *, exclusive: bool = True) -> Iterator[None]:
-    """An advisory ``flock`` on the run folder itself (no lock file is left behind)."""
+    """An advisory ``flock`` on the run folder itself (no lock file is left behind).
+
+    On a file system without ``flock`` (some network mounts) the protocol still
+    holds for one writer at a time; the lock only keeps concurrent writers apart.
+    """
     fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        except OSError as e:
+            if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
         yield
     finally:
         os.close(fd)  # releases the lock
