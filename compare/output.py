@@ -603,31 +603,8 @@ class LoadedRun:
     doc: dict[str, Any]
 
 
-def load_run(run_dir: str | Path, *, need_draws: bool = True) -> LoadedRun:
-    """Read one run folder, finishing an interrupted save first.
-
-    Parameters
-    ----------
-    run_dir : path
-        A folder written by :func:`save_run`.
-    need_draws : bool
-        Require ``draws.nc`` (the report draws from it; the summary does not).
-        When present it must match the SHA-256 recorded in ``result.json``
-        (documents saved before the record are not checked).
-
-    Raises
-    ------
-    RunFolderError
-        Naming the file and the reason: missing, not JSON (truncated?),
-        missing keys, draws that belong to another run.
-    """
-    run_dir = Path(run_dir)
-    result, draws = run_dir / RESULT_FILE, run_dir / DRAWS_FILE
-    try:
-        recover_run(run_dir)
-    except OSError as e:
-        raise RunFolderError(run_dir / COMMIT_DIR, "an interrupted save could not be "
-                             f"finished ({e.strerror or e}); rerun the topic") from None
+def _read_pair(result: Path, draws: Path, *, need_draws: bool) -> dict[str, Any]:
+    """The document at ``result``, checked against ``draws`` (see :func:`load_run`)."""
     try:
         text = result.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -654,7 +631,46 @@ def load_run(run_dir: str | Path, *, need_draws: bool = True) -> LoadedRun:
                                  "another run, or damaged); rerun the topic")
     elif need_draws and not draws.is_file():
         raise RunFolderError(draws, "missing; rerun the topic")
-    return LoadedRun(directory=run_dir, doc=doc)
+    return doc
+
+
+def load_run(run_dir: str | Path, *, need_draws: bool = True) -> LoadedRun:
+    """Read one run folder, finishing an interrupted save first.
+
+    Parameters
+    ----------
+    run_dir : path
+        A folder written by :func:`save_run`.
+    need_draws : bool
+        Require ``draws.nc`` (the report draws from it; the summary does not).
+        When present it must match the SHA-256 recorded in ``result.json``
+        (documents saved before the record are not checked).
+
+    Raises
+    ------
+    RunFolderError
+        Naming the file and the reason: missing, not JSON (truncated?),
+        missing keys, draws that belong to another run.
+    """
+    run_dir = Path(run_dir)
+    result, draws = run_dir / RESULT_FILE, run_dir / DRAWS_FILE
+    for _ in range(3):  # a writer killed while we waited for the lock leaves a journal
+        try:
+            recover_run(run_dir)
+        except OSError as e:
+            raise RunFolderError(run_dir / COMMIT_DIR, "an interrupted save could not be "
+                                 f"finished ({e.strerror or e}); rerun the topic") from None
+        try:
+            with _folder_lock(run_dir, exclusive=False):  # no writer replaces the pair now
+                if (run_dir / COMMIT_DIR).is_dir():
+                    continue
+                return LoadedRun(directory=run_dir,
+                                 doc=_read_pair(result, draws, need_draws=need_draws))
+        except FileNotFoundError:  # the folder itself
+            raise RunFolderError(result, "missing; rerun the topic") from None
+        except OSError as e:
+            raise RunFolderError(run_dir, f"cannot be read ({e.strerror or e})") from None
+    raise RunFolderError(run_dir / COMMIT_DIR, "a save kept being interrupted; rerun the topic")
 
 
 def load_runs(run_dirs: Iterable[str | Path], *, need_draws: bool = True,

@@ -498,3 +498,38 @@ def test_load_runs_reports_each_skip_once(tmp_path):
     loaded, skipped = load_runs([missing], warn=lines.append)
     assert loaded == [] and len(skipped) == 1 and lines == [skipped[0].line]
     assert skipped[0].path == missing / RESULT_FILE
+
+
+@pytest.mark.mcmc
+def test_concurrent_writers_and_readers_never_see_a_mix(results, old_folder):
+    """Writers of both runs and a reader, in threads, on one folder: the folder lock keeps
+    the writers apart and every read (load_run) is one whole run."""
+    import threading
+
+    seen: list[str] = []
+    errors: list[BaseException] = []
+
+    def write(which: str) -> None:
+        try:
+            for _ in range(3):
+                save_run(results[which], old_folder)
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    def read() -> None:
+        try:
+            for _ in range(12):
+                run = load_run(old_folder)
+                seen.append(f"{run.doc['settings']['chains']}x{run.doc['settings']['draws']}")
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=("old",)),
+               threading.Thread(target=write, args=("new",)), threading.Thread(target=read)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and set(seen) <= {"2x300", "3x200"}
+    assert _which(old_folder) in ("old", "new")
+    assert not [p for p in old_folder.iterdir() if p.name.startswith(".")]
