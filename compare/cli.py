@@ -456,6 +456,10 @@ def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_di
     topic = get_topic(topic_name)
     values, dataset, source = _load_data(topic, data, column, target, features, stream)
     hyper = topic.hyper(sets, dataset=dataset, parsed=False)
+    # Refuse a folder without room for the draws before compiling and sampling
+    # (compare/output.py; save_run checks again with the exact size).
+    from compare.output import check_room, estimate_run_bytes
+    check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
     with err.status(f"{topic.name}: starting") as status:
         def on_stage(stage: str) -> None:
             text = {"compiling": "compiling the PyMC model with nutpie (once per session)",
@@ -628,18 +632,22 @@ def summary(
                                       callback=lambda v: _checked_file(v, "--out"))] = Path("reports/summary.md"),
 ) -> None:
     """Write a Markdown table with one row per saved run."""
-    from compare.output import RESULT_FILE, atomic_write, summary_markdown
+    from compare.output import atomic_write, load_runs, run_dirs_under, summary_markdown
 
-    files = sorted(runs.glob(f"*/{RESULT_FILE}"))
-    if not files:
+    dirs = run_dirs_under(runs)
+    if not dirs:
         raise BadInput(f"no runs under {str(runs)!r}; run `bayes-compare run --all` first")
-    docs = [json.loads(f.read_text()) for f in files]
+    loaded, skipped = load_runs(dirs, need_draws=False,
+                                warn=lambda line: err.print(f"warning: {line}", markup=False,
+                                                            soft_wrap=True))
+    docs = [run.doc for run in loaded]
     from compare.registry import all_topics
 
     order = {t.name: i for i, t in enumerate(all_topics())}
     docs.sort(key=lambda d: (order.get(d["topic"], len(order)), d["topic"]))
-    atomic_write(out, summary_markdown(docs))
-    _make_console().print(f"wrote {out} ({len(docs)} runs)")
+    atomic_write(out, summary_markdown(docs, skipped=skipped))
+    _make_console().print(f"wrote {out} ({len(docs)} runs"
+                          + (f", {len(skipped)} skipped)" if skipped else ")"))
 
 
 @app.command()
@@ -673,6 +681,11 @@ def report(
     console = _make_console()
     for t in chosen:
         run_dir = runs_dir / t.name
+        try:  # a save killed after its commit (compare/output.py): finish it, do not rerun
+            from compare.output import recover_run
+            recover_run(run_dir)
+        except OSError:
+            pass  # build_site names the folder it cannot read
         if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
             console.print(f"{t.name}: no saved run under {run_dir}; running it on its "
                           "default data")

@@ -25,6 +25,12 @@ from typing import Any
 import numpy as np
 
 from compare.figures import FIGURES, FigureKind, SavedRun
+from compare.output import (
+    SkippedRun,
+    common_settings,
+    describe_settings,
+    split_settings,
+)
 
 INDEX_FILE = "index.html"
 PAGE_FILE = "index.html"
@@ -126,6 +132,8 @@ class SiteResult:
     figures: dict[str, list[FigureResult]]
     seconds: float
     figure_seconds: dict[str, float] = field(default_factory=dict)
+    #: Runs left out: unreadable result.json, draws of another run (compare.output.load_run).
+    skipped: list[SkippedRun] = field(default_factory=list)
 
     @property
     def failed_figures(self) -> list[tuple[str, str]]:
@@ -315,7 +323,7 @@ def _index_row(run: SavedRun, href: str) -> dict[str, Any]:
             "threshold": checks.get("agreement", {}).get("threshold"),
             "rhat": _max(doc["mcmc"]["rhat"]), "ess": _min_ess(doc["mcmc"]),
             "divergences": doc["mcmc"]["divergences"], "time": doc["timings"].get("total"),
-            "data": doc["data"]["source"], "n": doc["data"]["n"]}
+            "data": doc["data"]["source"], "n": doc["data"]["n"], "settings": ""}
 
 
 # --- figures in parallel --------------------------------------------------------
@@ -354,9 +362,16 @@ def default_workers() -> int:
     return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
+def _warn_stderr(line: str) -> None:
+    import sys
+
+    print(f"warning: {line}", file=sys.stderr, flush=True)
+
+
 def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int | None = None,
                progress: Callable[[int, int], None] | None = None,
-               kinds: tuple[FigureKind, ...] = FIGURES) -> SiteResult:
+               kinds: tuple[FigureKind, ...] = FIGURES,
+               warn: Callable[[str], None] = _warn_stderr) -> SiteResult:
     """Write ``out/index.html`` and a page per run (beside each run's files).
 
     Parameters
@@ -371,16 +386,34 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
         ``progress(done, total)`` after each run's figures.
     kinds : tuple of FigureKind
         The figures of each page, in order (default :data:`FIGURES`).
+    warn : callable
+        Gets one line per run left out (default: printed to stderr).
+
+    A run folder that cannot be used (``result.json`` truncated or not a run,
+    ``draws.nc`` missing or of another run; :func:`compare.output.load_run`)
+    is skipped: one warning line, and a "skipped" row on the index.
+
+    Raises
+    ------
+    InputError
+        When no run is left to report on.
     """
-    from compare.output import atomic_write, versions
+    from compare.output import atomic_write, load_runs, versions
+    from compare.registry import InputError
 
     t0 = time.perf_counter()
     out = Path(out)
-    runs = [SavedRun(Path(d)) for d in run_dirs]
+    loaded, skipped = load_runs([Path(d) for d in run_dirs], warn=warn)
+    runs = []
+    for item in loaded:
+        run = SavedRun(item.directory)
+        run.__dict__["doc"] = item.doc  # the document checked against its draws
+        runs.append(run)
     if not runs:
-        raise ValueError("no saved runs to report on; run `bayes-compare run --all` first")
-    for run in runs:
-        run.doc  # fail early, before drawing, on an unreadable result.json
+        raise InputError("no saved runs to report on"
+                         + (f" ({len(skipped)} skipped: {skipped[0].line}"
+                            + (", ..." if len(skipped) > 1 else "") + ")" if skipped else "")
+                         + "; run `bayes-compare run --all` first")
     results = _render_all(runs, workers or default_workers(), progress or (lambda *_: None),
                           tuple(kinds))
     figure_seconds: dict[str, float] = {}
@@ -407,15 +440,23 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
         pages[run.doc["topic"]] = page
         figures_by_topic[run.doc["topic"]] = figs
         rows.append(_index_row(run, _relative(page, out)))
-    first = runs[0].doc
+    docs = [run.doc for run in runs]
+    common = common_settings(docs)
+    shared, differing = split_settings(docs)
+    for row, own in zip(rows, differing):
+        row["settings"] = describe_settings(own)
     index = out / INDEX_FILE
     atomic_write(index, env.get_template("index.html").render(
-        rows=rows, settings=first["settings"], versions=versions(),
+        rows=rows, settings=common, per_run_settings=common is None,
+        shared_settings=describe_settings(shared),
+        skipped=[{"path": str(s.path), "reason": s.reason} for s in skipped],
+        versions=versions(),
         built=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         counts={v: sum(r["verdict"] == v for r in rows)
                 for v in ("agree", "disagree", "inconclusive")}))
     return SiteResult(index=index, pages=pages, figures=figures_by_topic,
-                      seconds=time.perf_counter() - t0, figure_seconds=figure_seconds)
+                      seconds=time.perf_counter() - t0, figure_seconds=figure_seconds,
+                      skipped=skipped)
 
 
 def _relative(target: Path, start: Path) -> str:
