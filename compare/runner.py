@@ -411,7 +411,7 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
 
 
 def _extras(topic: Topic, *, settings: Settings, samplings: list[Sampling],
-            stage: Callable[[str], None], **context: Any) -> Extra:
+            **context: Any) -> Extra:
     """The topic's extra comparisons, extended like the run itself.
 
     A check of the extras that failed only for want of effective draws
