@@ -420,11 +420,13 @@ def _extras(topic: Topic, *, settings: Settings, samplings: list[Sampling],
     The extras' seeds derive from the run's (attempt ``100 + i``), apart
     from those of the topic's model.
     """
+    extras = topic.extras
+    assert extras is not None  # run() calls this only for topics with extras
     run_settings = settings
     attempt = 0
     while True:
         ts = time.perf_counter()
-        extra = topic.extras(ExtraContext(settings=run_settings, **context))
+        extra = extras(ExtraContext(settings=run_settings, **context))
         short = [c.short_ess for c in extra.checks
                  if c.passed is False and c.short_ess is not None]
         failed = any(c.passed is False for c in extra.checks)
