@@ -207,7 +207,8 @@ def extension_line(section: dict[str, Any]) -> str:
             what = "the model" if model == "topic" else "the extra comparisons' model"
             draws = " -> ".join(str(s["draws"]) for s in runs)
             parts.append(f"{what} {draws} draws per chain (ESS "
-                         + " -> ".join(f"{s['min_ess']:.0f}" for s in runs) + ")")
+                         + " -> ".join("ok" if s["min_ess"] is None else f"{s['min_ess']:.0f}"
+                                       for s in runs) + ")")
     return (f"extended {section['extensions']} time(s) for too few effective draws: "
             + "; ".join(parts) + f"; +{section['seconds']:.1f} s")
 
