@@ -22,6 +22,22 @@ class Settings:
         Convergence gate (Vehtari et al. 2021): rank-normalised split R-hat
         below ``rhat_max`` and bulk and tail ESS above ``ess_min`` for every
         parameter, and no divergent transition.
+    max_draws, max_extensions : int
+        The run's extension (see ``compare.runner.run``): when the chains
+        explore one mode but too few effective draws were kept (bulk or tail
+        ESS at most ``ess_min``, or R-hat above ``rhat_max`` with the chains
+        less than ``mode_gap_sd`` apart), the run is sampled again, afresh,
+        with more draws per chain, at most ``max_extensions`` times and never
+        beyond ``max_draws`` per chain (nor below the starting ``draws``).
+        ``max_extensions=0`` turns it off.
+    extension_growth : float
+        Each extension multiplies the draws by ``extension_growth x ess_min /
+        smallest ESS`` (ESS grows about linearly with draws; the factor is the
+        margin), kept between 1.5 and 4.
+    mode_gap_sd : float
+        Chains whose means of some parameter lie more than this many pooled
+        within-chain sds apart sit in different modes: with R-hat above the
+        gate that is ``inconclusive`` at once, and drawing more is not tried.
     map_tol_sd : float
         Largest distance, in exact posterior sds, between PyMC's MAP and the
         exact mode before the MAP check fails.
@@ -49,6 +65,10 @@ class Settings:
     alpha: float = 1e-4
     rhat_max: float = 1.01
     ess_min: float = 400.0
+    max_draws: int = 16_000
+    max_extensions: int = 2
+    extension_growth: float = 1.25
+    mode_gap_sd: float = 1.0
     map_tol_sd: float = 1e-2
     n_reference: int = 200_000
     predictive_points: int = 10
@@ -70,6 +90,15 @@ class Settings:
                 or not 0 <= self.seed <= 2**63 - 1):
             raise ValueError(f"seed must be a whole number from 0 to 2**63 - 1 = {2**63 - 1}, "
                              f"got {self.seed!r}; e.g. --seed 20261129")
+        if not isinstance(self.max_extensions, int) or self.max_extensions < 0:
+            raise ValueError(f"max_extensions must be an integer >= 0, got "
+                             f"{self.max_extensions!r}; 0 turns the extension off")
+        if not isinstance(self.max_draws, int) or self.max_draws < 1:
+            raise ValueError(f"max_draws must be an integer >= 1, got {self.max_draws!r}")
+        if not self.extension_growth >= 1.0:
+            raise ValueError(f"extension_growth must be >= 1, got {self.extension_growth!r}")
+        if not self.mode_gap_sd > 0.0:
+            raise ValueError(f"mode_gap_sd must be > 0, got {self.mode_gap_sd!r}")
         if not 0.0 < self.alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1), got {self.alpha!r}; e.g. --alpha 1e-4")
 

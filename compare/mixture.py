@@ -18,7 +18,8 @@ A mixture's posterior has no closed form, so the run is built in two layers:
    log-likelihoods and the predictive density on a grid (label-invariant),
    and a multimodality check (``mixture_convergence``): if the chains
    disagree about the mode, the verdict is ``inconclusive`` with a warning
-   rather than a quiet wrong answer.
+   rather than a quiet wrong answer; if they share one mode but kept too few
+   effective draws, the runner samples the mixture again, longer.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from arviz_stats.base import array_stats
 
 import analytic.gaussian_mixture as gm
-from compare.checks import Check, Extra, ExtraContext
+from compare.checks import CONVERGED, MODES, SHORT, Check, Extra, ExtraContext, diagnose
 from compare.data import Points
 from compare.registry import InputError
 from compare.sampling import CACHE
@@ -174,17 +174,34 @@ def sample_mixture(ctx: ExtraContext):
 
 
 def _convergence(flat: np.ndarray, divergences: int, settings) -> Check:
-    arr = np.moveaxis(flat, -1, 0)
-    rhat = np.asarray(array_stats.rhat(arr, method="rank"), dtype=float)
-    ess = np.asarray(array_stats.ess(arr, method="bulk"), dtype=float)
-    worst = float(np.nanmax(np.where(np.isfinite(rhat), rhat, np.inf)))
-    ok = worst < settings.rhat_max and np.nanmin(ess) > settings.ess_min and divergences == 0
-    note = ("the relabelled mixture chains agree (R-hat, bulk ESS, no divergences)" if ok else
-            f"WARNING: the mixture's chains disagree about the mode (worst R-hat {worst:.3f}, "
-            f"min bulk ESS {np.nanmin(ess):.0f}, {divergences} divergences): several "
-            "modes or a poor start; results below describe the chains, not one posterior")
-    return Check("mixture_convergence", worst, settings.rhat_max, bool(ok), note,
-                 on_fail="inconclusive")
+    """The marginalised chains: one mode well explored, too few draws, or several modes.
+
+    Several modes (R-hat above the gate with two chains more than
+    ``settings.mode_gap_sd`` within-chain sds apart) or divergences make the
+    run ``inconclusive``.  Too few effective draws (bulk or tail ESS at most
+    ``ess_min``, or R-hat above the gate only by the noise of so few draws)
+    says nothing about the posterior: the check then carries ``short_ess``
+    and the runner samples the mixture again with more draws.
+    """
+    d = diagnose(flat, divergences, settings)
+    numbers = (f"worst R-hat {d.worst_rhat:.3f}, min bulk ESS {d.min_bulk:.0f}, min tail ESS "
+               f"{d.min_tail:.0f}, chains {d.mode_gap_sd:.2f} within-chain sds apart, "
+               f"{divergences} divergences")
+    if d.state == CONVERGED:
+        note = f"the relabelled mixture chains agree ({numbers})"
+    elif d.state == SHORT:
+        note = (f"too few effective draws in the marginalised mixture's chains ({numbers}): "
+                "one mode, explored too briefly; not a property of the posterior, so the "
+                "mixture is sampled again with more draws")
+    elif d.state == MODES:
+        note = (f"WARNING: the mixture's chains disagree about the mode ({numbers}): several "
+                "modes or a poor start; results below describe the chains, not one posterior")
+    else:
+        note = (f"WARNING: the marginalised mixture's chains diverged ({numbers}); results "
+                "below describe the chains, not one posterior")
+    return Check("mixture_convergence", d.worst_rhat, settings.rhat_max, d.state == CONVERGED,
+                 note, on_fail="inconclusive",
+                 short_ess=d.min_ess if d.state == SHORT else None)
 
 
 def extras(ctx: ExtraContext) -> Extra:

@@ -6,6 +6,8 @@ Orchestration only: the maths is in ``analytic``, the model in
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +19,7 @@ from arviz_stats.base import array_stats
 
 from analytic import ExactAnswer
 from compare.agreement import Agreement, agreement_test, posterior_array
-from compare.checks import Check, Extra, ExtraContext
+from compare.checks import MODES, SHORT, Check, Diagnosis, Extra, ExtraContext, diagnose
 from compare.data import check_array
 from compare.defaults import DEFAULT, Settings
 from compare.registry import InputError, Topic
@@ -94,27 +96,121 @@ def posterior_scale(posterior) -> np.ndarray:
     return sd
 
 
-def convergence_checks(draws: np.ndarray, divergences: int, settings: Settings
+def convergence_checks(draws: np.ndarray, divergences: int, settings: Settings, *,
+                       diagnosis: Diagnosis | None = None, after: str = ""
                        ) -> tuple[tuple[Check, ...], dict[str, np.ndarray]]:
-    """R-hat, bulk/tail ESS and divergence checks on draws of shape (chain, draw, d)."""
-    arr = np.moveaxis(draws, -1, 0)  # (d, chain, draw)
-    rhat = np.asarray(array_stats.rhat(arr, method="rank"), dtype=float)
-    ess_bulk = np.asarray(array_stats.ess(arr, method="bulk"), dtype=float)
-    ess_tail = np.asarray(array_stats.ess(arr, method="tail", prob=(0.05, 0.95)), dtype=float)
-    worst_rhat = float(np.max(np.nan_to_num(rhat, nan=np.inf)))
-    min_bulk = float(np.min(np.nan_to_num(ess_bulk, nan=0.0)))
-    min_tail = float(np.min(np.nan_to_num(ess_tail, nan=0.0)))
+    """R-hat, bulk/tail ESS and divergence checks on draws of shape (chain, draw, d).
+
+    When the chains explore one mode but too few effective draws were kept
+    (state ``"short"`` of :func:`compare.checks.diagnose`), the failing
+    checks carry ``short_ess`` so that :func:`run` samples again with more
+    draws; ``after`` (e.g. "after 2 extensions") is added to their notes.
+    """
+    d = diagnose(draws, divergences, settings) if diagnosis is None else diagnosis
+    short = d.min_ess if d.state == SHORT else None
+    tail = ""
+    if d.state == SHORT:
+        tail = (f"; too few effective draws{' ' + after if after else ''} (chains "
+                f"{d.mode_gap_sd:.2f} sd apart, one mode): draw more")
+    elif d.state == MODES:
+        tail = (f"; chains sit in different modes ({d.mode_gap_sd:.1f} within-chain sds "
+                "apart): more draws would not join them")
     checks = (
-        Check("rhat", worst_rhat, settings.rhat_max, worst_rhat < settings.rhat_max,
-              "largest rank-normalised split R-hat must be below the threshold"),
-        Check("ess_bulk", min_bulk, settings.ess_min, min_bulk > settings.ess_min,
-              "smallest bulk ESS must exceed the threshold"),
-        Check("ess_tail", min_tail, settings.ess_min, min_tail > settings.ess_min,
-              "smallest tail ESS must exceed the threshold"),
+        Check("rhat", d.worst_rhat, settings.rhat_max, d.worst_rhat < settings.rhat_max,
+              "largest rank-normalised split R-hat must be below the threshold"
+              + (tail if d.worst_rhat >= settings.rhat_max else ""),
+              short_ess=short if d.worst_rhat >= settings.rhat_max else None),
+        Check("ess_bulk", d.min_bulk, settings.ess_min, d.min_bulk > settings.ess_min,
+              "smallest bulk ESS must exceed the threshold"
+              + (tail if d.min_bulk <= settings.ess_min else ""),
+              short_ess=short if d.min_bulk <= settings.ess_min else None),
+        Check("ess_tail", d.min_tail, settings.ess_min, d.min_tail > settings.ess_min,
+              "smallest tail ESS must exceed the threshold"
+              + (tail if d.min_tail <= settings.ess_min else ""),
+              short_ess=short if d.min_tail <= settings.ess_min else None),
         Check("divergences", float(divergences), 0.0, divergences == 0,
               "no divergent transitions allowed"),
     )
-    return checks, {"rhat": rhat, "ess_bulk": ess_bulk, "ess_tail": ess_tail}
+    return checks, {"rhat": d.rhat, "ess_bulk": d.ess_bulk, "ess_tail": d.ess_tail}
+
+
+def cap_note(extensions: int, draws: int, settings: Settings) -> str:
+    """Why a run still short of effective draws was not extended further."""
+    if settings.max_extensions == 0:
+        return "with the extension off (max_extensions=0)"
+    cap = (f"the cap: at most {settings.max_extensions} extension(s) and "
+           f"{settings.max_draws} draws per chain")
+    return f"after {extensions} extension(s) to {draws} draws per chain ({cap})"
+
+
+def extension_seed(seed: int, attempt: int) -> int:
+    """Sampler seed of a run's ``attempt``-th sampling (0: the run's own seed).
+
+    Derived from the run's seed alone (``numpy.random.SeedSequence``), so an
+    extended run is reproducible from its settings.
+    """
+    if attempt == 0:
+        return seed
+    state = np.random.SeedSequence([seed % 2**64, attempt]).generate_state(1, np.uint32)
+    return int(state[0])
+
+
+def next_draws(draws: int, min_ess: float, settings: Settings) -> int | None:
+    """Draws per chain for the next extension; None when the cap leaves no room.
+
+    ESS grows about linearly with the draws, so the factor is
+    ``extension_growth x ess_min / min_ess``, kept in [1.5, 4] (1.5: each
+    extension must be worth its warm-up; 4: an ESS estimate from few draws
+    is rough), and the draws never exceed ``settings.max_draws``.
+    """
+    factor = settings.extension_growth * settings.ess_min / max(float(min_ess), 1.0)
+    factor = min(max(factor, 1.5), 4.0)
+    new = min(settings.max_draws, math.ceil(draws * factor))
+    return new if new > draws else None
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """One sampling of a run: the first of its model (attempt 0), or an extension."""
+
+    model: str  # "topic" (the verdict's model) or "extras" (e.g. the marginalised mixture)
+    attempt: int
+    draws: int
+    seed: int
+    seconds: float
+    min_ess: float | None
+    worst_rhat: float | None
+    state: str
+
+
+def extension_section(settings: Settings, final_draws: int,
+                      samplings: list[Sampling]) -> dict[str, Any]:
+    """The result document's ``extension`` key: what extending the run cost."""
+    extensions = [s for s in samplings if s.attempt > 0]
+    return {
+        "extensions": len(extensions),
+        "draws_requested": settings.draws,
+        "draws_final": final_draws,
+        "max_draws": settings.max_draws,
+        "max_extensions": settings.max_extensions,
+        "seconds": float(sum(s.seconds for s in extensions)),
+        "samplings": [dataclasses.asdict(s) for s in samplings],
+    }
+
+
+def extension_line(section: dict[str, Any]) -> str:
+    """One line for the terminal saying that, and at what cost, a run was extended."""
+    parts = []
+    for model in ("topic", "extras"):
+        runs = [s for s in section["samplings"] if s["model"] == model]
+        if len(runs) > 1:
+            what = "the model" if model == "topic" else "the extra comparisons' model"
+            draws = " -> ".join(str(s["draws"]) for s in runs)
+            parts.append(f"{what} {draws} draws per chain (ESS "
+                         + " -> ".join("ok" if s["min_ess"] is None else f"{s['min_ess']:.0f}"
+                                       for s in runs) + ")")
+    return (f"extended {section['extensions']} time(s) for too few effective draws: "
+            + "; ".join(parts) + f"; +{section['seconds']:.1f} s")
 
 
 def map_check(exact: ExactAnswer, pymc_map: np.ndarray | None, settings: Settings) -> Check:
@@ -190,7 +286,35 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
         Compiled models; one compile per topic and structure (default: the
         process-wide ``compare.sampling.CACHE``).
     on_stage : callable, optional
-        Called with "compiling", "sampling", "checking" as the run progresses.
+        Called with "compiling", "sampling", "checking" as the run progresses
+        ("sampling" again for each extension).
+
+    Notes
+    -----
+    **Extension.**  Too few effective draws is a property of the run, not of
+    the posterior, so it is settled by drawing more rather than reported as
+    ``inconclusive``.  When the chains explore one mode (R-hat below
+    ``rhat_max``, or above it with no two chains in different modes; see
+    :func:`compare.checks.diagnose`) and no transition diverged, but the
+    smallest bulk or tail ESS is at most ``ess_min``, the model is sampled
+    again, afresh, with ``next_draws`` draws per chain (about
+    ``1.25 x ess_min / ESS`` times more) and a seed derived from the run's
+    (:func:`extension_seed`), at most ``settings.max_extensions`` times and
+    never beyond ``settings.max_draws`` per chain.  The topic's extra
+    comparisons do the same with their own model (the marginalised mixture).
+    Several modes and divergences stay ``inconclusive`` at once; a run still
+    short at the cap is ``inconclusive`` and its notes say so.
+
+    The verdict stays calibrated: the decision to extend looks only at
+    convergence diagnostics (ESS, R-hat, the chains' mode gap), never at the
+    z-scores, and the verdict is computed on the last sampling alone, whose
+    draws are fresh (new seed, new warm-up), so given its length the
+    ESS-based z-scores are exactly as calibrated as for a run of that length
+    asked for directly.  The cost is shown: ``timings["extension"]`` (seconds
+    of every sampling after the first, included in ``sample`` and ``check``),
+    the ``extension`` section of the result document (samplings with their
+    draws, seeds, seconds and ESS), and one line in ``extra.lines``.  The
+    result's ``settings.draws`` is the last sampling's draws per chain.
     """
     if cache is None:
         from compare.sampling import CACHE as cache
@@ -217,17 +341,39 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     t2 = time.perf_counter()
     model_data = topic.model_data(x=x, **hyper)
     stage("sampling")
-    tree = compiled.sample(model_data, settings, seed=settings.seed,
-                           options=dict(topic.sampler_options))
+    samplings: list[Sampling] = []
+    run_settings = settings
+    while True:  # the first sampling, then extensions while ESS alone is short
+        ts = time.perf_counter()
+        tree = compiled.sample(model_data, run_settings, seed=run_settings.seed,
+                               options=dict(topic.sampler_options))
+        draws = posterior_array(tree.posterior, topic.variables)
+        if draws.shape[-1] != len(exact.parameters):
+            raise ValueError(f"topic {topic.name}: PyMC variables {topic.variables} give "
+                             f"{draws.shape[-1]} values per draw, the exact posterior has "
+                             f"{len(exact.parameters)} parameters")
+        divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
+        diagnosis = diagnose(draws, divergences, settings)
+        samplings.append(Sampling("topic", len(samplings), run_settings.draws,
+                                  run_settings.seed, time.perf_counter() - ts,
+                                  diagnosis.min_ess, diagnosis.worst_rhat, diagnosis.state))
+        more = None
+        if diagnosis.state == SHORT and len(samplings) <= settings.max_extensions:
+            more = next_draws(run_settings.draws, diagnosis.min_ess, settings)
+        if more is None:
+            break
+        stage("sampling")  # again, longer (the CLI knows these stage names only)
+        run_settings = dataclasses.replace(
+            settings, draws=more, seed=extension_seed(settings.seed, len(samplings)))
     t3 = time.perf_counter()
+    # The run as sampled: its draws per chain; the seed stays the run's own
+    # (it also seeds the exact reference draws; the extensions' seeds are in
+    # the ``extension`` section).
+    final = dataclasses.replace(settings, draws=run_settings.draws)
     stage("checking")
-    draws = posterior_array(tree.posterior, topic.variables)
-    if draws.shape[-1] != len(exact.parameters):
-        raise ValueError(f"topic {topic.name}: PyMC variables {topic.variables} give "
-                         f"{draws.shape[-1]} values per draw, the exact posterior has "
-                         f"{len(exact.parameters)} parameters")
-    divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
-    checks, diag = convergence_checks(draws, divergences, settings)
+    after = cap_note(len(samplings) - 1, final.draws, settings)
+    checks, diag = convergence_checks(draws, divergences, settings, diagnosis=diagnosis,
+                                      after=after)
     alpha_each = settings.alpha / (1 + topic.extra_tests)  # Bonferroni across the tests
     agreement = agreement_test(draws, exact.posterior, alpha=alpha_each,
                                seed=settings.seed,
@@ -240,21 +386,70 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     checks = (*checks, agreement_check, map_check(exact, pymc_map, settings))
     extra = Extra()
     if topic.extras is not None and settings.extras:
-        extra = topic.extras(ExtraContext(x=x, hyper=hyper, exact=exact, tree=tree,
-                                          compiled=compiled, settings=settings,
-                                          pymc_map=pymc_map, alpha=alpha_each))
+        # The extras start at the requested draws too: each sampled model is
+        # extended on its own evidence.
+        extra = _extras(topic, x=x, hyper=hyper, exact=exact, tree=tree, compiled=compiled,
+                        settings=settings, pymc_map=pymc_map, alpha=alpha_each,
+                        samplings=samplings)
         checks = (*checks, *extra.checks)
+    section = extension_section(settings, final.draws, samplings)
+    extension_seconds = section["seconds"]
+    lines = extra.lines + ((extension_line(section),) if section["extensions"] else ())
+    extra = dataclasses.replace(extra, sections={**extra.sections, "extension": section},
+                                lines=lines)
     verdict, decided_by = decide(checks)
     t4 = time.perf_counter()
     return RunResult(
         topic=topic.name, parameters=tuple(exact.parameters), verdict=verdict,
         decided_by=decided_by, exact=exact,
         mcmc=summarise(draws, diag, divergences, pymc_map), agreement=agreement,
-        checks=checks, settings=settings, hyper=hyper, data_source=source, n=int(len(x)),
-        timings={"compile": t2 - t1, "sample": t3 - t2, "check": t4 - t3, "total": t4 - t0},
+        checks=checks, settings=final, hyper=hyper, data_source=source, n=int(len(x)),
+        timings={"compile": t2 - t1, "sample": t3 - t2, "check": t4 - t3, "total": t4 - t0,
+                 "extension": extension_seconds},
         draws=tree, extra=extra, variables=tuple(topic.variables),
         observed=observed_columns(column),
     )
+
+
+def _extras(topic: Topic, *, settings: Settings, samplings: list[Sampling],
+            **context: Any) -> Extra:
+    """The topic's extra comparisons, extended like the run itself.
+
+    A check of the extras that failed only for want of effective draws
+    (``Check.short_ess``, e.g. the marginalised mixture's) makes them run
+    again with more draws, afresh, at most ``settings.max_extensions`` times.
+    The extras' seeds derive from the run's (attempt ``100 + i``), apart
+    from those of the topic's model.
+    """
+    extras = topic.extras
+    assert extras is not None  # run() calls this only for topics with extras
+    run_settings = settings
+    attempt = 0
+    while True:
+        ts = time.perf_counter()
+        extra = extras(ExtraContext(settings=run_settings, **context))
+        short = [c.short_ess for c in extra.checks
+                 if c.passed is False and c.short_ess is not None]
+        failed = any(c.passed is False for c in extra.checks)
+        if short or attempt > 0:
+            samplings.append(Sampling("extras", attempt, run_settings.draws, run_settings.seed,
+                                      time.perf_counter() - ts,
+                                      min(short) if short else None, None,
+                                      SHORT if short else "failed" if failed else "passed"))
+        more = None
+        if short and attempt < settings.max_extensions:
+            more = next_draws(run_settings.draws, min(short), settings)
+        if more is None:
+            if short:  # say why the extras were not extended further
+                note = cap_note(attempt, run_settings.draws, settings)
+                extra = dataclasses.replace(extra, checks=tuple(
+                    dataclasses.replace(c, note=f"{c.note}; still short {note}")
+                    if c.passed is False and c.short_ess is not None else c
+                    for c in extra.checks))
+            return extra
+        attempt += 1
+        run_settings = dataclasses.replace(
+            settings, draws=more, seed=extension_seed(settings.seed, 100 + attempt))
 
 
 #: Largest data set (in values) whose columns are kept beside the draws.

@@ -40,13 +40,47 @@ def test_alpha() -> float:
     return SUITE_BUDGET / (INFLATION * max(_VERDICT_TESTS["count"], 1))
 
 
+#: Environment variable choosing the seed of the suite's runs (default: the
+#: project's default seed): the builtin-agreement tests must pass at any seed,
+#: e.g. `BAYES_COMPARE_TEST_SEED=7 make test`.
+SEED_ENV = "BAYES_COMPARE_TEST_SEED"
+
+
 @pytest.fixture(scope="session")
-def test_settings(test_alpha):
+def test_seed() -> int:
+    """The seed of `test_settings`: `BAYES_COMPARE_TEST_SEED`, else the default seed."""
+    import os
+
+    from compare.defaults import DEFAULT
+
+    raw = os.environ.get(SEED_ENV, "").strip()
+    if not raw:
+        return DEFAULT.seed
+    try:
+        seed = int(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{SEED_ENV} must be an integer in [0, 2**32), got {raw!r}; "
+                                f"e.g. {SEED_ENV}=7") from None
+    if not 0 <= seed < 2**32:
+        raise pytest.UsageError(f"{SEED_ENV} must be an integer in [0, 2**32), got {seed}; "
+                                f"e.g. {SEED_ENV}=7")
+    return seed
+
+
+@pytest.fixture(scope="session")
+def test_settings(test_alpha, test_seed):
     from compare.defaults import DEFAULT
 
     import dataclasses
 
-    return dataclasses.replace(DEFAULT, alpha=test_alpha)
+    return dataclasses.replace(DEFAULT, alpha=test_alpha, seed=test_seed)
+
+
+def pytest_report_header(config):
+    import os
+
+    seed = os.environ.get(SEED_ENV, "").strip()
+    return f"{SEED_ENV}={seed}" if seed else None
 
 
 @pytest.fixture(scope="session")

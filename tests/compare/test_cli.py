@@ -196,8 +196,14 @@ def test_exit_code_is_1_on_disagreement(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.mcmc
-def test_exit_code_is_2_when_inconclusive(tmp_path, capsys):
-    """Too few draws for the ESS gate: never `agree`, exit 2."""
+def test_exit_code_is_2_when_inconclusive(tmp_path, capsys, monkeypatch):
+    """Too few draws for the ESS gate, with the runner's extension off: never `agree`, exit 2."""
+    import dataclasses
+
+    import compare.defaults
+
+    monkeypatch.setattr(compare.defaults, "DEFAULT",
+                        dataclasses.replace(compare.defaults.DEFAULT, max_extensions=0))
     code, out, err = _main(capsys, "run", "beta-binomial", "--draws", "60", "--tune", "200",
                            "--json", "-", "--out", str(tmp_path / "r"))
     doc = json.loads(out)
