@@ -186,7 +186,7 @@ def main() -> None:
             print(f"\n   {label}")
             print(f"   bayes-compare {' '.join(args):45s} {m:6.1f} s  (runs: "
                   + ", ".join(f"{s:.1f}" for s in mine) + ")")
-            print(f"   plain script (pm.sample + az.summary)               {p:6.1f} s  (runs: "
+            print(f"   {'plain script (pm.sample + az.summary)':59s} {p:6.1f} s  (runs: "
                   + ", ".join(f"{s:.1f}" for s in plains) + ")")
             print(f"   ratio ours / plain: {ratio:.2f}   target <= {TARGET}: "
                   f"{'ok' if ratio <= TARGET else 'MISSED'}")
