@@ -38,7 +38,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import dataclasses  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -125,7 +124,7 @@ def simuk_child(sampler: str, sims: int) -> None:
     with pm.Model() as model:
         p = pm.Beta("p", alpha=2.0, beta=2.0)  # topic beta-binomial's default a, b
         pm.Bernoulli("x", p=p, observed=np.zeros(s.n_obs))
-    kwargs = dict(draws=s.draws, tune=s.tune, chains=s.chains)
+    kwargs = {"draws": s.draws, "tune": s.tune, "chains": s.chains}
     if sampler == "nutpie":
         kwargs["nuts_sampler"] = "nutpie"
     with warnings.catch_warnings():
@@ -154,7 +153,8 @@ def peer_report() -> None:
     if proc.returncode not in (0, 1, 2):
         print(f"   bayes-compare sbc failed (exit {proc.returncode}): {proc.stderr[-500:]}")
         return
-    print(f"   bayes-compare sbc {PEER_TOPIC} --sims {PEER_SIMS} --workers 2: "
+    name = f"bayes-compare sbc {PEER_TOPIC} --sims {PEER_SIMS} --workers 2"
+    print(f"   {name:55s} "
           f"{ours:7.1f} s  ({ours / PEER_SIMS:.2f} s per simulation, start-up included)")
     for sampler, label in (("pymc", "pm.sample NUTS (simuk's default)"),
                            ("nutpie", 'nuts_sampler="nutpie"')):
@@ -169,7 +169,8 @@ def peer_report() -> None:
                                           f"finished: {proc.stderr.strip()[-300:]}")
             print(f"   simuk, {label}: not measured ({reason})")
             continue
-        print(f"   simuk {out['version']}, {label}: {seconds:7.1f} s  "
+        name = f"simuk {out['version']}, {label}"
+        print(f"   {name:55s} {seconds:7.1f} s  "
               f"({seconds / PEER_SIMS:.2f} s per simulation)   ratio simuk / ours "
               f"{seconds / ours:5.1f}x")
 
