@@ -32,8 +32,15 @@ report: install
 	$(VENV)/bin/bayes-compare summary --runs reports/runs --out reports/summary.md && \
 	$(VENV)/bin/bayes-compare report --all --out reports && exit $$status
 
-bench: install
+# The peers the benchmarks measure side by side (simuk), from the package index.
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
+	@touch $(BENCH_STAMP)
+
+bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/run.py
+	$(PYTHON) benchmarks/plain_pymc.py
 	$(PYTHON) benchmarks/regression.py
 	$(PYTHON) benchmarks/mixture.py
 	$(PYTHON) benchmarks/gaussian_process.py

@@ -6,9 +6,16 @@ Prints, in one run on this machine:
    x 250 draws, 300 warm-up, n = 20) on a fresh ``LocalCluster`` of 2 worker
    processes, start-up and compiles included (target <= 120 s on 2 cores),
    against a naive refit from scratch (``pm.sample`` on a freshly built
-   model for every simulation, as simuk 0.3 does; simuk is not installed,
-   its ~36 min for 1000 fits was measured earlier) timed on a few
-   simulations in the same run and extrapolated to 1000;
+   model for every simulation, as simuk does) timed on a few simulations
+   in the same run and extrapolated to 1000;
+1b. the peer, measured side by side: ``bayes-compare sbc beta-binomial
+   --sims N --workers 2`` in a new process against simuk (installed
+   version) on the same problem in a new process (p ~ Beta(2, 2), 20
+   Bernoulli observations, 4 chains x 250 draws, 300 warm-up), once with
+   ``pm.sample``'s own NUTS (simuk's default) and once with
+   ``nuts_sampler="nutpie"``; N = 20 (``SBC_PEER_SIMS``), whole processes
+   timed, and the ratio simuk / ours.  When simuk cannot be imported or
+   fails, the peer is reported as not measured;
 2. simulations per second with 1 and 2 workers after each worker has
    compiled the model (the first block of each worker is excluded), and
    the scaling ratio;
@@ -31,7 +38,8 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import dataclasses  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -40,6 +48,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TOPIC = "normal-known-variance"
 SIMS = 1000
@@ -86,6 +96,83 @@ def naive_seconds_per_fit() -> float:
                       random_seed=index, progressbar=False, compute_convergence_checks=False)
         times.append(time.perf_counter() - start)
     return float(np.mean(times))
+
+
+PEER_TOPIC = "beta-binomial"
+PEER_SIMS = int(os.environ.get("SBC_PEER_SIMS", "20"))
+
+
+def simuk_child(sampler: str, sims: int) -> None:
+    """Run simuk on the beta-binomial SBC problem; print one JSON line (run with ``--simuk``).
+
+    The model is what a simuk user writes: constants for the prior, an
+    observed variable that simuk refills from the prior predictive.  The
+    fit settings are those of our SBC (compare/sbc.py ``SbcSettings``).
+    """
+    start = time.perf_counter()
+    try:
+        import pymc as pm
+        import simuk
+        from simuk import __version__
+    except Exception as error:  # noqa: BLE001 - any failure means "not measured"
+        print(json.dumps({"error": f"cannot import simuk: {error!r}"}))
+        return
+    sys.path.insert(0, str(ROOT))  # this checkout's compare, as the other side runs
+    from compare.sbc import SbcSettings
+
+    s = SbcSettings()
+    with pm.Model() as model:
+        p = pm.Beta("p", alpha=2.0, beta=2.0)  # topic beta-binomial's default a, b
+        pm.Bernoulli("x", p=p, observed=np.zeros(s.n_obs))
+    kwargs = {"draws": s.draws, "tune": s.tune, "chains": s.chains}
+    if sampler == "nutpie":
+        kwargs["nuts_sampler"] = "nutpie"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sbc = simuk.SBC(model, num_simulations=sims, sample_kwargs=kwargs, seed=s.seed,
+                        progress_bar=False)
+        sbc.run_simulations()
+    print(json.dumps({"version": __version__, "completed": int(sbc._simulations_complete),
+                      "seconds_in_process": time.perf_counter() - start}))
+
+
+def _timed_process(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    return time.perf_counter() - start, proc
+
+
+def peer_report() -> None:
+    """Item 1b: ours and simuk on the same SBC problem, each in a new process."""
+    print(f"\n1b. the peer, measured here: {PEER_SIMS} simulations of {PEER_TOPIC} "
+          "(n = 20, 4 chains x 250 draws, 300 warm-up), each side a new process")
+    with tempfile.TemporaryDirectory(prefix="bench-sbc-") as tmp:
+        ours, proc = _timed_process([sys.executable, "-m", "compare.cli", "sbc", PEER_TOPIC,
+                                     "--sims", str(PEER_SIMS), "--workers", "2",
+                                     "--out", str(Path(tmp) / "sbc")])
+    if proc.returncode not in (0, 1, 2):
+        print(f"   bayes-compare sbc failed (exit {proc.returncode}): {proc.stderr[-500:]}")
+        return
+    name = f"bayes-compare sbc {PEER_TOPIC} --sims {PEER_SIMS} --workers 2"
+    print(f"   {name:55s} "
+          f"{ours:7.1f} s  ({ours / PEER_SIMS:.2f} s per simulation, start-up included)")
+    for sampler, label in (("pymc", "pm.sample NUTS (simuk's default)"),
+                           ("nutpie", 'nuts_sampler="nutpie"')):
+        seconds, proc = _timed_process([sys.executable, str(Path(__file__).resolve()),
+                                        "--simuk", sampler, str(PEER_SIMS)])
+        try:
+            out = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            out = {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"}
+        if "error" in out or out.get("completed") != PEER_SIMS:
+            reason = out.get("error") or (f"only {out['completed']} of {PEER_SIMS} simulations "
+                                          f"finished: {proc.stderr.strip()[-300:]}")
+            print(f"   simuk, {label}: not measured ({reason})")
+            continue
+        name = f"simuk {out['version']}, {label}"
+        print(f"   {name:55s} {seconds:7.1f} s  "
+              f"({seconds / PEER_SIMS:.2f} s per simulation)   ratio simuk / ours "
+              f"{seconds / ours:5.1f}x")
 
 
 def warm_rate(workers: int) -> float:
@@ -173,8 +260,8 @@ def main() -> None:
           f"{tp['warm_sims_per_second'] or float('nan'):.1f} after the compiles)")
     print(f"   naive pm.sample refit per simulation:        {naive:7.2f} s per fit, measured on "
           f"{NAIVE_SIMS}; x {SIMS} = {naive * SIMS / 60:.1f} min (extrapolated)")
-    print(f"   ratio naive / sbc:                          {naive * SIMS / seconds:7.1f}x   "
-          f"(simuk 0.3, measured earlier: ~36 min, {36 * 60 / seconds:.0f}x)")
+    print(f"   ratio naive / sbc:                          {naive * SIMS / seconds:7.1f}x")
+    peer_report()
     one, two = warm_rate(1), warm_rate(2)
     print(f"\n2. after the compile, {SCALING_SIMS} simulations")
     print(f"   1 worker:  {one:6.1f} sims/s")
@@ -190,4 +277,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 4 and sys.argv[1] == "--simuk":
+        simuk_child(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()
