@@ -834,7 +834,6 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
         (a ``ValueError``) for unknown variables, a dimension mismatch
         between the variables and ``exact``, a bad sampler or bad settings.
     """
-    from compare.agreement import posterior_array
 
     if not isinstance(exact, Exact):
         raise InputError(f"exact must be a compare.Exact (mean, cov, ...), got "
@@ -870,35 +869,53 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
     # The model's pm.Data as they are now: after pm.set_data, a check of the same
     # model samples the new values without compiling again.
     data = {v.name: np.asarray(v.get_value()) for v in model.data_vars}
-    tree = compiled.sample(data, settings, seed=settings.seed, options=dict(sampler_options or {}))
+    from compare.runner import sample_enough
+
+    # Extended like a built-in topic's run when ESS alone is short (compare.runner.run).
+    sampled = sample_enough(compiled, data, settings, variables=tuple(var_names),
+                            options=dict(sampler_options or {}))
     t2 = time.perf_counter()
-    mcmc_draws = posterior_array(tree.posterior, var_names)
-    divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
+    tree, mcmc_draws, divergences = sampled.tree, sampled.draws, sampled.divergences
     pymc_map = compiled.map_point(data) if posterior.mode is not None else None
     observed, n = _observed(model)
     return CheckResult(_verdict(
         name=name, posterior=posterior, draws=mcmc_draws, divergences=divergences,
         pymc_map=pymc_map, tree=tree, settings=settings, source="PyMC model", n=n,
         variables=tuple(var_names), observed=observed, map_note=None,
-        timings={"compile": t1 - t0, "sample": t2 - t1}, t_start=t0, exact=exact))
+        timings={"compile": t1 - t0, "sample": t2 - t1}, t_start=t0, exact=exact,
+        sampled=sampled))
 
 
 def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
              divergences: int, pymc_map: np.ndarray | None, tree: Any, settings: Settings,
              source: str, n: int, variables: tuple[str, ...], observed: dict[str, np.ndarray],
              timings: dict[str, float], t_start: float, exact: Exact,
-             map_note: str | None) -> RunResult:
+             map_note: str | None, sampled: Any = None) -> RunResult:
     """The runner's checks and verdict on draws of shape (chain, draw, d).
 
-    ``map_note`` says why PyMC's MAP was not computed (None when it was).
+    ``map_note`` says why PyMC's MAP was not computed (None when it was);
+    ``sampled`` (a :class:`compare.runner.Sampled`) is how :func:`check`
+    sampled, extensions included (None for draws from elsewhere).
     """
     from analytic import ExactAnswer
     from compare.agreement import agreement_test
-    from compare.checks import Check
-    from compare.runner import RunResult, convergence_checks, decide, map_check, summarise
+    from compare.checks import Check, Extra
+    from compare.runner import (RunResult, cap_note, convergence_checks, decide,
+                                extension_line, extension_section, map_check, summarise)
 
     t3 = time.perf_counter()
-    checks, diag = convergence_checks(draws, divergences, settings)
+    extra = Extra()
+    if sampled is None:
+        checks, diag = convergence_checks(draws, divergences, settings)
+    else:
+        after = cap_note(len(sampled.samplings) - 1, sampled.settings.draws, settings)
+        checks, diag = convergence_checks(draws, divergences, settings,
+                                          diagnosis=sampled.diagnosis, after=after)
+        section = extension_section(settings, sampled.settings.draws, list(sampled.samplings))
+        timings = {**timings, "extension": section["seconds"]}
+        extra = Extra(sections={"extension": section},
+                      lines=(extension_line(section),) if section["extensions"] else ())
+        settings = dataclasses.replace(settings, draws=sampled.settings.draws)
     agreement = agreement_test(draws, posterior, alpha=settings.alpha, seed=settings.seed,
                                n_reference=settings.n_reference)
     agreement_check = Check("agreement", agreement.max_abs_z, agreement.threshold,
@@ -924,7 +941,7 @@ def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
         mcmc=summarise(draws, diag, divergences, pymc_map), agreement=agreement,
         checks=checks, settings=settings, hyper={}, data_source=source, n=int(n),
         timings={**timings, "check": t4 - t3, "total": t4 - t_start}, draws=tree,
-        variables=variables, observed=observed)
+        variables=variables, observed=observed, extra=extra)
 
 
 # --- checking draws from anywhere -------------------------------------------------

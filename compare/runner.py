@@ -183,6 +183,60 @@ class Sampling:
     state: str
 
 
+@dataclass(frozen=True)
+class Sampled:
+    """What :func:`sample_enough` kept: the last sampling and how it was reached."""
+
+    tree: xr.DataTree
+    draws: np.ndarray  # (chain, draw, d) in parameter order
+    divergences: int
+    diagnosis: Diagnosis
+    #: The run as sampled: the last sampling's draws per chain; the seed stays the
+    #: run's own (it also seeds the exact reference draws; the extensions' seeds are
+    #: in ``samplings``).
+    settings: Settings
+    samplings: tuple[Sampling, ...]
+
+
+def sample_enough(compiled: Any, data: Mapping[str, np.ndarray], settings: Settings, *,
+                  variables: tuple[str, ...] | list[str], options: Mapping[str, Any],
+                  n_parameters: int | None = None, what: str = "the model",
+                  on_extension: Callable[[], None] | None = None) -> Sampled:
+    """Sample, then extend while the chains show one mode but too few effective draws.
+
+    The extension rule of :func:`run` (see its Notes), shared by the built-in
+    topics and by users' own models (:func:`compare.api.check`).
+    """
+    samplings: list[Sampling] = []
+    run_settings = settings
+    while True:  # the first sampling, then extensions while ESS alone is short
+        ts = time.perf_counter()
+        tree = compiled.sample(data, run_settings, seed=run_settings.seed,
+                               options=dict(options))
+        draws = posterior_array(tree.posterior, variables)
+        if n_parameters is not None and draws.shape[-1] != n_parameters:
+            raise ValueError(f"{what}: PyMC variables {tuple(variables)} give "
+                             f"{draws.shape[-1]} values per draw, the exact posterior has "
+                             f"{n_parameters} parameters")
+        divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
+        diagnosis = diagnose(draws, divergences, settings)
+        samplings.append(Sampling("topic", len(samplings), run_settings.draws,
+                                  run_settings.seed, time.perf_counter() - ts,
+                                  diagnosis.min_ess, diagnosis.worst_rhat, diagnosis.state))
+        more = None
+        if diagnosis.state == SHORT and len(samplings) <= settings.max_extensions:
+            more = next_draws(run_settings.draws, diagnosis.min_ess, settings)
+        if more is None:
+            break
+        if on_extension is not None:
+            on_extension()
+        run_settings = dataclasses.replace(
+            settings, draws=more, seed=extension_seed(settings.seed, len(samplings)))
+    return Sampled(tree=tree, draws=draws, divergences=divergences, diagnosis=diagnosis,
+                   settings=dataclasses.replace(settings, draws=run_settings.draws),
+                   samplings=tuple(samplings))
+
+
 def extension_section(settings: Settings, final_draws: int,
                       samplings: list[Sampling]) -> dict[str, Any]:
     """The result document's ``extension`` key: what extending the run cost."""
@@ -341,35 +395,13 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     t2 = time.perf_counter()
     model_data = topic.model_data(x=x, **hyper)
     stage("sampling")
-    samplings: list[Sampling] = []
-    run_settings = settings
-    while True:  # the first sampling, then extensions while ESS alone is short
-        ts = time.perf_counter()
-        tree = compiled.sample(model_data, run_settings, seed=run_settings.seed,
-                               options=dict(topic.sampler_options))
-        draws = posterior_array(tree.posterior, topic.variables)
-        if draws.shape[-1] != len(exact.parameters):
-            raise ValueError(f"topic {topic.name}: PyMC variables {topic.variables} give "
-                             f"{draws.shape[-1]} values per draw, the exact posterior has "
-                             f"{len(exact.parameters)} parameters")
-        divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
-        diagnosis = diagnose(draws, divergences, settings)
-        samplings.append(Sampling("topic", len(samplings), run_settings.draws,
-                                  run_settings.seed, time.perf_counter() - ts,
-                                  diagnosis.min_ess, diagnosis.worst_rhat, diagnosis.state))
-        more = None
-        if diagnosis.state == SHORT and len(samplings) <= settings.max_extensions:
-            more = next_draws(run_settings.draws, diagnosis.min_ess, settings)
-        if more is None:
-            break
-        stage("sampling")  # again, longer (the CLI knows these stage names only)
-        run_settings = dataclasses.replace(
-            settings, draws=more, seed=extension_seed(settings.seed, len(samplings)))
+    sampled = sample_enough(compiled, model_data, settings, variables=topic.variables,
+                            options=topic.sampler_options, n_parameters=len(exact.parameters),
+                            what=f"topic {topic.name}",
+                            on_extension=lambda: stage("sampling"))
+    tree, draws, divergences = sampled.tree, sampled.draws, sampled.divergences
+    diagnosis, final, samplings = sampled.diagnosis, sampled.settings, list(sampled.samplings)
     t3 = time.perf_counter()
-    # The run as sampled: its draws per chain; the seed stays the run's own
-    # (it also seeds the exact reference draws; the extensions' seeds are in
-    # the ``extension`` section).
-    final = dataclasses.replace(settings, draws=run_settings.draws)
     stage("checking")
     after = cap_note(len(samplings) - 1, final.draws, settings)
     checks, diag = convergence_checks(draws, divergences, settings, diagnosis=diagnosis,

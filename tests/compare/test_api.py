@@ -75,6 +75,20 @@ def test_user_model_agrees_with_its_closed_form(agreeing):
 
 
 @pytest.mark.mcmc
+@pytest.mark.verdict
+def test_a_user_model_too_short_is_extended_as_a_topic_is(user_model, test_alpha):
+    """4 x 30 draws (ESS < 400 whatever the sampler): compare.check draws more, as
+    compare.runner.run does for a built-in topic, and says so in its document."""
+    result = compare.check(user_model, _exact_normal_mean(Y), var_names=["mu"], draws=30,
+                           alpha=test_alpha)
+    doc = result.to_dict()
+    ext = doc["extension"]
+    assert ext["extensions"] >= 1 and ext["draws_final"] > 30, ext
+    assert result.verdict == "agree", result
+    assert doc["settings"]["draws"] == ext["draws_final"]
+
+
+@pytest.mark.mcmc
 def test_planted_bug_is_caught_as_the_cli_would(planted_bug):
     assert planted_bug.verdict == "disagree" and planted_bug.exit_code == 1
     assert planted_bug.decided_by == "agreement"
@@ -85,7 +99,8 @@ def test_planted_bug_is_caught_as_the_cli_would(planted_bug):
 
 #: The run document's top-level keys (README, "The command line": a public contract).
 DOCUMENT_KEYS = {"topic", "verdict", "decided_by", "parameters", "exact", "mcmc", "checks",
-                 "quantities", "settings", "data", "hyperparameters", "timings", "versions"}
+                 "quantities", "settings", "data", "hyperparameters", "timings", "versions",
+                 "extension"}  # how the run was extended (issue 15); every sampled run has it
 
 
 @pytest.mark.mcmc
