@@ -111,7 +111,7 @@ def _timed(cmd: list[str]) -> tuple[float, str]:
 
 def ours(args: list[str], out: Path) -> tuple[float, dict]:
     shutil.rmtree(out, ignore_errors=True)
-    seconds, _ = _timed([sys.executable, "-m", "compare.cli", *args, "--out", str(out)])
+    seconds, _ = _timed([sys.executable, "-m", "compare.interfaces.cli", *args, "--out", str(out)])
     timings = json.loads((out / "result.json").read_text())["timings"]
     return seconds, timings
 
@@ -132,7 +132,7 @@ def heaviest_imports(args: list[str], out: Path, top: int = 6) -> list[tuple[str
     module after the modules it imports, indented two spaces per level.
     """
     shutil.rmtree(out, ignore_errors=True)
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "compare.cli", *args,
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "compare.interfaces.cli", *args,
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
                           check=False)
     rows = []
@@ -160,7 +160,7 @@ def _median_dict(rows: list[dict]) -> dict:
 
 
 def main() -> None:
-    from compare.defaults import DEFAULT
+    from compare.core.defaults import DEFAULT
 
     assert (DEFAULT.draws, DEFAULT.tune, DEFAULT.chains, DEFAULT.seed) == (
         DRAWS, TUNE, CHAINS, SEED), "compare/defaults.py changed: update plain_pymc.py"

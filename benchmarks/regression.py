@@ -56,8 +56,8 @@ def pymc_sufficient_statistics(n: int = 100_000, d: int = 10) -> None:
 
     import analytic.linear_regression as lr
     import pymc_models.linear_regression as m_lr
-    from compare.defaults import DEFAULT
-    from compare.sampling import compile_model
+    from compare.core.defaults import DEFAULT
+    from compare.core.sampling import compile_model
 
     rng = np.random.default_rng(1)
     phi = rng.standard_normal((n, d))

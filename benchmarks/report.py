@@ -26,8 +26,8 @@ TARGET_SECONDS = 60.0
 
 
 def _runs(base: Path) -> tuple[Path, list[str]]:
-    from compare.output import DRAWS_FILE, RESULT_FILE
-    from compare.registry import all_topics
+    from compare.outputs.document import DRAWS_FILE, RESULT_FILE
+    from compare.topics import all_topics
 
     topics = [t.name for t in all_topics()]
     saved = Path("reports/runs")
@@ -35,10 +35,10 @@ def _runs(base: Path) -> tuple[Path, list[str]]:
            for t in topics):
         print(f"using the saved runs in {saved}")
         return saved, topics
-    from compare.defaults import DEFAULT
-    from compare.output import save_run
-    from compare.registry import get_topic
-    from compare.runner import run
+    from compare.core.defaults import DEFAULT
+    from compare.outputs.document import save_run
+    from compare.topics import get_topic
+    from compare.core.runner import run
 
     runs = base / "runs"
     print(f"no complete set of saved runs in {saved}: running {len(topics)} topics (not timed)")
@@ -52,7 +52,7 @@ def _runs(base: Path) -> tuple[Path, list[str]]:
 
 
 def main() -> int:
-    from compare.report import build_site, default_workers
+    from compare.outputs.report import build_site, default_workers
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

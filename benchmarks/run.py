@@ -43,8 +43,8 @@ def _time(fn, repeat: int = 1) -> float:
 
 
 def verdict_times() -> list[tuple[str, float, float]]:
-    from compare.registry import all_topics
-    from compare.runner import run
+    from compare.topics import all_topics
+    from compare.core.runner import run
 
     rows = []
     for topic in all_topics():
@@ -73,9 +73,9 @@ def with_data_vs_set_data(n_datasets: int = 3) -> tuple[float, float, float, flo
     cached MAP, pm.find_MAP)."""
     import pymc as pm
 
-    from compare.defaults import DEFAULT
-    from compare.registry import get_topic
-    from compare.sampling import compile_model
+    from compare.core.defaults import DEFAULT
+    from compare.topics import get_topic
+    from compare.core.sampling import compile_model
 
     topic = get_topic("normal-known-variance")
     hyper = topic.hyper()

@@ -58,8 +58,8 @@ SCALING_SIMS = 240
 
 
 def full_run(out: Path):
-    from compare.registry import get_topic
-    from compare.sbc import SbcSettings, SbcSpec, run_sbc
+    from compare.topics import get_topic
+    from compare.studies.sbc import SbcSettings, SbcSpec, run_sbc
 
     topic = get_topic(TOPIC)
     spec = SbcSpec(topic=TOPIC, hyper=topic.hyper(), settings=SbcSettings())
@@ -74,9 +74,9 @@ def naive_seconds_per_fit() -> float:
 
     import pymc as pm
 
-    from compare import sbc_exact
-    from compare.registry import get_topic
-    from compare.sbc import SbcSettings
+    from compare.studies import sbc_exact
+    from compare.topics import get_topic
+    from compare.studies.sbc import SbcSettings
 
     topic = get_topic(TOPIC)
     hyper = topic.hyper()
@@ -118,7 +118,7 @@ def simuk_child(sampler: str, sims: int) -> None:
         print(json.dumps({"error": f"cannot import simuk: {error!r}"}))
         return
     sys.path.insert(0, str(ROOT))  # this checkout's compare, as the other side runs
-    from compare.sbc import SbcSettings
+    from compare.studies.sbc import SbcSettings
 
     s = SbcSettings()
     with pm.Model() as model:
@@ -147,7 +147,7 @@ def peer_report() -> None:
     print(f"\n1b. the peer, measured here: {PEER_SIMS} simulations of {PEER_TOPIC} "
           "(n = 20, 4 chains x 250 draws, 300 warm-up), each side a new process")
     with tempfile.TemporaryDirectory(prefix="bench-sbc-") as tmp:
-        ours, proc = _timed_process([sys.executable, "-m", "compare.cli", "sbc", PEER_TOPIC,
+        ours, proc = _timed_process([sys.executable, "-m", "compare.interfaces.cli", "sbc", PEER_TOPIC,
                                      "--sims", str(PEER_SIMS), "--workers", "2",
                                      "--out", str(Path(tmp) / "sbc")])
     if proc.returncode not in (0, 1, 2):
@@ -179,8 +179,8 @@ def warm_rate(workers: int) -> float:
     """Simulations per second once every worker has compiled the model."""
     from distributed import wait
 
-    from compare.registry import get_topic
-    from compare.sbc import SbcSettings, SbcSpec, connect, run_block
+    from compare.topics import get_topic
+    from compare.studies.sbc import SbcSettings, SbcSpec, connect, run_block
 
     topic = get_topic(TOPIC)
     spec = SbcSpec(topic=TOPIC, hyper=topic.hyper(), settings=SbcSettings())
@@ -200,8 +200,8 @@ def warm_rate(workers: int) -> float:
 
 
 def exact_rates() -> list[tuple[str, str, float]]:
-    from compare.registry import get_topic
-    from compare.sbc_exact import exact_side
+    from compare.topics import get_topic
+    from compare.studies.sbc_exact import exact_side
 
     rows = []
     for name, sims, n_obs in (("normal-known-variance", 20_000, 20),
@@ -216,7 +216,7 @@ def exact_rates() -> list[tuple[str, str, float]]:
 
 def power(replications: int = 2000, sims: int = 300, alpha: float = 1e-4):
     """Rejection rates with exact posterior PITs (module docstring, item 4)."""
-    from compare.sbc import holm, uniformity_test
+    from compare.studies.sbc import holm, uniformity_test
 
     rng = np.random.default_rng(20261130)
     prior_mean, prior_sd, noise_sd, n = 0.5, 1.0, 5.0, 1  # tests/compare/test_sbc.py

@@ -1,6 +1,6 @@
 """Prior-sensitivity sweep speed: 10,000 grid points of linear-regression with d = 50.
 
-The sweep (``compare.sensitivity.exact_sweep``, ``--param prior_sd``) uses one
+The sweep (``compare.studies.sensitivity.exact_sweep``, ``--param prior_sd``) uses one
 eigendecomposition of Phi^T Phi for the whole grid
 (``analytic.sensitivity.gaussian_linear_path``).  Measured side by side in
 the same run against the naive formulation: one Cholesky factorisation,
@@ -22,9 +22,9 @@ def main(points: int = 10_000, d: int = 50, n: int = 2_000, subset: int = 200) -
 
     import analytic.linear_regression as lr
     from analytic import sensitivity as asens
-    from compare import sensitivity as sens
-    from compare.data import table_from_arrays
-    from compare.registry import get_topic
+    from compare.studies import sensitivity as sens
+    from compare.core.data import table_from_arrays
+    from compare.topics import get_topic
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, d - 1))  # plus the intercept: d coefficients

@@ -30,10 +30,10 @@ import analytic.gamma_poisson as gp  # noqa: E402
 import analytic.normal_inverse_gamma as nig  # noqa: E402
 import analytic.normal_known_variance as nkv  # noqa: E402
 import analytic.pareto_uniform as pu  # noqa: E402
-from compare.calibration import (NULL_FIXTURES, POWER_FIXTURES, detection_rate,  # noqa: E402
+from compare.studies.calibration import (NULL_FIXTURES, POWER_FIXTURES, detection_rate,  # noqa: E402
                                  iid_null, mcmc_null)
-from compare.planted import planted  # noqa: E402
-from compare.registry import get_topic  # noqa: E402
+from compare.studies.planted import planted  # noqa: E402
+from compare.topics import get_topic  # noqa: E402
 
 IID_POSTERIORS = {
     "normal": nkv.NormalPosterior(loc=0.3, sd=0.7),

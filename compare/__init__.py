@@ -1,6 +1,6 @@
 """bayes-compare: check closed-form Bayesian posteriors against MCMC.
 
-The stable Python API (see :mod:`compare.api`)::
+The stable Python API (see :mod:`compare.interfaces.api`)::
 
     import compare
     compare.check(model, compare.Exact(mean=..., cov=...), var_names=[...])
@@ -16,17 +16,23 @@ from __future__ import annotations
 from typing import Any
 
 # Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
-from compare import _pytensor_setup  # noqa: F401
+from compare.core import _pytensor_setup  # noqa: F401
 
 _API = {
-    "Exact": "compare.api",
-    "CheckResult": "compare.api",
-    "check": "compare.api",
-    "check_draws": "compare.api",
-    "run": "compare.api",
-    "InputError": "compare.registry",
-    "load_topic_file": "compare.topic_file",
-    "export_posteriordb": "compare.export",
+    "Exact": "compare.interfaces.api",
+    "CheckResult": "compare.interfaces.api",
+    "check": "compare.interfaces.api",
+    "check_draws": "compare.interfaces.api",
+    "run": "compare.interfaces.api",
+    "InputError": "compare.core.registry",
+    # what a user topic (a topic file) is built from
+    "Topic": "compare.core.registry",
+    "Hyperparameter": "compare.core.registry",
+    "BuiltinData": "compare.core.registry",
+    "Simulation": "compare.core.registry",
+    "register": "compare.core.registry",
+    "load_topic_file": "compare.topics.user",
+    "export_posteriordb": "compare.outputs.export",
 }
 
 __all__ = sorted(_API)

@@ -11,7 +11,7 @@ likelihood and a Gamma prior on its rate (Gelman et al. 2013, sec. 2.6):
     bayes-compare report --topic-file examples/my_topic.py exponential-gamma
     bayes-compare export --topic-file examples/my_topic.py exponential-gamma --out pdb
 
-The file defines ``TOPIC``, a ``compare.registry.Topic`` with the same parts
+The file defines ``TOPIC``, a ``compare.core.registry.Topic`` with the same parts
 as the built-in topics (README, "Adding a topic"): the exact side (``solve``),
 the PyMC side (``build_model``, ``model_data``, ``VARIABLES``), a simulator
 and a builtin data set.
@@ -23,7 +23,7 @@ from scipy import special, stats
 
 from analytic import ExactAnswer
 from compare import Exact
-from compare.registry import BuiltinData, Hyperparameter, Simulation, Topic
+from compare.core.registry import BuiltinData, Hyperparameter, Simulation, Topic
 
 VARIABLES = ("lam",)
 

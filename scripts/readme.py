@@ -13,7 +13,7 @@ Marker fields (shell-quoted ``key=value`` pairs):
 
 ``cmd``
     The ``bayes-compare`` arguments. The command runs as
-    ``python -m compare.cli CMD`` in a fresh temporary directory (so default
+    ``python -m compare.interfaces.cli CMD`` in a fresh temporary directory (so default
     output folders never touch the checkout), one BLAS thread, ``COLUMNS``
     set to ``width``.
 ``python``
@@ -138,7 +138,7 @@ def run_block(block: Block) -> tuple[list[str], float]:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
         argv = ([sys.executable, "-c", block.code] if block.code is not None
-                else [sys.executable, "-m", "compare.cli", *shlex.split(block.cmd)])
+                else [sys.executable, "-m", "compare.interfaces.cli", *shlex.split(block.cmd)])
         returncode, text = _run_in_terminal(argv, cwd=work, env=env)
         # Paths under the temporary working directory are shown relative to it.
         text = text.replace(os.path.realpath(work) + os.sep, "").replace(work + os.sep, "")

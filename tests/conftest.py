@@ -51,7 +51,7 @@ def test_seed() -> int:
     """The seed of `test_settings`: `BAYES_COMPARE_TEST_SEED`, else the default seed."""
     import os
 
-    from compare.defaults import DEFAULT
+    from compare.core.defaults import DEFAULT
 
     raw = os.environ.get(SEED_ENV, "").strip()
     if not raw:
@@ -69,7 +69,7 @@ def test_seed() -> int:
 
 @pytest.fixture(scope="session")
 def test_settings(test_alpha, test_seed):
-    from compare.defaults import DEFAULT
+    from compare.core.defaults import DEFAULT
 
     import dataclasses
 
@@ -88,9 +88,9 @@ def save_builtin_run():
     """``save(topic_name, directory, settings)``: run a topic on its first builtin
     data set, save the run (JSON and draws) under ``directory``, return the result."""
     def save(topic_name, directory, settings):
-        from compare.output import save_run
-        from compare.registry import get_topic
-        from compare.runner import run
+        from compare.outputs.document import save_run
+        from compare.topics import get_topic
+        from compare.core.runner import run
 
         topic = get_topic(topic_name)
         ds = topic.builtin[0]

@@ -1,8 +1,8 @@
 """Property-based tests of every registered topic's exact side (hypothesis).
 
-For EVERY topic in ``compare.registry.all_topics()`` (a new topic is picked up
+For EVERY topic in ``compare.core.registry.all_topics()`` (a new topic is picked up
 by itself), through the same boundary the runner uses (``Topic.hyper``, then
-``compare.data.check_array`` or the table/points builders, then
+``compare.core.data.check_array`` or the table/points builders, then
 ``Topic.prepare`` and ``Topic.solve``, whose ``ValueError`` the runner turns
 into ``InputError``):
 
@@ -58,8 +58,9 @@ from hypothesis import strategies as st
 
 import analytic.linear_regression as lr
 import analytic.linear_regression_nig as lrn
-from compare.data import check_array, points_from_array, table_from_arrays
-from compare.registry import MAGNITUDE, Hyperparameter, InputError, Topic, all_topics
+from compare.core.data import check_array, points_from_array, table_from_arrays
+from compare.core.registry import MAGNITUDE, Hyperparameter, InputError, Topic
+from compare.topics import all_topics
 
 TOPICS = all_topics()
 IDS = [t.name for t in TOPICS]
@@ -86,7 +87,7 @@ DEFAULT_COUNT_CAP = 6
 # ------------------------------------------------------------------ the boundary
 
 def exact_side(topic: Topic, data: Any, hyper: dict[str, Any]):
-    """What ``compare.runner.run`` does before compiling: check, prepare, solve."""
+    """What ``compare.core.runner.run`` does before compiling: check, prepare, solve."""
     structured = topic.data_kind in ("table", "points")
     column = data if structured else check_array(np.asarray(data), topic.data_kind, "data")
     x, hyper = topic.prepare(column, dict(hyper))

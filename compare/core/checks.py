@@ -1,0 +1,194 @@
+"""Result types shared by the runner and topic-specific comparisons."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named check: ``passed`` when ``statistic`` is on the right side of ``threshold``."""
+
+    name: str
+    statistic: float | None
+    threshold: float
+    passed: bool | None  # None: not applicable (see ``note``)
+    note: str = ""
+    on_fail: str = "disagree"  # or "inconclusive": the check is about trust, not truth
+    #: Set on a convergence check that failed only for want of effective draws
+    #: (state "short" of :func:`diagnose`): the smallest ESS of the run it
+    #: judged.  The runner then samples again with more draws (see
+    #: ``compare.core.runner.run``); None otherwise.
+    short_ess: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ExtraContext:
+    """What a topic's extra comparisons get after the main verdict's checks.
+
+    Attributes
+    ----------
+    x : object
+        The prepared data (what ``Topic.solve`` received).
+    hyper : dict
+    exact : ExactAnswer
+    tree : xarray.DataTree
+        The MCMC run (posterior and sample_stats groups).
+    compiled : compare.core.sampling.CompiledModel
+        The compiled PyMC model, pointed at this data set.
+    settings : compare.core.defaults.Settings
+    pymc_map : array or None
+        PyMC's MAP, flattened in parameter order.
+    alpha : float
+        The family-wise false-alarm rate each statistical test of the run
+        gets (the verdict's alpha split over its tests).
+    """
+
+    x: Any
+    hyper: dict[str, Any]
+    exact: Any
+    tree: Any
+    compiled: Any
+    settings: Any
+    pymc_map: np.ndarray | None
+    alpha: float
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A topic's extra comparisons: checks that join the verdict, JSON sections, text."""
+
+    checks: tuple[Check, ...] = ()
+    sections: dict[str, Any] = field(default_factory=dict)
+    lines: tuple[str, ...] = ()
+
+
+# --- convergence: converged, too few effective draws, or several modes --------
+#: States of :func:`diagnose`.
+CONVERGED, SHORT, MODES, DIVERGENT = "converged", "short", "modes", "divergent"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Convergence of one MCMC run, and whether drawing more would help.
+
+    Attributes
+    ----------
+    rhat, ess_bulk, ess_tail : array of shape (d,)
+        Rank-normalised split R-hat, bulk ESS and tail ESS (5 % and 95 %
+        quantiles) per parameter (Vehtari et al. 2021).
+    worst_rhat, min_bulk, min_tail : float
+        Their worst values (NaN counted as failing: R-hat inf, ESS 0).
+    mode_gap_sd : float
+        Largest distance between two chains' means of one parameter, in that
+        parameter's pooled within-chain sds.
+    divergences : int
+    state : str
+        ``"converged"``: the gate holds (R-hat below ``rhat_max``, bulk and
+        tail ESS above ``ess_min``, no divergence).  ``"divergent"``: some
+        divergent transition (more draws would not remove it).  ``"modes"``:
+        R-hat fails and two chains' means of a parameter lie more than
+        ``mode_gap_sd`` within-chain sds and :data:`MODE_GAP_SE` standard
+        errors apart, i.e. in different modes; more draws would not join them.
+        ``"short"``: the chains explore one region but too few effective draws
+        were kept (ESS below the gate, or R-hat above it only by the noise of
+        so few effective draws): a property of the run, not of the posterior;
+        a longer run settles it.
+    """
+
+    rhat: np.ndarray
+    ess_bulk: np.ndarray
+    ess_tail: np.ndarray
+    worst_rhat: float
+    min_bulk: float
+    min_tail: float
+    mode_gap_sd: float
+    divergences: int
+    state: str
+
+    @property
+    def min_ess(self) -> float:
+        return min(self.min_bulk, self.min_tail)
+
+
+#: Chains are in different modes only if their means differ by more than this
+#: many standard errors (from each chain's own bulk ESS) as well as by
+#: ``Settings.mode_gap_sd`` within-chain sds: over 10 parameters and 6 pairs
+#: of chains, one mode explored slowly crosses 5 standard errors with
+#: probability below 1e-4 (normal tails), while chains trapped in separate
+#: modes sit many standard errors apart because each mixes well in its own.
+MODE_GAP_SE = 5.0
+
+
+def mode_gaps(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gaps between chain means, in pooled within-chain sds and in standard errors.
+
+    Parameters
+    ----------
+    draws : array of shape (chain, draw, d)
+
+    Returns
+    -------
+    gap_sd, gap_se : arrays of shape (pairs, d)
+        For each pair of chains and parameter, |mean_i - mean_j| over the
+        pooled within-chain sd, and over ``sd x sqrt(1/ESS_i + 1/ESS_j)``
+        with each chain's own bulk ESS.
+    """
+    from arviz_stats.base import array_stats
+
+    chains, n, d = draws.shape
+    if chains < 2 or n < 4:
+        return np.zeros((0, d)), np.zeros((0, d))
+    means = draws.mean(axis=1)  # (chain, d)
+    within = np.sqrt(draws.var(axis=1, ddof=1).mean(axis=0))  # (d,)
+    with np.errstate(all="ignore"):
+        ess = np.stack([np.asarray(array_stats.ess(np.moveaxis(draws[c:c + 1], -1, 0),
+                                                   method="bulk"), dtype=float)
+                        for c in range(chains)])  # (chain, d)
+        ess = np.where(np.isfinite(ess) & (ess > 1), ess, 1.0)
+        i, j = np.triu_indices(chains, k=1)
+        spread = np.abs(means[i] - means[j])
+        gap_sd = np.where(within > 0, spread / within, np.where(spread > 0, np.inf, 0.0))
+        gap_se = gap_sd / np.sqrt(1 / ess[i] + 1 / ess[j])
+    return gap_sd, gap_se
+
+
+def diagnose(draws: np.ndarray, divergences: int, settings: Any) -> Diagnosis:
+    """R-hat, bulk/tail ESS, the chains' mode gap, and the state they imply.
+
+    Parameters
+    ----------
+    draws : array of shape (chain, draw, d)
+    divergences : int
+    settings : compare.core.defaults.Settings
+        ``rhat_max``, ``ess_min`` and ``mode_gap_sd`` are read.
+    """
+    from arviz_stats.base import array_stats
+
+    arr = np.moveaxis(draws, -1, 0)  # (d, chain, draw)
+    with np.errstate(all="ignore"):
+        rhat = np.asarray(array_stats.rhat(arr, method="rank"), dtype=float)
+        ess_bulk = np.asarray(array_stats.ess(arr, method="bulk"), dtype=float)
+        ess_tail = np.asarray(array_stats.ess(arr, method="tail", prob=(0.05, 0.95)),
+                              dtype=float)
+    worst_rhat = float(np.max(np.nan_to_num(rhat, nan=np.inf)))
+    min_bulk = float(np.min(np.nan_to_num(ess_bulk, nan=0.0)))
+    min_tail = float(np.min(np.nan_to_num(ess_tail, nan=0.0)))
+    gap_sd, gap_se = mode_gaps(draws)
+    gap = float(np.max(gap_sd)) if gap_sd.size else 0.0
+    separated = bool(np.any((gap_sd > settings.mode_gap_sd) & (gap_se > MODE_GAP_SE)))
+    rhat_ok = worst_rhat < settings.rhat_max
+    if divergences > 0:
+        state = DIVERGENT
+    elif rhat_ok and min(min_bulk, min_tail) > settings.ess_min:
+        state = CONVERGED
+    elif not rhat_ok and (separated or not np.isfinite(worst_rhat)):
+        state = MODES
+    else:
+        state = SHORT
+    return Diagnosis(rhat=rhat, ess_bulk=ess_bulk, ess_tail=ess_tail, worst_rhat=worst_rhat,
+                     min_bulk=min_bulk, min_tail=min_tail, mode_gap_sd=gap,
+                     divergences=int(divergences), state=state)

@@ -1,0 +1,387 @@
+"""The topic registry: what a topic supplies, and the table of registered topics.
+
+A topic pairs ``analytic/<topic>.py`` (the exact answer) with
+``pymc_models/<topic>.py`` (the same prior and likelihood in PyMC) and adds
+what the runner and CLI need: documented hyperparameters with defaults, the
+kind of data column it reads, a seeded simulator and builtin data sets.
+A builtin topic is one module, ``compare/topics/<topic>.py``, defining
+``TOPIC = Topic(...)``, and one line in the catalogue (``compare/topics/__init__.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from analytic import ExactAnswer
+
+#: Column kinds a topic can read, with what each accepts.
+DATA_KINDS = {
+    "table": "a target column and input columns (--target, --features)",
+    "points": "rows of numeric columns (--features; default all)",
+    "binary": "0/1 outcomes",
+    "counts": "non-negative integer counts",
+    "reals": "real numbers",
+    "nonnegative": "real numbers >= 0",
+    "labels": "category labels (any text)",
+}
+
+
+class InputError(ValueError):
+    """Bad input from a user: the message names the item, the value and the fix."""
+
+
+#: Largest magnitude a numeric hyperparameter may take, and (its reciprocal) the
+#: smallest positive one.  Squares, reciprocals and products of two squares of
+#: numbers in [1e-50, 1e50] stay well inside double precision (1e-308 .. 1e308),
+#: so no closed form overflows to inf or underflows to a zero it divides by; a
+#: prior sd of 1e50 is flat for any data, and 1e-50 is a point mass.
+MAGNITUDE = 1e50
+
+
+@dataclass(frozen=True)
+class Hyperparameter:
+    """A prior hyperparameter settable with ``--set name=value``.
+
+    Attributes
+    ----------
+    name : str
+    default : float, tuple or None
+        None means "derived from the data" (documented in ``doc``).
+    doc : str
+        One line: what it is, in which convention (sd vs variance, rate vs scale).
+    kind : str
+        ``positive``, ``real``, ``positive-list`` (one number or a
+        comma-separated list, each > 0), ``labels`` (comma-separated text),
+        ``bool`` (true/false), ``count`` (an integer >= 0) or ``text`` (one
+        string, e.g. a kernel name or a file path; one of ``choices`` when
+        those are given).
+    structural : bool
+        True when it shapes the data or the model (categories, intercept,
+        polynomial degree) rather than being a ``pm.Data`` value.
+    choices : tuple of str
+        ``text``: the allowed values (empty: any non-empty text).
+    low, high : float or None
+        Numeric kinds: the closed interval ``[low, high]`` every value must lie
+        in, on top of the kind's own domain (``> 0``, ``>= 0``) and of
+        ``|value| <= MAGNITUDE`` (positive values also ``>= 1/MAGNITUDE``).
+        ``high_open`` makes the upper end open: ``[low, high)``.
+    """
+
+    name: str
+    default: Any
+    doc: str
+    kind: str = "positive"
+    structural: bool = False
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    high_open: bool = False
+
+    def parse(self, text: str) -> Any:
+        """Turn the text of ``--set name=text`` into a checked value."""
+        if not isinstance(text, str):
+            raise InputError(f"--set {self.name}: expected text, got {text!r}")
+        text = text.strip()
+        if self.kind == "text":
+            return self.check(text)
+        if self.kind == "bool":
+            lowered = text.lower()
+            if lowered in ("true", "yes", "1", "on"):
+                return True
+            if lowered in ("false", "no", "0", "off"):
+                return False
+            raise InputError(f"--set {self.name}={text!r}: give true or false")
+        if self.kind == "count":
+            try:
+                value = float(text)
+            except ValueError:
+                raise InputError(f"--set {self.name}={text!r} is not a whole number; "
+                                 f"e.g. --set {self.name}={self._example()}") from None
+            return self.check(value)
+        if self.kind == "labels":
+            labels = tuple(s.strip() for s in text.split(","))
+            if not text or any(not s for s in labels):
+                raise InputError(f"--set {self.name}={text!r}: give comma-separated labels, "
+                                 f"e.g. --set {self.name}=a,b,c")
+            return self.check(labels)
+        parts = [s.strip() for s in text.split(",")] if self.kind == "positive-list" else [text]
+        try:
+            values = [float(s) for s in parts]
+        except ValueError:
+            raise InputError(f"--set {self.name}={text!r} is not a number; "
+                             f"e.g. --set {self.name}={self._example()}") from None
+        value = values[0] if len(values) == 1 else tuple(values)
+        return self.check(value)
+
+    def check(self, value: Any) -> Any:
+        """Validate a value given in Python (or parsed from text).
+
+        Text is parsed exactly as ``--set`` parses it, so ``categories="a,b,c"``
+        means three labels in the API as on the command line.
+        """
+        if isinstance(value, str) and self.kind != "text":
+            return self.parse(value)
+        if self.kind == "text":
+            if value is None:
+                return None
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"{self.name} must be a non-empty text, got {value!r}")
+            if self.choices and value not in self.choices:
+                raise InputError(f"{self.name} must be one of {', '.join(self.choices)}, got "
+                                 f"{value!r}; e.g. --set {self.name}={self.choices[0]}")
+            return value
+        if self.kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise InputError(f"{self.name} must be true or false, got {value!r}")
+            return bool(value)
+        if self.kind == "labels":
+            if value is None:
+                return None
+            if not isinstance(value, (list, tuple, np.ndarray)):
+                raise InputError(f"{self.name} must be a list of labels (or the text "
+                                 f"'a,b,c'), got {value!r}")
+            labels = tuple(str(v).strip() for v in value)
+            if not labels or any(not s for s in labels):
+                raise InputError(f"{self.name} must list non-empty labels, got {list(value)}; "
+                                 f"e.g. --set {self.name}=a,b,c")
+            if len(set(labels)) != len(labels):
+                raise InputError(f"{self.name} must list distinct labels, got {list(labels)}")
+            return labels
+        if value is None:
+            if self.default is None:
+                return None
+            raise InputError(f"{self.name} needs a value, got None; "
+                             f"e.g. --set {self.name}={self._example()}")
+        values = self._numbers(value)
+        if self.kind == "count":
+            if values.size != 1:
+                raise InputError(f"{self.name} takes one whole number, got {values.tolist()}")
+            number = float(values[0])
+            if not np.isfinite(number) or not number.is_integer() or number < 0:
+                raise InputError(f"{self.name} must be a whole number >= 0, got {value!r}; "
+                                 f"e.g. --set {self.name}={self._example()}")
+            self._check_bounds(values)
+            return int(number)
+        if self.kind != "positive-list" and values.size != 1:
+            raise InputError(f"{self.name} takes one number, got {values.tolist()}")
+        if values.size == 0:
+            raise InputError(f"{self.name} needs at least one number, got none; "
+                             f"e.g. --set {self.name}={self._example()}")
+        if not np.all(np.isfinite(values)):
+            raise InputError(f"{self.name} must be finite, got {values.tolist()}; "
+                             f"e.g. --set {self.name}={self._example()}")
+        shown = float(values[0]) if values.size == 1 else values.tolist()
+        if self.kind in ("positive", "positive-list") and not np.all(values > 0):
+            raise InputError(f"{self.name} must be > 0, got {shown}; "
+                             f"e.g. --set {self.name}={self._example()}")
+        smallest = 1.0 / MAGNITUDE if self.kind in ("positive", "positive-list") else 0.0
+        magnitude = np.abs(values)
+        if np.any(magnitude > MAGNITUDE) or np.any((magnitude > 0) & (magnitude < smallest)):
+            raise InputError(f"{self.name} = {shown} is outside the numeric range "
+                             f"[{1 / MAGNITUDE:g}, {MAGNITUDE:g}] in magnitude, where the "
+                             "closed forms stay finite; rescale the data or the prior")
+        self._check_bounds(values)
+        return float(values[0]) if values.size == 1 else tuple(float(v) for v in values)
+
+    def _numbers(self, value: Any) -> np.ndarray:
+        """``value`` as a 1-D float array; bools, text and nested lists are refused."""
+        items = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
+        if (np.asarray(items).dtype == bool if isinstance(items, np.ndarray)
+                else any(isinstance(v, (bool, np.bool_)) for v in items)):
+            raise InputError(f"{self.name} must be a number, got {value!r}; "
+                             f"e.g. --set {self.name}={self._example()}")
+        try:
+            values = np.asarray(items, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{self.name} must be a number, got {value!r}; "
+                             f"e.g. --set {self.name}={self._example()}") from None
+        if values.ndim != 1:
+            raise InputError(f"{self.name} takes a number or a flat list of numbers, got "
+                             f"{value!r}")
+        return values
+
+    def _check_bounds(self, values: np.ndarray) -> None:
+        """Refuse values outside ``[low, high]`` (``[low, high)`` when ``high_open``)."""
+        too_low = self.low is not None and np.any(values < self.low)
+        too_high = self.high is not None and (np.any(values >= self.high) if self.high_open
+                                              else np.any(values > self.high))
+        if too_low or too_high:
+            shown = f"{values[0]:g}" if values.size == 1 else values.tolist()
+            interval = (None if self.low is None or self.high is None else
+                        f"[{self.low:g}, {self.high:g}{')' if self.high_open else ']'}")
+            if too_low:
+                domain = f">= {self.low:g}" + (f" (in {interval})" if interval else "")
+            elif interval:
+                domain = f"in {interval}"
+            else:
+                domain = f"{'<' if self.high_open else '<='} {self.high:g}"
+            raise InputError(f"{self.name} must be {domain}, got {shown}; "
+                             f"e.g. --set {self.name}={self._example()}")
+
+    def _example(self) -> str:
+        if isinstance(self.default, (int, float)) and not isinstance(self.default, bool):
+            return f"{self.default:g}"
+        if self.kind == "count" and self.low is not None:
+            return f"{max(self.low, 1):g}"
+        return "1"
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Parameters drawn from the prior and data drawn given them."""
+
+    theta: np.ndarray
+    data: np.ndarray
+
+
+@dataclass(frozen=True)
+class BuiltinData:
+    """A data set shipped with the project.
+
+    ``hyper`` holds hyperparameters suited to this data set; they replace the
+    topic's defaults, and ``--set`` still overrides them.
+    """
+
+    name: str
+    description: str
+    source: str
+    load: Callable[[], np.ndarray]
+    hyper: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _identity_prepare(x: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+    """The column as floats, each within ``MAGNITUDE`` (beyond it squares and fourth
+    powers -- a variance's variance -- overflow: data of 1e100 gave an infinite
+    posterior covariance)."""
+    x = np.asarray(x, dtype=float)
+    big = np.abs(x) > MAGNITUDE
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise InputError(f"observation {i + 1} is {x[i]:g}, beyond {MAGNITUDE:g} in magnitude "
+                         "where the closed forms stay finite; rescale the data (other units)")
+    return x, hyper
+
+
+def _no_structure(x: np.ndarray, hyper: Mapping[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Topic:
+    """Everything the compare layer needs to run one topic.
+
+    Attributes
+    ----------
+    name : str
+        CLI name (``beta-binomial``).
+    title, model : str
+        A one-line title and the model in formulas (shown by ``describe``).
+    data_kind : str
+        One of :data:`DATA_KINDS`.
+    hyperparameters : tuple of Hyperparameter
+    solve : callable
+        ``solve(x=..., **hyper) -> ExactAnswer`` (the analytic module).
+    build_model, model_data : callable
+        ``build_model(**structure) -> pm.Model`` and
+        ``model_data(x=..., **hyper) -> dict`` (the PyMC module).
+    variables : tuple of str
+        PyMC variables that, flattened, line up with the exact parameters.
+    simulate : callable
+        ``simulate(rng, n, hyper) -> Simulation``: theta from the prior, then data.
+    builtin : tuple of BuiltinData
+        The first is the default data set.
+    prepare : callable
+        ``prepare(column, hyper) -> (x, hyper)``: turns the checked column
+        into what ``solve`` takes (e.g. labels into codes, filling in the
+        categories).
+    structure : callable
+        ``structure(x, hyper) -> dict`` of ``build_model`` arguments that fix
+        the model's shape; one compiled model per distinct structure.
+    extras : callable, optional
+        ``extras(ExtraContext) -> Extra``: topic-specific comparisons (e.g. the
+        predictive and evidence checks of the regression topics) whose checks
+        join the verdict and whose sections join the JSON document.
+    sampler_options : mapping
+        Extra ``nutpie.sample`` arguments the topic needs, e.g. a low-rank
+        mass matrix for strongly correlated posteriors.
+    extra_tests : int
+        How many statistical tests ``extras`` adds (e.g. the predictive test).
+        The verdict's alpha is split evenly over the posterior test and these
+        (Bonferroni across tests), so a user's alpha bounds the whole verdict.
+    text_table : callable, optional
+        ``text_table(path, target=..., features=...)``: for a topic that reads
+        words or labels in a table CSV (classifiers), its labelled data, or None
+        when the file's cells are all numbers (then it is read as a table).
+    step : callable, optional
+        ``step(model) -> step method(s)`` for models NUTS cannot sample
+        (discrete free variables): the run then uses ``pm.sample`` with
+        these steps instead of nutpie (see ``compare.core.sampling.StepModel``).
+    """
+
+    name: str
+    title: str
+    model: str
+    data_kind: str
+    hyperparameters: tuple[Hyperparameter, ...]
+    solve: Callable[..., ExactAnswer]
+    build_model: Callable[..., Any]
+    model_data: Callable[..., dict[str, np.ndarray]]
+    variables: tuple[str, ...]
+    simulate: Callable[[np.random.Generator, int, dict[str, Any]], Simulation]
+    builtin: tuple[BuiltinData, ...]
+    prepare: Callable[[np.ndarray, dict[str, Any]], tuple[np.ndarray, dict[str, Any]]] = \
+        _identity_prepare
+    structure: Callable[[np.ndarray, Mapping[str, Any]], dict[str, Any]] = _no_structure
+    extras: Callable[[Any], Any] | None = None
+    sampler_options: Mapping[str, Any] = field(default_factory=dict)
+    extra_tests: int = 0
+    step: Callable[[Any], Any] | None = None
+    text_table: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):
+            raise ValueError(f"topic name {self.name!r} must be lower-case words joined by '-'")
+        if self.data_kind not in DATA_KINDS:
+            raise ValueError(f"data_kind {self.data_kind!r} is not one of {sorted(DATA_KINDS)}")
+        if not self.builtin:
+            raise ValueError(f"topic {self.name!r} needs at least one builtin data set")
+
+    def hyper(self, overrides: Mapping[str, Any] | None = None, *,
+              dataset: BuiltinData | None = None, parsed: bool = True) -> dict[str, Any]:
+        """Defaults, then the data set's suggestions, then ``overrides``, all checked.
+
+        ``parsed=False`` means the overrides are text from ``--set`` and are parsed.
+        """
+        known = {h.name: h for h in self.hyperparameters}
+        values = {h.name: h.default for h in self.hyperparameters}
+        if dataset is not None:
+            values.update(dataset.hyper)
+        for name, value in (overrides or {}).items():
+            if name not in known:
+                raise InputError(f"unknown hyperparameter {name!r} for topic {self.name}; "
+                                 f"known: {', '.join(known)}")
+            values[name] = known[name].check(value) if parsed else known[name].parse(value)
+        return values
+
+    def builtin_data(self, name: str) -> BuiltinData:
+        for ds in self.builtin:
+            if ds.name == name:
+                return ds
+        raise InputError(f"topic {self.name} has no builtin data set {name!r}; "
+                         f"choose one of: {', '.join('builtin:' + d.name for d in self.builtin)}")
+
+
+REGISTRY: dict[str, Topic] = {}
+
+
+def register(topic: Topic) -> Topic:
+    """Add ``topic`` to the registry (names must be unique)."""
+    if topic.name in REGISTRY:
+        raise ValueError(f"a topic named {topic.name!r} is already registered")
+    REGISTRY[topic.name] = topic
+    return topic

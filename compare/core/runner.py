@@ -1,0 +1,507 @@
+"""Run one topic on one data set: exact answer, MCMC, checks, verdict.
+
+Orchestration only: the maths is in ``analytic``, the model in
+``pymc_models``, the statistics in :mod:`compare.core.agreement`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import xarray as xr
+from arviz_stats.base import array_stats
+
+from analytic import ExactAnswer
+from compare.core.agreement import Agreement, agreement_test, posterior_array
+from compare.core.checks import MODES, SHORT, Check, Diagnosis, Extra, ExtraContext, diagnose
+from compare.core.data import check_array
+from compare.core.defaults import DEFAULT, Settings
+from compare.core.registry import InputError, Topic
+
+if TYPE_CHECKING:  # sampling imports PyMC; checking draws alone (compare.check_draws) does not
+    from compare.core.sampling import ModelCache
+
+AGREE, DISAGREE, INCONCLUSIVE = "agree", "disagree", "inconclusive"
+
+
+@dataclass(frozen=True)
+class McmcSummary:
+    """MCMC estimates, vectors in parameter order."""
+
+    mean: np.ndarray
+    cov: np.ndarray
+    sd: np.ndarray
+    mcse_mean: np.ndarray
+    ess_bulk: np.ndarray
+    ess_tail: np.ndarray
+    rhat: np.ndarray
+    divergences: int
+    map: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything one run produced; ``to_json`` gives the public document."""
+
+    topic: str
+    parameters: tuple[str, ...]
+    verdict: str
+    decided_by: str
+    exact: ExactAnswer
+    mcmc: McmcSummary
+    agreement: Agreement | None
+    checks: tuple[Check, ...]
+    settings: Settings
+    hyper: dict[str, Any]
+    data_source: str
+    n: int
+    timings: dict[str, float]
+    draws: xr.DataTree = field(repr=False)
+    extra: Extra = field(default_factory=Extra)
+    #: PyMC variables whose flattened draws line up with ``parameters``.
+    variables: tuple[str, ...] = ()
+    #: The data as named columns (kept beside the draws for the report).
+    observed: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def exit_code(self) -> int:
+        return {AGREE: 0, DISAGREE: 1, INCONCLUSIVE: 2}[self.verdict]
+
+    @property
+    def map_distance_sd(self) -> np.ndarray | None:
+        """|PyMC MAP - exact mode| in exact posterior sds, per parameter."""
+        mode = self.exact.posterior.mode
+        if mode is None or self.mcmc.map is None:
+            return None
+        return np.abs(self.mcmc.map - mode) / posterior_scale(self.exact.posterior)
+
+
+def posterior_scale(posterior) -> np.ndarray:
+    """Per-parameter exact sd, or IQR / 1.349 where the sd is infinite.
+
+    IQR / 1.349 equals the sd for a normal and exists for every posterior,
+    so distances stay meaningful when heavy tails leave no finite variance.
+    """
+    sd = np.sqrt(np.diag(np.asarray(posterior.cov, dtype=float)))
+    for i in np.flatnonzero(~np.isfinite(sd)):
+        marginal = posterior.marginal(int(i))
+        if marginal is not None:
+            sd[i] = (marginal.ppf(0.75) - marginal.ppf(0.25)) / 1.349
+    return sd
+
+
+def convergence_checks(draws: np.ndarray, divergences: int, settings: Settings, *,
+                       diagnosis: Diagnosis | None = None, after: str = ""
+                       ) -> tuple[tuple[Check, ...], dict[str, np.ndarray]]:
+    """R-hat, bulk/tail ESS and divergence checks on draws of shape (chain, draw, d).
+
+    When the chains explore one mode but too few effective draws were kept
+    (state ``"short"`` of :func:`compare.core.checks.diagnose`), the failing
+    checks carry ``short_ess`` so that :func:`run` samples again with more
+    draws; ``after`` (e.g. "after 2 extensions") is added to their notes.
+    """
+    d = diagnose(draws, divergences, settings) if diagnosis is None else diagnosis
+    short = d.min_ess if d.state == SHORT else None
+    tail = ""
+    if d.state == SHORT:
+        tail = (f"; too few effective draws{' ' + after if after else ''} (chains "
+                f"{d.mode_gap_sd:.2f} sd apart, one mode): draw more")
+    elif d.state == MODES:
+        tail = (f"; chains sit in different modes ({d.mode_gap_sd:.1f} within-chain sds "
+                "apart): more draws would not join them")
+    checks = (
+        Check("rhat", d.worst_rhat, settings.rhat_max, d.worst_rhat < settings.rhat_max,
+              "largest rank-normalised split R-hat must be below the threshold"
+              + (tail if d.worst_rhat >= settings.rhat_max else ""),
+              short_ess=short if d.worst_rhat >= settings.rhat_max else None),
+        Check("ess_bulk", d.min_bulk, settings.ess_min, d.min_bulk > settings.ess_min,
+              "smallest bulk ESS must exceed the threshold"
+              + (tail if d.min_bulk <= settings.ess_min else ""),
+              short_ess=short if d.min_bulk <= settings.ess_min else None),
+        Check("ess_tail", d.min_tail, settings.ess_min, d.min_tail > settings.ess_min,
+              "smallest tail ESS must exceed the threshold"
+              + (tail if d.min_tail <= settings.ess_min else ""),
+              short_ess=short if d.min_tail <= settings.ess_min else None),
+        Check("divergences", float(divergences), 0.0, divergences == 0,
+              "no divergent transitions allowed"),
+    )
+    return checks, {"rhat": d.rhat, "ess_bulk": d.ess_bulk, "ess_tail": d.ess_tail}
+
+
+def cap_note(extensions: int, draws: int, settings: Settings) -> str:
+    """Why a run still short of effective draws was not extended further."""
+    if settings.max_extensions == 0:
+        return "with the extension off (max_extensions=0)"
+    cap = (f"the cap: at most {settings.max_extensions} extension(s) and "
+           f"{settings.max_draws} draws per chain")
+    return f"after {extensions} extension(s) to {draws} draws per chain ({cap})"
+
+
+def extension_seed(seed: int, attempt: int) -> int:
+    """Sampler seed of a run's ``attempt``-th sampling (0: the run's own seed).
+
+    Derived from the run's seed alone (``numpy.random.SeedSequence``), so an
+    extended run is reproducible from its settings.
+    """
+    if attempt == 0:
+        return seed
+    state = np.random.SeedSequence([seed % 2**64, attempt]).generate_state(1, np.uint32)
+    return int(state[0])
+
+
+def next_draws(draws: int, min_ess: float, settings: Settings) -> int | None:
+    """Draws per chain for the next extension; None when the cap leaves no room.
+
+    ESS grows about linearly with the draws, so the factor is
+    ``extension_growth x ess_min / min_ess``, kept in [1.5, 4] (1.5: each
+    extension must be worth its warm-up; 4: an ESS estimate from few draws
+    is rough), and the draws never exceed ``settings.max_draws``.
+    """
+    factor = settings.extension_growth * settings.ess_min / max(float(min_ess), 1.0)
+    factor = min(max(factor, 1.5), 4.0)
+    new = min(settings.max_draws, math.ceil(draws * factor))
+    return new if new > draws else None
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """One sampling of a run: the first of its model (attempt 0), or an extension."""
+
+    model: str  # "topic" (the verdict's model) or "extras" (e.g. the marginalised mixture)
+    attempt: int
+    draws: int
+    seed: int
+    seconds: float
+    min_ess: float | None
+    worst_rhat: float | None
+    state: str
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """What :func:`sample_enough` kept: the last sampling and how it was reached."""
+
+    tree: xr.DataTree
+    draws: np.ndarray  # (chain, draw, d) in parameter order
+    divergences: int
+    diagnosis: Diagnosis
+    #: The run as sampled: the last sampling's draws per chain; the seed stays the
+    #: run's own (it also seeds the exact reference draws; the extensions' seeds are
+    #: in ``samplings``).
+    settings: Settings
+    samplings: tuple[Sampling, ...]
+
+
+def sample_enough(compiled: Any, data: Mapping[str, np.ndarray], settings: Settings, *,
+                  variables: tuple[str, ...] | list[str], options: Mapping[str, Any],
+                  n_parameters: int | None = None, what: str = "the model",
+                  on_extension: Callable[[], None] | None = None) -> Sampled:
+    """Sample, then extend while the chains show one mode but too few effective draws.
+
+    The extension rule of :func:`run` (see its Notes), shared by the built-in
+    topics and by users' own models (:func:`compare.interfaces.api.check`).
+    """
+    samplings: list[Sampling] = []
+    run_settings = settings
+    while True:  # the first sampling, then extensions while ESS alone is short
+        ts = time.perf_counter()
+        tree = compiled.sample(data, run_settings, seed=run_settings.seed,
+                               options=dict(options))
+        draws = posterior_array(tree.posterior, variables)
+        if n_parameters is not None and draws.shape[-1] != n_parameters:
+            raise ValueError(f"{what}: PyMC variables {tuple(variables)} give "
+                             f"{draws.shape[-1]} values per draw, the exact posterior has "
+                             f"{n_parameters} parameters")
+        divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
+        diagnosis = diagnose(draws, divergences, settings)
+        samplings.append(Sampling("topic", len(samplings), run_settings.draws,
+                                  run_settings.seed, time.perf_counter() - ts,
+                                  diagnosis.min_ess, diagnosis.worst_rhat, diagnosis.state))
+        more = None
+        if diagnosis.state == SHORT and len(samplings) <= settings.max_extensions:
+            more = next_draws(run_settings.draws, diagnosis.min_ess, settings)
+        if more is None:
+            break
+        if on_extension is not None:
+            on_extension()
+        run_settings = dataclasses.replace(
+            settings, draws=more, seed=extension_seed(settings.seed, len(samplings)))
+    return Sampled(tree=tree, draws=draws, divergences=divergences, diagnosis=diagnosis,
+                   settings=dataclasses.replace(settings, draws=run_settings.draws),
+                   samplings=tuple(samplings))
+
+
+def extension_section(settings: Settings, final_draws: int,
+                      samplings: list[Sampling]) -> dict[str, Any]:
+    """The result document's ``extension`` key: what extending the run cost."""
+    extensions = [s for s in samplings if s.attempt > 0]
+    return {
+        "extensions": len(extensions),
+        "draws_requested": settings.draws,
+        "draws_final": final_draws,
+        "max_draws": settings.max_draws,
+        "max_extensions": settings.max_extensions,
+        "seconds": float(sum(s.seconds for s in extensions)),
+        "samplings": [dataclasses.asdict(s) for s in samplings],
+    }
+
+
+def extension_line(section: dict[str, Any]) -> str:
+    """One line for the terminal saying that, and at what cost, a run was extended."""
+    parts = []
+    for model in ("topic", "extras"):
+        runs = [s for s in section["samplings"] if s["model"] == model]
+        if len(runs) > 1:
+            what = "the model" if model == "topic" else "the extra comparisons' model"
+            draws = " -> ".join(str(s["draws"]) for s in runs)
+            parts.append(f"{what} {draws} draws per chain (ESS "
+                         + " -> ".join("ok" if s["min_ess"] is None else f"{s['min_ess']:.0f}"
+                                       for s in runs) + ")")
+    return (f"extended {section['extensions']} time(s) for too few effective draws: "
+            + "; ".join(parts) + f"; +{section['seconds']:.1f} s")
+
+
+def map_check(exact: ExactAnswer, pymc_map: np.ndarray | None, settings: Settings) -> Check:
+    """PyMC's MAP against the exact mode, in exact posterior sds (IQR/1.349 where infinite)."""
+    post = exact.posterior
+    tol = settings.map_tol_sd
+    if post.mode is None:
+        return Check("map", None, tol, None, "the exact posterior has no unique mode")
+    if pymc_map is None:  # an optimiser that stops short says nothing about the maths
+        return Check("map", None, tol, False, "PyMC's MAP optimisation did not converge "
+                     "(iteration limit after restarts, or a non-finite point)",
+                     on_fail=INCONCLUSIVE)
+    dist = float(np.max(np.abs(pymc_map - post.mode) / posterior_scale(post)))
+    if not post.mode_interior:
+        return Check("map", dist, tol, None,
+                     "the mode lies on the boundary of the support; reported, not tested")
+    return Check("map", dist, tol, dist <= tol,
+                 "largest |MAP - exact mode| in posterior sds must not exceed the threshold")
+
+
+def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
+    """Verdict and the name of the check that decided it.
+
+    Convergence failures make the run inconclusive (the MCSEs are not
+    trustworthy), before agreement is looked at; otherwise any failed
+    agreement or MAP check is a disagreement.
+    """
+    convergence = ("rhat", "ess_bulk", "ess_tail", "divergences")
+    by_name = {c.name: c for c in checks}
+    for name in convergence:
+        if by_name[name].passed is False:
+            return INCONCLUSIVE, name
+    for check in checks:  # topic checks that question trust, e.g. a multimodal mixture
+        if check.name not in convergence and check.passed is False \
+                and check.on_fail == INCONCLUSIVE:
+            return INCONCLUSIVE, check.name
+    for check in checks:  # agreement, map, then any topic-specific check, in order
+        if check.name not in convergence and check.passed is False:
+            return DISAGREE, check.name
+    return AGREE, "agreement"
+
+
+def summarise(draws: np.ndarray, extra: dict[str, np.ndarray], divergences: int,
+              pymc_map: np.ndarray | None) -> McmcSummary:
+    flat = draws.reshape(-1, draws.shape[-1])
+    arr = np.moveaxis(draws, -1, 0)
+    return McmcSummary(
+        mean=flat.mean(axis=0),
+        cov=np.atleast_2d(np.cov(flat, rowvar=False)),
+        sd=flat.std(axis=0, ddof=1),
+        mcse_mean=np.asarray(array_stats.mcse(arr, method="mean"), dtype=float),
+        ess_bulk=extra["ess_bulk"], ess_tail=extra["ess_tail"], rhat=extra["rhat"],
+        divergences=divergences, map=pymc_map,
+    )
+
+
+def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = None,
+        settings: Settings = DEFAULT, source: str = "array", cache: ModelCache | None = None,
+        on_stage: Callable[[str], None] | None = None) -> RunResult:
+    """Compare the exact posterior with PyMC's on one data set.
+
+    Parameters
+    ----------
+    topic : Topic
+    data : array of shape (n,)
+        One column of observations (numbers, or labels for categorical topics).
+    hyper : mapping, optional
+        Complete hyperparameters (see ``Topic.hyper``); defaults when None.
+    settings : Settings
+    source : str
+        Where the data came from, for the report.
+    cache : ModelCache, optional
+        Compiled models; one compile per topic and structure (default: the
+        process-wide ``compare.core.sampling.CACHE``).
+    on_stage : callable, optional
+        Called with "compiling", "sampling", "checking" as the run progresses
+        ("sampling" again for each extension).
+
+    Notes
+    -----
+    **Extension.**  Too few effective draws is a property of the run, not of
+    the posterior, so it is settled by drawing more rather than reported as
+    ``inconclusive``.  When the chains explore one mode (R-hat below
+    ``rhat_max``, or above it with no two chains in different modes; see
+    :func:`compare.core.checks.diagnose`) and no transition diverged, but the
+    smallest bulk or tail ESS is at most ``ess_min``, the model is sampled
+    again, afresh, with ``next_draws`` draws per chain (about
+    ``1.25 x ess_min / ESS`` times more) and a seed derived from the run's
+    (:func:`extension_seed`), at most ``settings.max_extensions`` times and
+    never beyond ``settings.max_draws`` per chain.  The topic's extra
+    comparisons do the same with their own model (the marginalised mixture).
+    Several modes and divergences stay ``inconclusive`` at once; a run still
+    short at the cap is ``inconclusive`` and its notes say so.
+
+    The verdict stays calibrated: the decision to extend looks only at
+    convergence diagnostics (ESS, R-hat, the chains' mode gap), never at the
+    z-scores, and the verdict is computed on the last sampling alone, whose
+    draws are fresh (new seed, new warm-up), so given its length the
+    ESS-based z-scores are exactly as calibrated as for a run of that length
+    asked for directly.  The cost is shown: ``timings["extension"]`` (seconds
+    of every sampling after the first, included in ``sample`` and ``check``),
+    the ``extension`` section of the result document (samplings with their
+    draws, seeds, seconds and ESS), and one line in ``extra.lines``.  The
+    result's ``settings.draws`` is the last sampling's draws per chain.
+    """
+    if cache is None:
+        from compare.core.sampling import CACHE as cache
+    stage = on_stage or (lambda _: None)
+    t0 = time.perf_counter()
+    hyper = dict(topic.hyper() if hyper is None else hyper)
+    structured = topic.data_kind in ("table", "points")
+    column = data if structured else check_array(np.asarray(data), topic.data_kind, source)
+    if structured and not hasattr(column, "features"):
+        raise InputError(f"{topic.name} takes {topic.data_kind} data: build it with "
+                         "compare.core.data.table_from_arrays(x, y) or points_from_array(x)")
+    x, hyper = topic.prepare(column, hyper)
+    try:
+        exact = topic.solve(x=x, **hyper)
+    except ValueError as err:
+        raise InputError(str(err)) from err
+    structure = topic.structure(x, hyper)
+    key = (topic.name, tuple(sorted(structure.items())), topic.build_model)
+    if key not in cache:
+        stage("compiling")
+    t1 = time.perf_counter()
+    compiled = cache.get(key, lambda: topic.build_model(**structure), topic.variables,
+                         **({} if topic.step is None else {"step": topic.step}))
+    t2 = time.perf_counter()
+    model_data = topic.model_data(x=x, **hyper)
+    stage("sampling")
+    sampled = sample_enough(compiled, model_data, settings, variables=topic.variables,
+                            options=topic.sampler_options, n_parameters=len(exact.parameters),
+                            what=f"topic {topic.name}",
+                            on_extension=lambda: stage("sampling"))
+    tree, draws, divergences = sampled.tree, sampled.draws, sampled.divergences
+    diagnosis, final, samplings = sampled.diagnosis, sampled.settings, list(sampled.samplings)
+    t3 = time.perf_counter()
+    stage("checking")
+    after = cap_note(len(samplings) - 1, final.draws, settings)
+    checks, diag = convergence_checks(draws, divergences, settings, diagnosis=diagnosis,
+                                      after=after)
+    alpha_each = settings.alpha / (1 + topic.extra_tests)  # Bonferroni across the tests
+    agreement = agreement_test(draws, exact.posterior, alpha=alpha_each,
+                               seed=settings.seed,
+                               n_reference=settings.n_reference)
+    agreement_check = Check("agreement", agreement.max_abs_z, agreement.threshold,
+                            agreement.passed,
+                            f"max |z| over {len(agreement.quantities)} quantities must not "
+                            f"exceed the Bonferroni threshold for alpha={alpha_each:g}")
+    pymc_map = compiled.map_point(model_data)
+    checks = (*checks, agreement_check, map_check(exact, pymc_map, settings))
+    extra = Extra()
+    if topic.extras is not None and settings.extras:
+        # The extras start at the requested draws too: each sampled model is
+        # extended on its own evidence.
+        extra = _extras(topic, x=x, hyper=hyper, exact=exact, tree=tree, compiled=compiled,
+                        settings=settings, pymc_map=pymc_map, alpha=alpha_each,
+                        samplings=samplings)
+        checks = (*checks, *extra.checks)
+    section = extension_section(settings, final.draws, samplings)
+    extension_seconds = section["seconds"]
+    lines = extra.lines + ((extension_line(section),) if section["extensions"] else ())
+    extra = dataclasses.replace(extra, sections={**extra.sections, "extension": section},
+                                lines=lines)
+    verdict, decided_by = decide(checks)
+    t4 = time.perf_counter()
+    return RunResult(
+        topic=topic.name, parameters=tuple(exact.parameters), verdict=verdict,
+        decided_by=decided_by, exact=exact,
+        mcmc=summarise(draws, diag, divergences, pymc_map), agreement=agreement,
+        checks=checks, settings=final, hyper=hyper, data_source=source, n=int(len(x)),
+        timings={"compile": t2 - t1, "sample": t3 - t2, "check": t4 - t3, "total": t4 - t0,
+                 "extension": extension_seconds},
+        draws=tree, extra=extra, variables=tuple(topic.variables),
+        observed=observed_columns(column),
+    )
+
+
+def _extras(topic: Topic, *, settings: Settings, samplings: list[Sampling],
+            **context: Any) -> Extra:
+    """The topic's extra comparisons, extended like the run itself.
+
+    A check of the extras that failed only for want of effective draws
+    (``Check.short_ess``, e.g. the marginalised mixture's) makes them run
+    again with more draws, afresh, at most ``settings.max_extensions`` times.
+    The extras' seeds derive from the run's (attempt ``100 + i``), apart
+    from those of the topic's model.
+    """
+    extras = topic.extras
+    assert extras is not None  # run() calls this only for topics with extras
+    run_settings = settings
+    attempt = 0
+    while True:
+        ts = time.perf_counter()
+        extra = extras(ExtraContext(settings=run_settings, **context))
+        short = [c.short_ess for c in extra.checks
+                 if c.passed is False and c.short_ess is not None]
+        failed = any(c.passed is False for c in extra.checks)
+        if short or attempt > 0:
+            samplings.append(Sampling("extras", attempt, run_settings.draws, run_settings.seed,
+                                      time.perf_counter() - ts,
+                                      min(short) if short else None, None,
+                                      SHORT if short else "failed" if failed else "passed"))
+        more = None
+        if short and attempt < settings.max_extensions:
+            more = next_draws(run_settings.draws, min(short), settings)
+        if more is None:
+            if short:  # say why the extras were not extended further
+                note = cap_note(attempt, run_settings.draws, settings)
+                extra = dataclasses.replace(extra, checks=tuple(
+                    dataclasses.replace(c, note=f"{c.note}; still short {note}")
+                    if c.passed is False and c.short_ess is not None else c
+                    for c in extra.checks))
+            return extra
+        attempt += 1
+        run_settings = dataclasses.replace(
+            settings, draws=more, seed=extension_seed(settings.seed, 100 + attempt))
+
+
+#: Largest data set (in values) whose columns are kept beside the draws.
+OBSERVED_MAX_VALUES = 2_000_000
+
+
+def observed_columns(column: Any) -> dict[str, np.ndarray]:
+    """The run's data as named columns; empty when streamed or very large."""
+    if hasattr(column, "y"):  # Table
+        cols = {name: column.x[:, j] for j, name in enumerate(column.features)}
+        cols[column.target] = column.y
+    elif hasattr(column, "x") and hasattr(column, "features"):  # Points
+        cols = {name: column.x[:, j] for j, name in enumerate(column.features)}
+        labels = getattr(column, "labels", None)  # LabelledPoints: the class of each row
+        if labels is not None:
+            cols[getattr(column, "target", None) or "label"] = np.asarray(labels).astype(str)
+    elif isinstance(column, np.ndarray):
+        cols = {"x": column}
+    else:  # StreamedTable: never held in memory
+        return {}
+    if sum(np.asarray(v).size for v in cols.values()) > OBSERVED_MAX_VALUES:
+        return {}
+    return {str(k): np.asarray(v) for k, v in cols.items()}

@@ -1,0 +1,346 @@
+"""Compile a PyMC model once, then sample it and find its MAP for many data sets.
+
+``nutpie.compile_pymc_model`` costs seconds; ``compiled.with_data(...)``
+swaps the ``pm.Data`` values in microseconds (measured in ``make bench``).
+The same model's ``pm.Data`` shared variables are also updated with
+``pm.set_data`` so that PyMC-side functions (the initial point, the MAP
+objective) see the same data without recompiling.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+from scipy import optimize
+from threadpoolctl import threadpool_limits
+
+from compare.core.agreement import posterior_array  # noqa: F401  (re-exported)
+from compare.core.defaults import Settings
+
+
+def flatten(values: dict[str, np.ndarray], variables: Sequence[str]) -> np.ndarray:
+    """Concatenate ``values[v]`` for v in ``variables``, each raveled in C order."""
+    return np.concatenate([np.ravel(np.asarray(values[v], dtype=float)) for v in variables])
+
+
+#: PyTensor mode for the MAP objective: the C backend, whose compiled modules
+#: are cached on disk (~/.pytensor), so only a machine's first run pays for
+#: compiling.  PyTensor's default mode JIT-compiled some ops with numba in
+#: every new process (10 s for the mixture's objective, measured);
+#: FAST_COMPILE avoided compiling but cost ~50 ms per evaluation.
+MAP_MODE = "CVM"
+
+
+#: L-BFGS-B iterations per start of the MAP search, and restarts from where it stopped.
+MAP_MAXITER = 10_000
+MAP_RESTARTS = 3
+
+
+class MapFinder:
+    """PyMC's MAP (what ``pm.find_MAP`` computes) with the objective compiled once.
+
+    Like ``pm.find_MAP``: L-BFGS-B on ``-model.logp(jacobian=False)`` over the
+    transformed value variables, from the model's un-jittered initial point;
+    so the optimum is the mode in the constrained space.  Unlike it, the
+    compiled objective, initial point and back-transform are kept, and reading
+    the ``pm.Data`` shared variables at call time lets one compile serve every
+    data set (``make bench`` reports the speed-up; ``tests`` check equality
+    with ``pm.find_MAP``).
+    """
+
+    def __init__(self, model: pm.Model, variables: Sequence[str]):
+        from pymc.blocking import DictToArrayBijection
+        from pymc.initial_point import make_initial_point_fn
+        from pymc.tuning.scipy_interface import scipy_optimize_funcs_from_loss
+
+        self._model = model
+        self._variables = tuple(variables)
+        self._value_vars = list(model.value_vars)
+        self._initial_point = make_initial_point_fn(
+            model=model, return_transformed=True, jitter_rvs=set())
+        start = self._initial_point(0)
+        self._f_fused, _ = scipy_optimize_funcs_from_loss(
+            loss=-model.logp(jacobian=False), inputs=self._value_vars,
+            initial_point_dict=start, use_grad=True, use_hess=False, use_hessp=False,
+            compile_kwargs={} if MAP_MODE is None else {"mode": MAP_MODE})
+        # Constrained values as functions of the value variables (as find_MAP does);
+        # compiling model[v] itself would draw from the prior instead.
+        unobserved = {var.name: var for var in model.unobserved_value_vars}
+        self._constrained = model.compile_fn(
+            [unobserved[v] for v in self._variables], inputs=self._value_vars,
+            point_fn=False, on_unused_input="ignore",
+            **({} if MAP_MODE is None else {"mode": MAP_MODE}))
+        self._bijection = DictToArrayBijection
+
+    def find(self) -> np.ndarray | None:
+        """The MAP for the model's current ``pm.Data`` values, flattened; None on failure."""
+        start = self._initial_point(0)
+        names = [v.name for v in self._value_vars]
+        x0 = self._bijection.map({n: start[n] for n in names})
+        def fused(x):
+            # Copy: a compiled PyTensor function may reuse its output buffers.
+            loss, grad = self._f_fused(x)
+            return float(loss), np.array(grad, dtype=float)
+
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = optimize.minimize(
+                fused, x0.data, jac=True, method="L-BFGS-B",
+                options={"maxiter": MAP_MAXITER, "ftol": 1e-15, "gtol": 1e-10})
+            # Badly scaled posteriors (raw wine columns, scales 0.1 to 1000) can use up
+            # the iterations 1e-2 sd short of the mode; a restart from there, with
+            # L-BFGS's curvature memory cleared, converged (measured: 1.2e-2 -> 2.5e-3 sd).
+            for _ in range(MAP_RESTARTS):
+                if res.status != 1 or not np.all(np.isfinite(res.x)):  # 1: iteration limit
+                    break
+                res = optimize.minimize(
+                    fused, res.x, jac=True, method="L-BFGS-B",
+                    options={"maxiter": MAP_MAXITER, "ftol": 1e-15, "gtol": 1e-10})
+        if not np.all(np.isfinite(res.x)) or res.status == 1:
+            return None
+        point = self._bijection.rmap(type(x0)(np.asarray(res.x), x0.point_map_info), start)
+        values = self._constrained(**{n: point[n] for n in names})
+        out = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in values])
+        return out if np.all(np.isfinite(out)) else None
+
+
+@dataclass
+class CompiledModel:
+    """A PyMC model with its nutpie compilation and (lazily) its MAP finder."""
+
+    model: pm.Model
+    variables: tuple[str, ...]
+    nutpie_model: object
+    compile_seconds: float
+    _map_finder: MapFinder | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def set_data(self, data: dict[str, np.ndarray]) -> None:
+        """Point the PyMC-side shared variables at ``data``."""
+        coords = None
+        if "x" in data:  # the per-observation topics: the obs dimension follows the data
+            coords = {"obs": np.arange(int(np.asarray(data["x"]).shape[0]))}
+        pm.set_data(data, model=self.model, coords=coords)
+
+    def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
+               progress: Callable | None = None,
+               options: dict | None = None) -> xr.DataTree:
+        """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
+        import nutpie
+
+        with self._lock:
+            self.set_data(data)  # the initial point is computed from the PyMC graph
+            # Data only the PyMC side reads (initial values) is not in nutpie's graph.
+            keys = getattr(self.nutpie_model, "shared_var_keys", None)
+            known = data if keys is None else {var.name for var in keys}
+            compiled = self.nutpie_model.with_data(**{k: v for k, v in data.items() if k in known})
+            kwargs = dict(draws=settings.draws, tune=settings.tune, chains=settings.chains,
+                          seed=seed, progress_bar=False,
+                          # Nothing reads the warmup groups; converting them to
+                          # xarray cost ~40% of a small model's run.
+                          save_warmup=False, **(options or {}))
+            if progress is not None:
+                kwargs.update(progress_bar=True, progress_callback=progress)
+            # One BLAS thread per chain: nutpie already runs chains in parallel.
+            with threadpool_limits(limits=1), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return nutpie.sample(compiled, **kwargs)
+
+    def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
+        """PyMC's MAP for ``data``, flattened in the order of ``variables``."""
+        with self._lock:
+            if self._map_finder is None:
+                self._map_finder = MapFinder(self.model, self.variables)
+            self.set_data(data)
+            return self._map_finder.find()
+
+
+#: Most joint values of a discrete model's free variables that StepModel
+#: enumerates (for chain starts and the MAP); above it, neither is computed.
+ENUMERATE_LIMIT = 200_000
+
+
+@dataclass
+class StepModel:
+    """A PyMC model sampled by ``pm.sample`` with given step methods, not by NUTS.
+
+    For models whose free variables are discrete (NUTS needs gradients):
+    ``step(model)`` returns the step method(s), e.g. ``CategoricalGibbsMetropolis``.
+    When every free variable is Categorical or Bernoulli and their joint
+    values number at most :data:`ENUMERATE_LIMIT`, PyMC's own log density is
+    evaluated at each joint value, which gives
+
+    * chain starts: distinct points drawn uniformly from those of positive
+      density (a noise-free likelihood gives most points density zero, where
+      ``pm.sample`` cannot start), so the chains start over-dispersed;
+    * the MAP: the mode of the recorded ``variables`` (their probability
+      summed over the points that record the same value), i.e. the mode of
+      the distribution the exact side describes, found without an optimiser.
+
+    The draws carry a ``diverging`` statistic of zeros (these steps have no
+    divergences) so that the runner reads every sampler alike.
+    """
+
+    model: pm.Model
+    variables: tuple[str, ...]
+    step: Callable[[pm.Model], object]
+    compile_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Built once and reused: both read the pm.Data shared variables at call
+    # time, and pm.sample gives the step a fresh generator per chain.
+    _step: object | None = field(default=None, repr=False)
+    _enum_fn: object | None = field(default=None, repr=False)
+
+    def set_data(self, data: dict[str, np.ndarray]) -> None:
+        pm.set_data(data, model=self.model)
+
+    def _enumerate(self):
+        """(points, log densities, recorded values) at every joint value, or None."""
+        import itertools
+
+        from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
+
+        start = self.model.initial_point()
+        coords = []  # (value variable name, flat position, number of values)
+        for rv in self.model.free_RVs:
+            op = rv.owner.op
+            if isinstance(op, CategoricalRV):
+                k = int(rv.owner.inputs[-1].shape[-1].eval())
+            elif isinstance(op, BernoulliRV):
+                k = 2
+            else:
+                return None
+            name = self.model.rvs_to_values[rv].name
+            coords += [(name, i, k) for i in range(int(np.size(start[name])))]
+        if np.prod([k for *_, k in coords], dtype=float) > ENUMERATE_LIMIT:
+            return None
+        if self._enum_fn is None:
+            unobserved = {var.name: var for var in self.model.unobserved_value_vars}
+            self._enum_fn = self.model.compile_fn(
+                [self.model.logp(), *[unobserved[v] for v in self.variables]],
+                inputs=self.model.value_vars, point_fn=False, on_unused_input="ignore")
+        fn = self._enum_fn
+        names = [v.name for v in self.model.value_vars]
+        points, logps, recorded = [], [], []
+        for values in itertools.product(*[range(k) for *_, k in coords]):
+            point = {n: np.array(start[n], copy=True) for n in names}
+            for (name, i, _), v in zip(coords, values):
+                point[name].reshape(-1)[i] = v
+            logp, *outs = fn(*[point[n] for n in names])
+            points.append(point)
+            logps.append(float(logp))
+            recorded.append(np.concatenate([np.ravel(np.asarray(o, dtype=float)) for o in outs]))
+        return points, np.array(logps), np.array(recorded)
+
+    def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
+               progress: Callable | None = None, options: dict | None = None) -> xr.DataTree:
+        """Run ``pm.sample`` with this model's step methods on ``data``."""
+        import logging
+
+        with self._lock:
+            self.set_data(data)
+            initvals = None
+            found = self._enumerate()
+            if found is not None:
+                points, logps, _ = found
+                ok = np.flatnonzero(np.isfinite(logps))
+                rng = np.random.default_rng(seed)
+                pick = rng.choice(ok, size=settings.chains, replace=ok.size < settings.chains)
+                initvals = [points[i] for i in pick]
+            logger = logging.getLogger("pymc")
+            level = logger.level
+            logger.setLevel(logging.ERROR)  # keep pm.sample's progress lines off the terminal
+            try:
+                with self.model, threadpool_limits(limits=1), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tree = pm.sample(draws=settings.draws, tune=settings.tune,
+                                     chains=settings.chains, cores=1, step=self._steps(),
+                                     initvals=initvals, random_seed=seed, progressbar=False,
+                                     compute_convergence_checks=False, **(options or {}))
+            finally:
+                logger.setLevel(level)
+        stats = (tree["sample_stats"].to_dataset() if "sample_stats" in tree.children
+                 else xr.Dataset())
+        stats["diverging"] = xr.DataArray(
+            np.zeros((settings.chains, settings.draws), dtype=bool), dims=("chain", "draw"),
+            coords={"chain": tree.posterior["chain"], "draw": tree.posterior["draw"]})
+        tree["sample_stats"] = xr.DataTree(stats)
+        return tree
+
+    def _steps(self):
+        if self._step is None:
+            self._step = self.step(self.model)
+        return self._step
+
+    def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
+        """Mode of the recorded variables by enumeration; None when not enumerable."""
+        with self._lock:
+            self.set_data(data)
+            found = self._enumerate()
+        if found is None:
+            return None
+        _, logps, recorded = found
+        keys, inverse = np.unique(np.round(recorded, 12), axis=0, return_inverse=True)
+        mass = np.full(len(keys), -np.inf)
+        np.logaddexp.at(mass, inverse.ravel(), logps)
+        return keys[int(np.argmax(mass))]
+
+
+class ModelCache:
+    """Compiled models keyed by (topic, structure, builder); one compile each."""
+
+    def __init__(self) -> None:
+        self._models: dict[Hashable, CompiledModel] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, build: Callable[[], pm.Model], variables: Sequence[str],
+            **compile_kwargs) -> CompiledModel:
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = compile_model(build(), variables, **compile_kwargs)
+            return self._models[key]
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._models
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+
+
+def compile_model(model: pm.Model, variables: Sequence[str], *,
+                  jitter: bool = True, step: Callable[[pm.Model], object] | None = None
+                  ) -> CompiledModel | StepModel:
+    """Compile ``model`` with nutpie (numba backend).
+
+    ``jitter=False`` starts every chain exactly at the model's initial point
+    (nutpie otherwise adds U(-1, 1) in the unconstrained space).  With
+    ``step`` (discrete models), nothing is compiled ahead: the model is
+    sampled by ``pm.sample`` with ``step(model)`` (see :class:`StepModel`).
+    """
+    import time
+
+    import nutpie
+
+    missing = [v for v in variables if v not in model.named_vars]
+    if missing:
+        raise ValueError(f"the PyMC model has no variable(s) {missing}; "
+                         f"it has {sorted(v.name for v in model.free_RVs)}")
+    if step is not None:
+        return StepModel(model=model, variables=tuple(variables), step=step)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = nutpie.compile_pymc_model(
+            model, **({} if jitter else {"jitter_rvs": set()}))
+    return CompiledModel(model=model, variables=tuple(variables), nutpie_model=compiled,
+                         compile_seconds=time.perf_counter() - start)
+
+
+CACHE = ModelCache()

@@ -1,0 +1,1 @@
+"""Interfaces: the command line, the Python API."""

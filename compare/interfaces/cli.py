@@ -1,0 +1,580 @@
+"""The ``bayes-compare`` command line.
+
+Exit codes (a public contract): 0 agree, 1 disagree, 2 inconclusive,
+3 bad input or usage, 4 an unexpected failure (a bug or a broken
+environment, never a verdict).  With ``run --all`` the code is 1 if any
+topic disagrees, else 2 if any is inconclusive, else 0.
+
+Bad input (exit 3) is one line on stderr naming the value and the fix; it is
+found before any model is compiled or sampled, and nothing is written.  An
+unexpected exception (exit 4) is one line on stderr saying what failed and
+where its full traceback was saved (``bayes-compare-crash-<time>-<pid>.txt``
+in the system's temporary folder), so a script can always tell a crash from
+a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from compare.core.data import load_data
+from compare.interfaces.cli_common import (
+    EXIT_AGREE,
+    EXIT_BAD_INPUT,
+    EXIT_CRASH,
+    EXIT_DISAGREE,
+    EXIT_INCONCLUSIVE,
+    TOPIC_FILE_HELP,
+    BadInput,
+    app,
+    check_out_dir,
+    check_out_file,
+    checked_file,
+    err,
+    load_topic_files,
+    make_console,
+    make_settings,
+    output_console,
+    parse_degrees,
+    parse_sets,
+)
+
+
+@app.command("list")
+def list_topics(
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help="a Python file defining TOPIC = Topic(...) (repeatable)")] = None,
+) -> None:
+    """List the topics."""
+    from compare.core.registry import DATA_KINDS
+    from compare.topics import all_topics
+
+    load_topic_files(topic_file)
+    table = Table(title="bayes-compare topics")
+    for col in ("topic", "model", "data", "builtin data"):
+        table.add_column(col)
+    for t in all_topics():
+        table.add_row(t.name, t.title, DATA_KINDS[t.data_kind],
+                      ", ".join("builtin:" + d.name for d in t.builtin))
+    make_console().print(table)
+
+
+@app.command()
+def describe(
+    topic: Annotated[str, typer.Argument(help="topic name, see `list`")],
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help="a Python file defining TOPIC = Topic(...) (repeatable)")] = None,
+) -> None:
+    """Show a topic's model, hyperparameters, parameters, builtin data and CSV format."""
+    from compare.core.registry import DATA_KINDS
+    from compare.topics import get_topic
+
+    load_topic_files(topic_file)
+    t = get_topic(topic)
+    out = make_console()
+    out.print(f"[bold]{t.name}[/bold]: {t.title}\n")
+    out.print("[bold]Model[/bold]")
+    for line in t.model.splitlines():
+        out.print("  " + line, markup=False)
+    hyper = Table(title="Hyperparameters (--set NAME=VALUE)", title_justify="left")
+    for col in ("name", "default", "meaning"):
+        hyper.add_column(col)
+    for h in t.hyperparameters:
+        default = "from the data" if h.default is None else f"{h.default:g}" \
+            if isinstance(h.default, float) else str(h.default)
+        hyper.add_row(h.name, default, h.doc)
+    out.print()
+    out.print(hyper)
+    data = Table(title="Builtin data (--data builtin:NAME; the first is the default)",
+                 title_justify="left")
+    for col in ("name", "what", "source", "suggested hyperparameters"):
+        data.add_column(col)
+    for d in t.builtin:
+        data.add_row("builtin:" + d.name, d.description, d.source,
+                     ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                               for k, v in d.hyper.items() if v is not None))
+    out.print(data)
+    ds = t.builtin[0]
+    x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
+    out.print(f"\n[bold]Parameters[/bold] (in this order in every vector; on builtin:{ds.name}): "
+              f"{escape(', '.join(t.solve(x=x, **hyper).parameters))}", markup=True)
+    if t.data_kind == "points":
+        out.print("\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
+                  "observation of numeric columns; choose them with --features a,b (default: "
+                  "every column).")
+        out.print(f"  bayes-compare run {t.name} --data my.csv --features a,b "
+                  "--set components=3 --json -", markup=False)
+    elif t.data_kind == "table":
+        has_degree = "degree" in {h.name for h in t.hyperparameters}
+        out.print("\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
+                  "observation; name the target column with --target (default y) and the "
+                  "inputs with --features a,b (default: every other column)."
+                  + (" With one input, --set degree=M uses polynomial features 1, x, ..., x^M."
+                     if has_degree else ""))
+        out.print(f"  bayes-compare run {t.name} --data my.csv --target y --features x "
+                  + ("--set degree=3 " if has_degree else "") + "--json -", markup=False)
+    else:
+        out.print(f"\n[bold]Your data[/bold]: a CSV file with a header line, then one "
+                  f"observation per line; observations are {DATA_KINDS[t.data_kind]}. Pick "
+                  f"the column with --column NAME (not needed for a one-column file).")
+        out.print(f"  bayes-compare run {t.name} --data my.csv --column x --json -", markup=False)
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+def _fmt(v: Any, spec: str = ".4g") -> str:
+    try:
+        return "n/a" if v is None else format(v, spec)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _print_result(result, out: Console) -> None:
+    import numpy as np
+
+    post = result.exact.posterior
+    mcmc = result.mcmc
+    exact_sd = np.sqrt(np.diag(post.cov))
+    table = Table(title=f"{result.topic} on {result.data_source} (n={result.n})")
+    for col in ("parameter", "exact mean", "exact sd", "MCMC mean", "MCMC sd", "MCSE",
+                "z", "R-hat", "ESS bulk", "ESS tail"):
+        table.add_column(col, justify="left" if col == "parameter" else "right")
+    for i, name in enumerate(result.parameters):
+        z = (mcmc.mean[i] - post.mean[i]) / mcmc.mcse_mean[i]
+        z = z if np.isfinite(z) else None  # no finite exact mean: nothing to compare
+        table.add_row(escape(name), _fmt(post.mean[i]), _fmt(exact_sd[i]), _fmt(mcmc.mean[i]),
+                      _fmt(mcmc.sd[i]), _fmt(mcmc.mcse_mean[i], ".2g"), _fmt(z, "+.2f"),
+                      _fmt(mcmc.rhat[i], ".4f"), _fmt(mcmc.ess_bulk[i], ".0f"),
+                      _fmt(mcmc.ess_tail[i], ".0f"))
+    out.print(table)
+    for line in result.extra.lines:
+        out.print(line, markup=False)
+    out.print(_checks_text(result), markup=False)
+    ag = result.agreement
+    for q in (ag.flagged if ag is not None else ()):
+        out.print(f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
+                  f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}", markup=False)
+    colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]
+    out.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] "
+              f"(decided by {result.decided_by}); log evidence "
+              f"{result.exact.log_evidence:.6g}; {result.timings['total']:.2f} s")
+
+
+def _checks_text(result) -> str:
+    """One line per check: mark, name, statistic against threshold, context."""
+    import numpy as np
+
+    lines = ["checks:"]
+    for c in result.checks:
+        mark = {True: "ok  ", False: "FAIL", None: "--  "}[c.passed]
+        if c.name == "rhat":
+            text = f"{_fmt(c.statistic, '.4f')} < {c.threshold:g} (worst rank-normalised split R-hat)"
+        elif c.name in ("ess_bulk", "ess_tail"):
+            text = f"{_fmt(c.statistic, '.0f')} > {c.threshold:g} (smallest over parameters)"
+        elif c.name == "divergences":
+            text = f"{_fmt(c.statistic, '.0f')} divergent transitions"
+        elif c.name == "agreement":
+            n = len(result.agreement.quantities)
+            text = (f"max |z| {_fmt(c.statistic, '.2f')} <= {c.threshold:.2f} (Bonferroni over "
+                    f"{n} quantities, alpha={result.agreement.alpha:g})")
+        elif c.name == "map" and c.statistic is not None:
+            text = f"{c.statistic:.1e} sd <= {c.threshold:g} sd"
+            if len(result.parameters) <= 6:  # long vectors are in the JSON
+                text += (f": PyMC {np.array2string(result.mcmc.map, precision=5)} vs exact "
+                         f"mode {np.array2string(result.exact.posterior.mode, precision=5)}")
+            text += "" if c.passed is not None else f" ({c.note})"
+        elif c.statistic is not None and c.name != "map":
+            text = f"{_fmt(c.statistic, '.3g')} vs threshold {_fmt(c.threshold, '.3g')} ({c.note})"
+        else:
+            text = c.note
+        lines.append(f"  {mark} {c.name:12s} {text}")
+    return "\n".join(lines)
+
+
+def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_dir,
+             out: Console, target=None, features=None, stream=False):
+    from compare.core.runner import run
+    from compare.core.files import dumps
+    from compare.outputs.document import save_run, to_document
+    from compare.topics import get_topic
+
+    topic = get_topic(topic_name)
+    values, dataset, source = load_data(topic, data, column, target, features, stream)
+    hyper = topic.hyper(sets, dataset=dataset, parsed=False)
+    # Refuse a folder without room for the draws before compiling and sampling
+    # (compare/output.py; save_run checks again with the exact size).
+    from compare.outputs.document import check_room, estimate_run_bytes
+    check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
+    with err.status(f"{topic.name}: starting") as status:
+        def on_stage(stage: str) -> None:
+            text = {"compiling": "compiling the PyMC model with nutpie (once per session)",
+                    "sampling": f"sampling {settings.chains} chains x {settings.draws} draws",
+                    "checking": "checking convergence, agreement and MAP"}[stage]
+            status.update(f"{topic.name}: {text}")
+        result = run(topic, data=values, hyper=hyper, settings=settings, source=source,
+                     on_stage=on_stage)
+    _print_result(result, out)
+    save_run(result, out_dir)
+    if json_path == "-":
+        sys.stdout.write(dumps(to_document(result)))
+        sys.stdout.flush()
+    elif json_path is not None:
+        from compare.core.files import atomic_write
+        atomic_write(json_path, dumps(to_document(result)))
+    return result
+
+
+@app.command("run")
+def run_command(
+    topic: Annotated[str | None, typer.Argument(help="topic name (see `list`)")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="run every topic on its default builtin data")] = False,
+    data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
+    column: Annotated[str | None, typer.Option(help="CSV column to read")] = None,
+    target: Annotated[str | None, typer.Option(help="regression: the target column (default y)")] = None,
+    features: Annotated[str | None, typer.Option(help="regression: input columns a,b,... (default: all but the target)")] = None,
+    stream: Annotated[bool, typer.Option(help="regression: read the CSV in chunks, one pass, bounded memory (automatic above 256 MiB)")] = False,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    sizes: Annotated[str | None, typer.Option(help="logistic-regression: rows of the Laplace-error sweep, e.g. 20,50,100,200 (<= 1: shares of the rows); same as --set sizes=...")] = None,
+    draws: Annotated[int | None, typer.Option(help="kept draws per chain")] = None,
+    chains: Annotated[int | None, typer.Option(help="number of chains")] = None,
+    tune: Annotated[int | None, typer.Option(help="warm-up draws per chain")] = None,
+    seed: Annotated[int | None, typer.Option(help="random seed")] = None,
+    alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate of the agreement test")] = None,
+    json_path: Annotated[str | None, typer.Option("--json", help="write the JSON document to PATH, or - for stdout")] = None,
+    out: Annotated[str | None, typer.Option(help="directory for draws and result.json "
+                                                 "(default reports/runs/<topic>/; with --all, the parent)")] = None,
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
+) -> None:
+    """Run the exact and the MCMC posterior side by side and give a verdict."""
+    from compare.topics import all_topics
+
+    settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
+    sets = parse_sets(set_)
+    if sizes is not None:
+        if "sizes" in sets:
+            raise BadInput("give the sweep once: --sizes or --set sizes=..., not both")
+        sets["sizes"] = sizes
+    check_out_file(json_path, "--json")
+    check_out_dir(out, "--out")
+    if out is None:
+        check_out_dir("reports/runs", "the default --out")
+    load_topic_files(topic_file)
+    console = output_console(json_path == "-")
+    if all_:
+        if (topic is not None or data is not None or column is not None or sets
+                or target is not None or features is not None or stream):
+            raise BadInput("--all runs every topic on its builtin data; it takes no TOPIC, "
+                           "--data, --column, --target, --features, --stream, --set or --sizes")
+        if json_path not in (None, "-"):
+            raise BadInput("with --all, --json takes only '-' (one JSON document per line); "
+                           "each run's JSON is saved under --out")
+        base = Path(out or "reports/runs")
+        verdicts = []
+        for t in all_topics():
+            result = _run_one(t.name, data=None, column=None, sets={}, settings=settings,
+                              json_path=None, out_dir=base / t.name, out=console)
+            if json_path == "-":
+                from compare.outputs.document import to_document
+                sys.stdout.write(json.dumps(to_document(result), allow_nan=False) + "\n")
+            verdicts.append(result.verdict)
+        code = (EXIT_DISAGREE if "disagree" in verdicts else
+                EXIT_INCONCLUSIVE if "inconclusive" in verdicts else EXIT_AGREE)
+        raise typer.Exit(code)
+    if topic is None:
+        raise BadInput("give a TOPIC (see `bayes-compare list`) or --all")
+    if sizes is not None:
+        from compare.core.registry import REGISTRY
+
+        known = REGISTRY.get(topic)
+        if known is not None and "sizes" not in {h.name for h in known.hyperparameters}:
+            raise BadInput(f"--sizes {sizes}: {topic} has no size sweep; it is the "
+                           "Laplace-error sweep of logistic-regression")
+    out_dir = Path(out) if out is not None else Path("reports/runs") / topic
+    result = _run_one(topic, data=data, column=column, sets=sets, settings=settings,
+                      json_path=json_path, out_dir=out_dir, out=console, target=target,
+                      features=features, stream=stream)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def evidence(
+    topic: Annotated[str, typer.Argument(help="a regression topic, e.g. linear-regression")],
+    degrees: Annotated[str, typer.Option(help="polynomial degrees: a range 0-9 or a list 0,3,9")] = "0-9",
+    data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
+    target: Annotated[str | None, typer.Option(help="the target column (default y)")] = None,
+    features: Annotated[str | None, typer.Option(help="the one input column")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    smc_degrees: Annotated[str | None, typer.Option(help="degrees to check with pm.sample_smc "
+                                                        "(default: smallest, best, largest; 'none' to skip)")] = None,
+    seed: Annotated[int | None, typer.Option(help="random seed for SMC")] = None,
+    json_path: Annotated[str | None, typer.Option("--json", help="write the table as JSON to PATH, or - for stdout")] = None,
+) -> None:
+    """Exact log evidence per polynomial degree: which degree do the data support?"""
+    import dataclasses
+
+    from compare.core.files import atomic_write, dumps
+    from compare.outputs.document import _clean
+    from compare.topics import _regression as regression
+    from compare.topics import get_topic
+
+    settings = make_settings(seed=seed)
+    check_out_file(json_path, "--json")
+    t = get_topic(topic)
+    if t.data_kind != "table" or "degree" not in {h.name for h in t.hyperparameters}:
+        raise BadInput(f"{topic} has no polynomial degree; evidence tables are for "
+                       "linear-regression and linear-regression-nig")
+    wanted = parse_degrees(degrees, "--degrees")
+    smc = None
+    if smc_degrees is not None:
+        smc = [] if smc_degrees.strip().lower() == "none" else parse_degrees(smc_degrees,
+                                                                         "--smc-degrees")
+        outside = sorted(set(smc) - set(wanted))
+        if outside:
+            raise BadInput(f"--smc-degrees {smc_degrees!r}: degree(s) "
+                           f"{', '.join(map(str, outside))} are not in --degrees {degrees!r}; "
+                           "check only degrees of the table")
+        if not smc and seed is not None:
+            raise BadInput(f"--seed {seed} seeds SMC, and --smc-degrees none runs no SMC; "
+                           "drop --seed")
+    sets = parse_sets(set_)
+    if "degree" in sets:
+        raise BadInput(f"--set degree={sets['degree']}: the evidence table sweeps the degree; "
+                       "choose the degrees with --degrees, not --set degree")
+    table, dataset, source = load_data(t, data, None, target, features)
+    hyper = t.hyper(sets, dataset=dataset, parsed=False)
+    with err.status(f"{t.name}: exact evidence for {len(wanted)} degrees, SMC for some"):
+        rows = regression.evidence_table(t, table, hyper, wanted, smc_degrees=smc,
+                                         settings=settings)
+    best = max(rows, key=lambda r: r.log_evidence)
+    out = output_console(json_path == "-")
+    view = Table(title=f"{t.name}: log evidence by polynomial degree on {source} (n={table.n})")
+    for col in ("degree", "features", "log evidence", "vs best", "train RMSE (MLE)",
+                "MLE unique", "SMC log evidence"):
+        view.add_column(col, justify="right")
+    for r in rows:
+        smc_text = "" if r.smc_mean is None else f"{r.smc_mean:.2f} +- {r.smc_sd:.2f}"
+        view.add_row(str(r.degree), str(r.n_features), f"{r.log_evidence:.3f}",
+                     f"{r.log_evidence - best.log_evidence:+.2f}", f"{r.train_rmse:.4f}",
+                     "yes" if r.mle_unique else "no", smc_text,
+                     style="bold" if r is best else None)
+    out.print(view)
+    out.print(f"chosen degree: {best.degree} (highest exact evidence). The MLE training error "
+              "keeps falling with the degree; the evidence penalises the extra flexibility.")
+    if json_path is not None:
+        doc = _clean({"topic": t.name, "data": {"source": source, "n": table.n},
+                      "hyperparameters": {k: v for k, v in hyper.items() if k != "degree"},
+                      "chosen_degree": best.degree,
+                      "rows": [dataclasses.asdict(r) for r in rows]})
+        if json_path == "-":
+            sys.stdout.write(dumps(doc))
+        else:
+            atomic_write(json_path, dumps(doc))
+
+
+@app.command()
+def summary(
+    runs: Annotated[Path, typer.Option(help="directory holding <topic>/result.json")] = Path("reports/runs"),
+    out: Annotated[Path, typer.Option(help="where to write the Markdown table",
+                                      callback=lambda v: checked_file(v, "--out"))] = Path("reports/summary.md"),
+) -> None:
+    """Write a Markdown table with one row per saved run."""
+    from compare.core.files import atomic_write
+    from compare.outputs.document import load_runs, run_dirs_under, summary_markdown
+
+    dirs = run_dirs_under(runs)
+    if not dirs:
+        raise BadInput(f"no runs under {str(runs)!r}; run `bayes-compare run --all` first")
+    loaded, skipped = load_runs(dirs, need_draws=False,
+                                warn=lambda line: err.print(f"warning: {line}", markup=False,
+                                                            soft_wrap=True))
+    docs = [run.doc for run in loaded]
+    from compare.topics import all_topics
+
+    order = {t.name: i for i, t in enumerate(all_topics())}
+    docs.sort(key=lambda d: (order.get(d["topic"], len(order)), d["topic"]))
+    atomic_write(out, summary_markdown(docs, skipped=skipped))
+    make_console().print(f"wrote {out} ({len(docs)} runs"
+                          + (f", {len(skipped)} skipped)" if skipped else ")"))
+
+
+@app.command()
+def report(
+    topics: Annotated[list[str] | None, typer.Argument(help="topics to include (default: every topic)")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="every registered topic")] = False,
+    out: Annotated[str, typer.Option(help="where index.html goes")] = "reports",
+    runs: Annotated[str | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")] = None,
+    workers: Annotated[int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")] = None,
+    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
+) -> None:
+    """Build the HTML report from saved runs, running the topics that have none."""
+    from rich.progress import Progress
+
+    from compare.core.defaults import DEFAULT
+    from compare.core.files import DRAWS_FILE, RESULT_FILE
+    from compare.outputs.report import build_site
+    from compare.topics import all_topics, get_topic
+
+    if topics and all_:
+        raise BadInput("give TOPIC names or --all, not both")
+    if workers is not None and workers < 1:
+        raise BadInput(f"--workers must be >= 1, got {workers}")
+    check_out_dir(out, "--out")
+    check_out_dir(runs, "--runs")
+    load_topic_files(topic_file)
+    chosen = [get_topic(t) for t in topics] if topics else all_topics()
+    out_dir = Path(out)
+    runs_dir = Path(runs) if runs is not None else out_dir / "runs"
+    check_out_dir(runs_dir, "--runs")
+    console = make_console()
+    for t in chosen:
+        run_dir = runs_dir / t.name
+        try:  # a save killed after its commit (compare/output.py): finish it, do not rerun
+            from compare.outputs.document import recover_run
+            recover_run(run_dir)
+        except OSError:
+            pass  # build_site names the folder it cannot read
+        if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
+            console.print(f"{t.name}: no saved run under {run_dir}; running it on its "
+                          "default data")
+            _run_one(t.name, data=None, column=None, sets={}, settings=DEFAULT,
+                     json_path=None, out_dir=run_dir, out=console)
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("drawing figures", total=None)
+        site = build_site([runs_dir / t.name for t in chosen], out_dir, workers=workers,
+                          progress=lambda done, total: bar.update(task, completed=done,
+                                                                  total=total))
+    for topic, kind in site.failed_figures:
+        err.print(f"warning: {topic}: the {kind} figure failed; its page shows the error")
+    console.print(f"built the report for {len(site.pages)} topics in {site.seconds:.1f} s")
+    console.print(str(site.index.resolve()))
+
+
+from compare.interfaces import (
+    cli_export,  # noqa: E402,F401  (registers `export` on app)
+    cli_sbc,  # noqa: E402,F401  (registers `sbc` on app)
+    cli_sensitivity,  # noqa: E402,F401  (registers `sensitivity` on app)
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: map every failure to its documented exit code.
+
+    0/1/2 come only from a finished verdict; 3 is bad input or usage (one
+    line); any other exception is 4 (one line, the traceback saved to a file).
+    """
+    from compare.core.registry import InputError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
+        code = app(args=args, standalone_mode=False)
+        return code if isinstance(code, int) else EXIT_AGREE
+    except typer.Exit as e:
+        return int(e.exit_code)
+    except typer.TyperException as e:  # usage errors: unknown option, missing value, ...
+        message = " ".join(e.format_message().split()) + _given(e, args)
+        err.print(f"usage error: {message}", markup=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except typer.Abort:
+        err.print("aborted")
+        return EXIT_BAD_INPUT
+    except (BadInput, InputError) as e:
+        err.print(f"error: {' '.join(str(e).split())}", markup=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        err.print("interrupted (exit 130)", markup=False)
+        return 130
+    except Exception as e:  # noqa: BLE001  (anything else is a crash, never a verdict)
+        return _crash(e, args)
+
+
+def _given(exc: Exception, args: list[str]) -> str:
+    """`` (got 'VALUE')`` for a bad option value whose message does not show it."""
+    param = getattr(exc, "param", None)
+    for opt in getattr(param, "opts", ()) if param is not None else ():
+        for i, arg in enumerate(args):
+            if arg == opt and i + 1 < len(args):
+                return f" (got {args[i + 1]!r})"
+            if arg.startswith(opt + "="):
+                return f" (got {arg[len(opt) + 1:]!r})"
+    return ""
+
+
+def _crash(exc: BaseException, args: list[str]) -> int:
+    """Save the traceback, print one line, return :data:`EXIT_CRASH`."""
+    import contextlib
+    import os
+    import tempfile
+    import time
+    import traceback
+
+    command = next((a for a in args if not a.startswith("-")), "bayes-compare")
+    text = "".join(traceback.format_exception(exc))
+    where = "(the traceback could not be saved)"
+    try:
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        path = Path(tempfile.gettempdir()) / f"bayes-compare-crash-{stamp}-{os.getpid()}.txt"
+        path.write_text(f"bayes-compare {' '.join(args)}\n\n{text}", encoding="utf-8")
+        where = f"full traceback in {path}"
+    except OSError:
+        pass
+    first = " ".join(str(exc).split())[:300]
+    line = (f"internal error in `{command}`: {type(exc).__name__}: {first} (a bug, not a "
+            f"verdict; exit {EXIT_CRASH}); {where}")
+    try:
+        err.print(line, markup=False, soft_wrap=True)
+    except Exception:  # noqa: BLE001  (a broken console must not hide the exit code)
+        with contextlib.suppress(Exception):
+            sys.stderr.write(line + "\n")
+    return EXIT_CRASH
+
+
+if __name__ == "__main__":
+    # `python -m compare.interfaces.cli`: the commands registered from other modules
+    # (sbc, sensitivity) are on compare.interfaces.cli's app, not on this __main__ copy's.
+    from compare.interfaces.cli import main as _main
+
+    sys.exit(_main())

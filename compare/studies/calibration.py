@@ -1,0 +1,186 @@
+"""Evidence that the verdict is right: null calibration and power.
+
+* :func:`iid_null` replaces MCMC by exact iid draws, so every z-score of the
+  agreement test should be standard normal and the family-wise false-alarm
+  rate at most alpha.
+* :func:`mcmc_null` runs the real PyMC model on fresh simulated data with
+  fresh seeds; the same should hold up to the error of estimated ESS.
+* :func:`detection_rate` runs a (deliberately wrong) PyMC model against the
+  exact posterior and counts how often the verdict is ``disagree``.
+
+The test suite calls these with enough replications to be decisive;
+``benchmarks/verdict_study.py`` calls them with more and prints the figures
+quoted in the README.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from analytic import ExactPosterior
+from compare.core.agreement import agreement_test, bonferroni_threshold
+from compare.core.defaults import DEFAULT, Settings
+from compare.core.registry import Topic
+from compare.core.runner import DISAGREE, run
+from compare.core.sampling import CACHE, ModelCache
+
+#: Null fixtures per topic, (hyperparameters, n_obs): the prior matters and no
+#: hyperparameter is 0 or 1.  Shared by the tests and benchmarks/verdict_study.py.
+NULL_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
+    "beta-binomial": ({"a": 2.0, "b": 3.0}, 20),
+    "gamma-poisson": ({"shape": 3.0, "rate": 0.7}, 15),
+    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
+    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 1.6, "alpha0": 3.5, "beta0": 5.2}, 12),
+    "pareto-uniform": ({"scale": 2.0, "shape": 3.0}, 10),
+    "dirichlet-categorical": ({"concentration": (1.5, 2.0, 2.5), "categories": ("a", "b", "c")},
+                              30),
+    "linear-regression": ({"noise_sd": 0.3, "prior_sd": 2.0, "prior_mean": 0.1,
+                           "intercept": True, "degree": 2}, 20),
+    "linear-regression-nig": ({"alpha0": 3.0, "beta0": 0.2, "prior_scale": 3.0,
+                               "prior_mean": 0.1, "intercept": True, "degree": 2}, 20),
+    # nu0 = 10 keeps every component's t marginal above 8 dof whatever its count,
+    # so every replication tests the same moments.
+    "gaussian-mixture": ({"components": 2, "alpha": 1.5, "kappa0": 0.05, "nu0": 10,
+                          "cov_scale": 0.3, "reg_covar": 1e-6, "restarts": 2}, 60),
+    # Five test inputs: 5 means, 5 variances, 10 covariances per replication.
+    "gaussian-process": ({"kernel": "matern52", "lengthscale": 1.0, "signal_sd": 1.0,
+                          "noise_sd": 0.3, "jitter": 1e-8, "test_points": 5,
+                          "test_inputs": None, "optimise": False}, 20),
+    # Bernoulli variant, 2 declared classes, 4 binary features: 2 + 8 parameters.
+    "naive-bayes": ({"variant": "bernoulli", "alpha": 1.5, "class_concentration": 2.0,
+                     "classes": ("0", "1"), "vocabulary": 20, "holdout": 0}, 30),
+    # Conjunctions over two binary attributes (10 hypotheses), 6 labels flipped with
+    # probability 0.45: every P(h|D) >= 1/(1 + 9 (0.55/0.45)^6) = 0.033 > min_mass, so all
+    # ten are compared one by one in every replication.
+    "bayes-optimal": ({"noise": 0.45, "prior": None, "top": 10, "min_mass": 0.01}, 6),
+    # Two declared classes in 2-D (2 + 4 + 8 parameters); nu0 = 10 keeps every class's
+    # t marginal above 8 dof even for an empty class, so the squares and products are
+    # tested in every replication (nu0 = 6 dropped them for a class of <= 3 points).
+    "gaussian-classifier": ({"alpha": 1.5, "kappa0": 0.3, "nu0": 10, "cov_scale": 0.3,
+                             "classes": ("0", "1"), "holdout": 0}, 40),
+    # One input and the intercept (d = 2): the reference is cubature in every replication.
+    "logistic-regression": ({"prior_sd": 1.5, "intercept": True, "reference_draws": 2**16,
+                             "proposal_df": 10.0}, 40),
+}
+
+#: Studies skip the SMC evidence check (it is not part of the z-statistics and
+#: costs seconds per run); everything else is the default.
+STUDY_SETTINGS = dataclasses.replace(DEFAULT, smc_chains=0)
+
+#: Power fixtures: the prior holds a real share of the posterior precision
+#: (normal-known-variance: 0.59 of 1.50; normal-inverse-gamma: kappa0 = 3 against n = 6).
+POWER_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
+    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
+    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 3.0, "alpha0": 3.5, "beta0": 5.2}, 6),
+}
+
+
+@dataclass(frozen=True)
+class NullStudy:
+    """z-scores of every test quantity over replications under the null.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Test quantity names, the columns of ``z``.  Predictive quantities
+        (regression topics) are prefixed ``predictive:``.
+    z : array of shape (replications, quantities)
+    family : array of shape (quantities,)
+        Which statistical test each column belongs to (0: posterior,
+        1: predictive); the verdict splits alpha evenly over the tests.
+    verdicts : tuple of str
+        The verdict of each replication (MCMC studies only; empty for iid).
+    worst_rhat : array of shape (replications,)
+        Largest R-hat of each replication (MCMC studies only).
+    decided_by : tuple of str
+        The check that decided each replication's verdict (MCMC studies only).
+    """
+
+    names: tuple[str, ...]
+    z: np.ndarray
+    family: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0, dtype=int))
+    verdicts: tuple[str, ...] = ()
+    worst_rhat: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))
+    decided_by: tuple[str, ...] = ()
+    alpha: float = DEFAULT.alpha
+
+    def false_alarm_rate(self, alpha: float) -> float:
+        """Share of replications the statistical tests would flag at ``alpha``.
+
+        As in the verdict: alpha split evenly over the tests (families), each
+        test flagging when its max |z| exceeds its Bonferroni threshold.
+        """
+        family = self.family if self.family.size else np.zeros(len(self.names), dtype=int)
+        tests = np.unique(family)
+        alarm = np.zeros(self.z.shape[0], dtype=bool)
+        for f in tests:
+            cols = family == f
+            threshold = bonferroni_threshold(alpha / tests.size, int(cols.sum()))
+            alarm |= np.max(np.abs(self.z[:, cols]), axis=1) > threshold
+        return float(np.mean(alarm))
+
+
+def iid_null(posterior: ExactPosterior, *, replications: int, chains: int, draws: int,
+             rng: np.random.Generator, n_reference: int = DEFAULT.n_reference) -> NullStudy:
+    """Agreement z-scores when the "MCMC" draws are exact iid draws."""
+    rows, names = [], None
+    for _ in range(replications):
+        sample = posterior.sample(rng, chains * draws).reshape(chains, draws, -1)
+        result = agreement_test(sample, posterior, alpha=0.05, n_reference=n_reference)
+        names = names or tuple(q.name for q in result.quantities)
+        rows.append([q.z for q in result.quantities])
+    return NullStudy(names=names, z=np.array(rows))
+
+
+def mcmc_null(topic: Topic, *, replications: int, n_obs: int, hyper: dict[str, Any],
+              seed: int, settings: Settings = STUDY_SETTINGS, cache: ModelCache = CACHE,
+              model_topic: Topic | None = None) -> NullStudy:
+    """Agreement z-scores of real PyMC runs on fresh prior-predictive data sets.
+
+    Replication ``r`` simulates data with ``default_rng([seed, r])`` and
+    samples with seed ``seed * 100_003 + r``.  ``model_topic`` (default
+    ``topic``) supplies the PyMC model: pass a topic whose ``build_model`` is
+    wrong to study power with the same machinery.
+    """
+    model_topic = model_topic or topic
+    if model_topic.extra_tests == 0:  # extras add no statistical test: skip their cost
+        settings = dataclasses.replace(settings, extras=False)
+    rows, names, verdicts, rhats, deciders = [], None, [], [], []
+    for r in range(replications):
+        sim = topic.simulate(np.random.default_rng([seed, r]), n_obs, dict(hyper))
+        result = run(model_topic, data=sim.data, hyper=hyper, cache=cache,
+                     settings=dataclasses.replace(settings, seed=seed * 100_003 + r))
+        predictive = result.extra.sections.get("predictive", {}).get("quantities", [])
+        these = (tuple(q.name for q in result.agreement.quantities)
+                 + tuple(f"predictive:{q['name']}" for q in predictive))
+        if names is not None and these != names:
+            raise ValueError(f"replication {r} tested {these}, earlier ones {names}; "
+                             "fix n_obs and the categories so every replication "
+                             "tests the same quantities")
+        names = these
+        rows.append([q.z for q in result.agreement.quantities] + [q["z"] for q in predictive])
+        family = np.array([0] * len(result.agreement.quantities) + [1] * len(predictive))
+        verdicts.append(result.verdict)
+        deciders.append(result.decided_by)
+        rhats.append(next(c.statistic for c in result.checks if c.name == "rhat"))
+    return NullStudy(names=names, z=np.array(rows), family=family, verdicts=tuple(verdicts),
+                     worst_rhat=np.array(rhats), decided_by=tuple(deciders),
+                     alpha=settings.alpha)
+
+
+def detection_rate(study: NullStudy, *, by: str | None = None) -> float:
+    """Share of replications whose verdict is ``disagree``.
+
+    With ``by="agreement"``: the share that the statistical tests alone flag
+    (posterior, and predictive where the topic has one, at the run's alpha),
+    whatever the MAP and other deterministic checks said.
+    """
+    if by is None:
+        return float(np.mean([v == DISAGREE for v in study.verdicts]))
+    if by != "agreement":
+        raise ValueError(f"by must be None or 'agreement', got {by!r}")
+    return study.false_alarm_rate(study.alpha)

@@ -1,0 +1,41 @@
+"""The beta-binomial topic: Beta prior, Bernoulli (0/1) likelihood.
+
+Pairs ``analytic/beta_binomial.py`` (the exact answer) with ``pymc_models/beta_binomial.py`` (the same
+prior and likelihood in PyMC).
+"""
+
+from __future__ import annotations
+
+import analytic.beta_binomial as a_bb
+import pymc_models.beta_binomial as m_bb
+from compare.core.registry import (
+                              BuiltinData,
+                              Hyperparameter,
+                              Topic,
+)
+from compare.topics._common import _csv, _simulated, _simulator
+
+_bb_hyper = (
+    Hyperparameter("a", 2.0, "Beta prior's first shape (pseudo-count of ones)"),
+    Hyperparameter("b", 2.0, "Beta prior's second shape (pseudo-count of zeros)"),
+)
+_bb_sim = _simulator(a_bb)
+
+
+TOPIC = Topic(
+    name="beta-binomial",
+    title="Beta prior, Bernoulli (0/1) likelihood",
+    model=("p ~ Beta(a, b);  x_i | p ~ Bernoulli(p)\n"
+           "posterior: p | D ~ Beta(a + s, b + n - s), s = sum x_i\n"
+           "evidence: B(a + s, b + n - s) / B(a, b) (of the sequence)"),
+    data_kind="binary",
+    hyperparameters=_bb_hyper,
+    solve=a_bb.solve, build_model=m_bb.build_model, model_data=m_bb.model_data,
+    variables=m_bb.VARIABLES, simulate=_bb_sim,
+    builtin=(
+        BuiltinData("birthwt-low", "1 if birth weight < 2.5 kg; 189 births, Springfield MA, 1986",
+                    "R MASS::birthwt$low (Hosmer & Lemeshow 1989)",
+                    _csv("birthwt_low.csv", "low", "binary")),
+        _simulated(_bb_sim, 40, {"a": 2.0, "b": 2.0}, "0/1 outcomes"),
+    ),
+)

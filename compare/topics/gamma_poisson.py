@@ -1,0 +1,41 @@
+"""The gamma-poisson topic: Gamma prior, Poisson likelihood.
+
+Pairs ``analytic/gamma_poisson.py`` (the exact answer) with ``pymc_models/gamma_poisson.py`` (the same
+prior and likelihood in PyMC).
+"""
+
+from __future__ import annotations
+
+import analytic.gamma_poisson as a_gp
+import pymc_models.gamma_poisson as m_gp
+from compare.core.registry import (
+                              BuiltinData,
+                              Hyperparameter,
+                              Topic,
+)
+from compare.topics._common import _csv, _simulated, _simulator
+
+_gp_hyper = (
+    Hyperparameter("shape", 2.0, "Gamma prior's shape"),
+    Hyperparameter("rate", 1.0, "Gamma prior's rate (inverse scale); prior mean = shape / rate"),
+)
+_gp_sim = _simulator(a_gp)
+
+
+TOPIC = Topic(
+    name="gamma-poisson",
+    title="Gamma prior, Poisson likelihood",
+    model=("rate ~ Gamma(shape, rate=rate0);  x_i | rate ~ Poisson(rate)\n"
+           "posterior: Gamma(shape + sum x_i, rate0 + n)\n"
+           "predictive: NegBinomial(shape_n, rate_n / (rate_n + 1))"),
+    data_kind="counts",
+    hyperparameters=_gp_hyper,
+    solve=a_gp.solve, build_model=m_gp.build_model, model_data=m_gp.model_data,
+    variables=m_gp.VARIABLES, simulate=_gp_sim,
+    builtin=(
+        BuiltinData("discoveries", "great inventions and discoveries per year, 1860-1959",
+                    "R datasets::discoveries (World Almanac 1975)",
+                    _csv("discoveries.csv", "discoveries", "counts")),
+        _simulated(_gp_sim, 30, {"shape": 2.0, "rate": 1.0}, "counts"),
+    ),
+)

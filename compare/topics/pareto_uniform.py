@@ -1,0 +1,37 @@
+"""The pareto-uniform topic: Pareto prior on theta, Uniform(0, theta) likelihood (German tank problem).
+
+Pairs ``analytic/pareto_uniform.py`` (the exact answer) with ``pymc_models/pareto_uniform.py`` (the same
+prior and likelihood in PyMC).
+"""
+
+from __future__ import annotations
+
+import analytic.pareto_uniform as a_pu
+import pymc_models.pareto_uniform as m_pu
+from compare.core.registry import (
+                              Hyperparameter,
+                              Topic,
+)
+from compare.topics._common import _simulated, _simulator
+
+_pu_hyper = (
+    Hyperparameter("scale", 1.0, "Pareto prior's scale: the smallest theta it allows"),
+    Hyperparameter("shape", 2.0, "Pareto prior's shape (tail index)"),
+)
+_pu_sim = _simulator(a_pu)
+
+
+TOPIC = Topic(
+    name="pareto-uniform",
+    title="Pareto prior on theta, Uniform(0, theta) likelihood (German tank problem)",
+    model=("theta ~ Pareto(scale, shape);  x_i | theta ~ Uniform(0, theta)\n"
+           "posterior: Pareto(max(scale, max x), shape + n)"),
+    data_kind="nonnegative",
+    hyperparameters=_pu_hyper,
+    solve=a_pu.solve, build_model=m_pu.build_model, model_data=m_pu.model_data,
+    variables=m_pu.VARIABLES, simulate=_pu_sim,
+    builtin=(
+        _simulated(_pu_sim, 15, {"scale": 100.0, "shape": 2.0},
+                   "serial numbers (German tank problem)"),
+    ),
+)

@@ -1,0 +1,80 @@
+"""Compiled-model reuse and the cached MAP finder."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pymc as pm
+import pytest
+import xarray as xr
+
+from compare.topics import get_topic
+from compare.core.sampling import MapFinder, posterior_array
+
+pytestmark = pytest.mark.mcmc
+
+
+@pytest.mark.parametrize("name, dataset", [
+    ("normal-inverse-gamma", "newcomb"),
+    ("dirichlet-categorical", "hair-colour"),
+    ("gamma-poisson", "discoveries"),
+])
+def test_map_finder_equals_pm_find_map(name, dataset):
+    """Same objective and optimiser as pm.find_MAP, compiled once: same optimum."""
+    topic = get_topic(name)
+    ds = topic.builtin_data(dataset)
+    x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))
+    model = topic.build_model(**topic.structure(x, hyper))
+    pm.set_data(topic.model_data(x=x, **hyper), model=model, coords={"obs": np.arange(len(x))})
+    ours = MapFinder(model, topic.variables).find()
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = pm.find_MAP(progressbar=False, jitter=False, return_inferencedata=False)
+    theirs = np.concatenate([np.ravel(theirs[v]) for v in topic.variables])
+    sd = np.sqrt(np.diag(topic.solve(x=x, **hyper).posterior.cov))
+    # Both stop at the optimiser's tolerance: compare in posterior sds.
+    np.testing.assert_allclose(ours / sd, theirs / sd, atol=1e-4)
+    np.testing.assert_allclose(ours, topic.solve(x=x, **hyper).posterior.mode, rtol=1e-6)
+
+
+def test_map_finder_follows_new_data_without_recompiling():
+    topic = get_topic("normal-known-variance")
+    hyper = topic.hyper()
+    model = topic.build_model()
+    finder = None
+    for shift in (0.0, 5.0, -3.0):
+        x = np.linspace(-1, 1, 7) + shift
+        pm.set_data(topic.model_data(x=x, **hyper), model=model, coords={"obs": np.arange(7)})
+        finder = finder or MapFinder(model, topic.variables)
+        np.testing.assert_allclose(finder.find(), topic.solve(x=x, **hyper).posterior.mode,
+                                   rtol=1e-8, atol=1e-8)
+
+
+def test_map_finder_restarts_when_the_iterations_run_out(monkeypatch):
+    """Scales from 1e-2 to 1e2, correlation 0.5: L-BFGS needs ~85 iterations from the
+    initial point, so 50 per start stop short.  Restarts from where the last start
+    stopped reach the mode (deterministic: no random numbers); with no restarts left the
+    finder says so (None) instead of returning a point short of it."""
+    import compare.core.sampling as sampling
+
+    scales = np.logspace(-2, 2, 6)
+    cov = (0.5 * np.ones((6, 6)) + 0.5 * np.eye(6)) * np.outer(scales, scales)
+    mode = np.linspace(-2.0, 2.0, 6) * scales
+    with pm.Model() as model:
+        pm.MvNormal("w", mu=mode, cov=cov, initval=np.zeros(6))  # start away from it
+    monkeypatch.setattr(sampling, "MAP_MAXITER", 50)
+    monkeypatch.setattr(sampling, "MAP_RESTARTS", 0)
+    assert MapFinder(model, ("w",)).find() is None
+    monkeypatch.setattr(sampling, "MAP_RESTARTS", 20)
+    found = MapFinder(model, ("w",)).find()
+    # In posterior sds (= scales), far inside the runner's 1e-2 sd tolerance.
+    np.testing.assert_allclose(found / scales, mode / scales, atol=1e-4)
+
+
+def test_posterior_array_flattens_in_c_order():
+    ds = xr.Dataset({"a": (("chain", "draw"), np.zeros((2, 3))),
+                     "p": (("chain", "draw", "k"), np.arange(18.0).reshape(2, 3, 3))})
+    arr = posterior_array(ds, ("a", "p"))
+    assert arr.shape == (2, 3, 4)
+    np.testing.assert_array_equal(arr[1, 2], [0.0, 15.0, 16.0, 17.0])

@@ -1,0 +1,205 @@
+"""Each figure function on tiny real runs (few draws), drawn from the saved files only."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.mcmc
+
+#: Tiny runs covering the figure kinds' cases: one parameter (no pair plot),
+#: labelled data with a singular covariance, a regression (predictive), a
+#: Gaussian process (its function and kernel figures) and two parameters (the
+#: narrowest pair plot; a MAP path that differs from the mean on one panel only).
+TINY_TOPICS = ("beta-binomial", "dirichlet-categorical", "linear-regression",
+               "gaussian-process", "normal-inverse-gamma")
+NOT_APPLICABLE = {("beta-binomial", "pair"), ("beta-binomial", "predictive"),
+                  ("dirichlet-categorical", "predictive"), ("normal-inverse-gamma", "predictive"),
+                  *((t, k) for t in (*TINY_TOPICS[:3], TINY_TOPICS[4])
+                    for k in ("gp_function", "gp_kernel")),
+                  # The classifiers' figures (test_report.py draws them for the classifiers).
+                  *((t, k) for t in TINY_TOPICS
+                    for k in ("decision_boundary", "calibration", "laplace_overlay"))}
+
+
+@pytest.fixture(scope="session")
+def tiny_runs(tmp_path_factory, save_builtin_run):
+    from compare.core.defaults import DEFAULT
+
+    settings = dataclasses.replace(DEFAULT, draws=150, chains=2, tune=300, smc_chains=0,
+                                   n_reference=20_000)
+    base = tmp_path_factory.mktemp("tiny_runs")
+    for name in TINY_TOPICS:
+        save_builtin_run(name, base / name, settings)
+    return base
+
+
+@pytest.mark.parametrize("topic", TINY_TOPICS)
+@pytest.mark.parametrize("kind", [k.name for k in __import__("compare.outputs.figures").outputs.figures.FIGURES])
+def test_figure_draws_from_saved_files(kind, topic, tiny_runs):
+    import matplotlib.pyplot as plt
+
+    from compare.outputs.figures import FIGURE_KINDS, SavedRun
+
+    run = SavedRun(tiny_runs / topic)
+    fig = FIGURE_KINDS[kind].draw(run)
+    if (topic, kind) in NOT_APPLICABLE:
+        assert fig is None
+        return
+    assert fig is not None and fig.axes
+    plotted = sum(len(ax.lines) + len(ax.collections) + len(ax.patches) for ax in fig.axes)
+    assert plotted > 0, f"{kind} for {topic} drew nothing"
+    plt.close(fig)
+
+
+def test_saved_run_lines_draws_up_with_parameters(tiny_runs):
+    """draws.nc flattened in the JSON's parameter order reproduces the JSON's MCMC means."""
+    from compare.outputs.figures import SavedRun
+
+    run = SavedRun(tiny_runs / "dirichlet-categorical")
+    means = run.draws.reshape(-1, len(run.parameters)).mean(axis=0)
+    np.testing.assert_allclose(means, run.doc["mcmc"]["mean"], rtol=1e-12)
+
+
+def test_exact_density_overlay_is_the_exact_marginal(tiny_runs):
+    """The density kept for the overlay is the exact marginal's, and covers its mass."""
+    from scipy import stats
+
+    from compare.outputs.figures import SavedRun
+
+    run = SavedRun(tiny_runs / "beta-binomial")
+    exact = run.group("exact")
+    family = run.doc["exact"]["marginals"][0]
+    marginal = getattr(stats, family["family"])(*family["args"], **family["kwds"])
+    grid = exact["grid"].values[0]
+    np.testing.assert_allclose(exact["density"].values[0], marginal.pdf(grid), rtol=1e-12)
+    assert marginal.cdf(grid[-1]) - marginal.cdf(grid[0]) > 0.998
+
+
+def test_kept_data_matches_the_builtin_data(tiny_runs):
+    from compare.outputs.figures import SavedRun
+    from compare.topics import get_topic
+
+    run = SavedRun(tiny_runs / "dirichlet-categorical")
+    kept = run.group("observed_data")["x"].values
+    original = get_topic("dirichlet-categorical").builtin[0].load()
+    assert list(kept) == [str(v) for v in original]
+
+
+def test_render_reports_a_failure_instead_of_raising(tiny_runs, tmp_path):
+    from compare.outputs.figures import FigureKind, render
+
+    def broken(run):
+        raise RuntimeError("planted failure")
+
+    out = render(FigureKind("broken", "Broken", "", broken), tiny_runs / "beta-binomial",
+                 tmp_path / "broken.png")
+    assert out["status"] == "failed" and "planted failure" in out["error"]
+    assert not (tmp_path / "broken.png").exists()
+
+
+# --- what a reader sees: titles inside the figure, legends for every mark ----------
+def _inside(fig, artist) -> bool:
+    """The artist's drawn extent lies within the figure's (1 px slack)."""
+    fig.canvas.draw()
+    box, page = artist.get_window_extent(), fig.bbox
+    return (box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1
+            and box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1)
+
+
+def _legend_labels(fig) -> list[str]:
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    return [t.get_text() for legend in legends for t in legend.get_texts()]
+
+
+def test_pair_title_fits_a_two_parameter_figure(tiny_runs):
+    """The narrowest pair plot (2 parameters) shows its whole title.
+
+    Power: the one-line title this replaced is wider than the 3.6 in figure
+    (checked below on the same figure)."""
+    import matplotlib.pyplot as plt
+
+    from compare.outputs.figures import SavedRun, pair
+
+    fig = pair(SavedRun(tiny_runs / "normal-inverse-gamma"))
+    assert _inside(fig, fig._suptitle)
+    fig.suptitle(fig._suptitle.get_text().replace("\n", " "), fontsize="medium")
+    assert not _inside(fig, fig._suptitle)
+    plt.close(fig)
+
+
+def test_ess_evolution_legend_names_its_colours_and_the_gate(tiny_runs):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from compare.outputs.figures import SavedRun, ess_evolution
+
+    run = SavedRun(tiny_runs / "normal-inverse-gamma")
+    fig = ess_evolution(run)
+    (legend,) = fig.legends
+    entries = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles,
+                       strict=True))
+    gate = next(c["threshold"] for c in run.doc["checks"] if c["name"] == "ess_bulk")
+    assert set(entries) == {"bulk ESS", "tail ESS", f"ESS gate ({gate:g})"}
+    ax = fig.axes[0]
+    drawn = {(to_hex(line.get_color()), line.get_linestyle()) for line in ax.lines}
+    for handle in entries.values():  # each entry's colour and style is a drawn line's
+        assert (to_hex(handle.get_color()), handle.get_linestyle()) in drawn
+    # The gate line is at the run's threshold.
+    flat = [line for line in ax.lines if np.ptp(line.get_ydata()) == 0]
+    assert flat and np.allclose(flat[0].get_ydata(), gate)
+    assert _inside(fig, legend)
+    plt.close(fig)
+
+
+def test_rank_legend_and_caption_match_what_is_drawn(tiny_runs):
+    """One legend entry per chain in the chain's colour; the caption describes the
+    multi-chain test's marks and promises no envelope (none is drawn)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from compare.outputs.figures import FIGURE_KINDS, SavedRun, rank
+
+    run = SavedRun(tiny_runs / "normal-inverse-gamma")
+    fig = rank(run)
+    chains = run.draws.shape[0]
+    labels = _legend_labels(fig)
+    assert labels[:chains] == [f"chain {c}" for c in range(chains)]
+    colours = [to_hex(h.get_color()) for h in fig.legends[0].legend_handles[:chains]]
+    assert colours == [to_hex(line.get_color()) for line in fig.axes[0].lines[:chains]]
+    assert not any(type(c).__name__ == "FillBetweenPolyCollection" for c in fig.axes[0].collections)
+    caption = FIGURE_KINDS["rank"].caption
+    assert "envelope" not in caption and "multi-chain" in caption
+    plt.close(fig)
+
+
+def test_marginals_legend_is_readable_and_complete(tiny_runs):
+    import matplotlib.pyplot as plt
+
+    from compare.outputs.figures import LEGEND_FONTSIZE, SavedRun, marginals
+
+    fig = marginals(SavedRun(tiny_runs / "normal-inverse-gamma"))
+    (legend,) = fig.legends
+    assert min(t.get_fontsize() for t in legend.get_texts()) >= LEGEND_FONTSIZE >= 10
+    assert {"MCMC (KDE)", "exact density", "exact mean", "MAP", "MLE"} <= set(_legend_labels(fig))
+    assert _inside(fig, legend)
+    plt.close(fig)
+
+
+def test_sensitivity_legend_names_every_drawn_line(tiny_runs):
+    """Every labelled line on any panel is in the legend: normal-inverse-gamma's MAP
+    path differs from the mean for sigma2 (second panel) but not for mu (first)."""
+    import matplotlib.pyplot as plt
+
+    from compare.outputs.figures import SavedRun, sensitivity
+
+    fig = sensitivity(SavedRun(tiny_runs / "normal-inverse-gamma"))
+    labels = set(_legend_labels(fig))
+    drawn = {a.get_label() for ax in fig.axes for a in (*ax.lines, *ax.collections)
+             if not a.get_label().startswith("_")}
+    assert "exact MAP" in drawn
+    assert drawn <= labels, drawn - labels
+    assert _inside(fig, fig.legends[0])
+    plt.close(fig)

@@ -1,0 +1,190 @@
+"""The gaussian-process topic end to end: PyMC's GP equals the exact one, test inputs,
+type-II ML in prepare, bad input, and a calibrated verdict through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytest
+
+import analytic.gaussian_process as agp
+import pymc_models.gaussian_process as m_gp
+from compare.topics import gaussian_process as gpr
+from compare.core.agreement import agreement_test
+from compare.interfaces.cli import main
+from compare.core.data import table_from_arrays
+from compare.core.registry import InputError
+from compare.topics import get_topic
+from compare.core.runner import run
+
+HYPER = dict(lengthscale=0.8, signal_sd=1.3, noise_sd=0.3, jitter=1e-8)
+TOPIC = "gaussian-process"
+
+
+def _table(rng, n=25, p=2):
+    x = rng.uniform(0.0, 5.0, size=(n, p))
+    y = np.sin(x[:, 0]) + rng.normal(0.0, 0.3, n)
+    return table_from_arrays(x, y, features=tuple(f"x{j}" for j in range(p)), target="y")
+
+
+@pytest.mark.parametrize("kernel", agp.KERNELS)
+def test_pymc_gp_is_the_exact_gp(kernel, rng):
+    """PyMC's conditional mean and covariance of f and its marginal likelihood equal the
+    exact ones at any data (no sampling): the model NUTS samples is the same model.
+
+    PyMC computes distances as sqrt(r^2 + 1e-12) for the Matern kernels, a ~1e-12
+    change; both sides round differently in float64 (~1e-12 here), so 1e-8.
+    """
+    table = _table(rng)
+    x_test = rng.uniform(0.0, 5.0, size=(3, 2))
+    model = m_gp.build_model(kernel=kernel, input_dim=2, n_test=3)
+    pm.set_data(m_gp.model_data(x=table.x, y=table.y, x_test=x_test, **HYPER), model=model,
+                coords={"obs": np.arange(table.n)})
+    mu, cov = model["f"].owner.inputs[-2:]
+    loglik = model.logp(vars=[model["y_obs"]], jacobian=False)
+    got_mu, got_cov, got_loglik = pytensor.function([], [mu, cov, loglik],
+                                                    mode="FAST_COMPILE")()
+    ans = agp.solve(x=table.x, y=table.y, x_test=x_test, kernel=kernel, **HYPER)
+    np.testing.assert_allclose(got_mu, ans.posterior.mean, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(got_cov, ans.posterior.cov, rtol=1e-8, atol=1e-8)
+    assert float(got_loglik) == pytest.approx(ans.log_evidence, rel=1e-8)
+
+
+def test_default_test_inputs():
+    x = np.array([[0.2], [0.9], [0.5]])
+    grid = gpr.default_test_inputs(x, np.zeros(3), points=4, kernel="rbf")
+    np.testing.assert_allclose(grid[:, 0], np.linspace(0.2, 0.9, 4))
+    # linear: f has p + 1 = 2 degrees of freedom: the range's ends.
+    np.testing.assert_allclose(gpr.default_test_inputs(x, np.zeros(3), points=20,
+                                                       kernel="linear")[:, 0], [0.2, 0.9])
+    # Several inputs: distinct data rows, spread over the sorted target.
+    x2 = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [3.0, 1.0]])
+    rows = gpr.default_test_inputs(x2, np.array([5.0, 1.0, 5.0, 3.0, 0.0]), points=3,
+                                   kernel="matern32")
+    assert len({tuple(r) for r in rows}) == len(rows) == 3
+    np.testing.assert_array_equal(rows, x2[[4, 3, 0]])
+
+
+def test_test_inputs_from_a_csv(tmp_path, rng):
+    topic = get_topic(TOPIC)
+    table = _table(rng)
+    path = tmp_path / "test.csv"
+    path.write_text("x1,x0\n1,2\n3,4\n0.5,0.25\n")  # columns found by name, any order
+    x, hyper = topic.prepare(table, topic.hyper({"test_inputs": str(path)}))
+    np.testing.assert_array_equal(x.x_test, [[2.0, 1.0], [4.0, 3.0], [0.25, 0.5]])
+    assert gpr.structure(x, hyper) == {"kernel": "rbf", "input_dim": 2, "n_test": 3}
+    with pytest.raises(InputError, match="at most 3 rows"):
+        path.write_text("x0,x1\n" + "".join(f"{i},{i}\n" for i in range(4)))
+        topic.prepare(table, topic.hyper({"test_inputs": str(path), "kernel": "linear"}))
+
+
+def test_kernel_is_chosen_by_name():
+    topic = get_topic(TOPIC)
+    assert topic.hyper({"kernel": "matern32"}, parsed=False)["kernel"] == "matern32"
+    with pytest.raises(InputError, match="kernel must be one of rbf, matern32, matern52, "
+                                         "linear, got 'cubic'"):
+        topic.hyper({"kernel": "cubic"}, parsed=False)
+
+
+def test_optimise_uses_the_type2_ml_values(rng):
+    topic = get_topic(TOPIC)
+    table = _table(rng, n=40, p=1)
+    start = topic.hyper({"optimise": True, "kernel": "matern52"})
+    x, hyper = topic.prepare(table, start)
+    ref = agp.type2_ml(x=table.x, y=table.y, kernel="matern52", lengthscale=1.0,
+                       signal_sd=1.0, noise_sd=1.0, jitter=start["jitter"])
+    assert x.type2 is not None and x.type2.converged
+    assert (hyper["lengthscale"], hyper["signal_sd"], hyper["noise_sd"]) == \
+        (ref.lengthscale, ref.signal_sd, ref.noise_sd)
+
+
+@pytest.mark.parametrize("sets, words", [
+    (["--set", "lengthscale=0"], ["lengthscale must be > 0, got 0"]),
+    (["--set", "signal_sd=-2"], ["signal_sd must be > 0, got -2"]),
+    (["--set", "kernel=cubic"], ["kernel must be one of", "'cubic'"]),
+    (["--set", "test_points=0"], ["test_points must be >= 1"]),
+])
+def test_bad_input_exits_3_with_the_fix(sets, words, capsys, tmp_path):
+    code = main(["run", TOPIC, *sets, "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 3 and all(w in err for w in words), err
+    assert not (tmp_path / "r").exists()
+
+
+def test_not_positive_definite_names_the_jitter(rng):
+    """Noise and jitter too small for dense rbf inputs: a one-line error, before any sampling."""
+    x = np.linspace(0.0, 1.0, 40)
+    table = table_from_arrays(x, np.sin(x), features=("x",))
+    topic = get_topic(TOPIC)
+    hyper = topic.hyper({"noise_sd": 1e-50, "jitter": 1e-50, "test_points": 3})
+    with pytest.raises(InputError, match=r"not positive definite.*jitter=1e-50; try a larger "
+                                         r"jitter, e\.g\. jitter=1e-08"):
+        run(topic, data=table, hyper=hyper)
+
+
+def test_a_wrong_noise_sd_would_be_caught(rng):
+    """Power of the verdict's statistic for a planted mistake (noise_sd x 1.3 in the
+    model): iid draws from that wrong posterior, as many as a default run's ESS (~8000),
+    fail the agreement test at the default alpha.  The shift is ~0.3 posterior sds,
+    a z of ~25 on 8000 draws against a threshold of ~5."""
+    topic = get_topic(TOPIC)
+    ds = topic.builtin_data("mcycle")
+    x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))
+    right = topic.solve(x=x, **hyper).posterior
+    wrong = topic.solve(x=x, **{**hyper, "noise_sd": 1.3 * hyper["noise_sd"]}).posterior
+    draws = wrong.sample(rng, 8000).reshape(4, 2000, -1)
+    assert not agreement_test(draws, right, alpha=1e-4).passed
+    assert agreement_test(right.sample(rng, 8000).reshape(4, 2000, -1), right,
+                          alpha=1e-4).passed
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_csv_run_agrees_and_reports_f_and_the_evidence(tmp_path, capsys, test_alpha, rng):
+    """A user CSV through the CLI (target and feature columns named, an ignored column):
+    verdict agree, PyMC's marginal likelihood equals the exact one, the f table."""
+    x = np.sort(rng.uniform(-2.0, 2.0, 30))
+    y = np.sin(2.0 * x) + rng.normal(0.0, 0.2, 30)
+    path = tmp_path / "d.csv"
+    path.write_text("t,other,y\n" + "".join(f"{a!s},0,{b!s}\n"
+                                            for a, b in zip(x.tolist(), y.tolist())))
+    code = main(["run", TOPIC, "--data", str(path), "--target", "y", "--features", "t",
+                 "--set", "kernel=matern32", "--set", "test_points=8", "--set", "noise_sd=0.2",
+                 "--alpha", f"{test_alpha}", "--json", "-", "--out", str(tmp_path / "r")])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["verdict"] == "agree", doc["checks"]
+    assert doc["parameters"] == [f"f[{i}]" for i in range(8)]
+    checks = {c["name"]: c for c in doc["checks"]}
+    assert checks["evidence"]["passed"] and checks["map"]["passed"]
+    # 8 means + 8 variances + 28 covariances, all in the Bonferroni count.
+    assert len(doc["quantities"]) == 44
+    section = doc["gaussian_process"]
+    assert section["kernel"] == "matern32" and len(section["inputs"]) == 8
+    np.testing.assert_allclose(np.ravel(section["inputs"]), np.linspace(x.min(), x.max(), 8))
+    pred = doc["predictive"]  # the noisy predictive, in the regression topics' layout
+    np.testing.assert_allclose(np.array(pred["exact"]["var"]) - np.array(section["exact"]["sd"])
+                               ** 2, 0.2**2, rtol=1e-10)
+    assert {"inputs", "mcmc", "map_plugin"} <= set(pred)
+
+
+def test_hyperparameter_model_is_lognormal_priors_times_the_evidence(rng):
+    """The non-conjugate model of hyperparameter_posterior, checked without sampling:
+    its log density at any point is the log-normal priors (scipy) plus the exact log
+    marginal likelihood.  (Sampling it is shown in notes/issue6.md; not run here.)"""
+    from scipy import stats
+
+    table = _table(rng, n=15, p=1)
+    medians = {"lengthscale": 1.0, "signal_sd": 2.0, "noise_sd": 0.5}
+    log_sds = {"lengthscale": 0.5, "signal_sd": 0.7, "noise_sd": 0.3}
+    model = m_gp.build_hyper_model(kernel="matern32", x=table.x, y=table.y, medians=medians,
+                                   log_sds=log_sds, jitter=1e-8)
+    logp = model.compile_logp(jacobian=False, mode="FAST_COMPILE")
+    point = {"lengthscale": 1.4, "signal_sd": 0.8, "noise_sd": 0.35}
+    got = logp({f"{k}_log__": np.log(v) for k, v in point.items()})
+    prior = sum(stats.lognorm(log_sds[k], scale=medians[k]).logpdf(v) for k, v in point.items())
+    lml = agp.log_marginal_likelihood(x=table.x, y=table.y, kernel="matern32", jitter=1e-8,
+                                      **point)
+    assert float(got) == pytest.approx(prior + lml, rel=1e-8)
