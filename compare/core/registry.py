@@ -272,6 +272,17 @@ def _no_structure(x: np.ndarray, hyper: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Unsupported:
+    """A capability a topic declares it does not have, with the reason a user is shown."""
+
+    reason: str
+
+    def __post_init__(self) -> None:
+        if not self.reason.strip():
+            raise ValueError("Unsupported needs a reason a user can read")
+
+
+@dataclass(frozen=True)
 class Topic:
     """Everything the compare layer needs to run one topic.
 
@@ -317,6 +328,15 @@ class Topic:
         ``text_table(path, target=..., features=...)``: for a topic that reads
         words or labels in a table CSV (classifiers), its labelled data, or None
         when the file's cells are all numbers (then it is read as a table).
+    not_closed_form : str or None
+        Why the exact side is not a closed form (a numerical reference, a
+        mixture's EM), or None when it is one.  Studies that need exact draws
+        or an exact path (SBC's exact side, sensitivity's path, the posteriordb
+        export) say this reason instead of running.
+    sensitivity, calibration, planted
+        What the sensitivity study, the null calibration and the power study
+        need from the topic (see those modules), or :class:`Unsupported` with
+        the reason.
     step : callable, optional
         ``step(model) -> step method(s)`` for models NUTS cannot sample
         (discrete free variables): the run then uses ``pm.sample`` with
@@ -342,6 +362,12 @@ class Topic:
     extra_tests: int = 0
     step: Callable[[Any], Any] | None = None
     text_table: Callable[..., Any] | None = None
+    # --- what the studies ask of a topic (each: a declaration, or Unsupported(reason)) ---
+    not_closed_form: str | None = None
+    sensitivity: Any = None
+    # (null calibration and planted bugs: compare/studies/calibration.py, planted.py)
+    calibration: Any = None
+    planted: Any = ()
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):

@@ -64,4 +64,9 @@ TOPIC = Topic(
     extras=clf.bo_extras,
     step=m_bo.step_methods,
     text_table=clf.text_table,
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

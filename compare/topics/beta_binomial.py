@@ -38,4 +38,9 @@ TOPIC = Topic(
                     _csv("birthwt_low.csv", "low", "binary")),
         _simulated(_bb_sim, 40, {"a": 2.0, "b": 2.0}, "0/1 outcomes"),
     ),
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

@@ -80,4 +80,9 @@ TOPIC = Topic(
     ),
     prepare=_dc_prepare,
     structure=lambda x, hyper: {"n_categories": len(hyper["categories"])},
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

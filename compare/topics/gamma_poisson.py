@@ -38,4 +38,9 @@ TOPIC = Topic(
                     _csv("discoveries.csv", "discoveries", "counts")),
         _simulated(_gp_sim, 30, {"shape": 2.0, "rate": 1.0}, "counts"),
     ),
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

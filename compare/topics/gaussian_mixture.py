@@ -428,4 +428,9 @@ TOPIC = Topic(
     prepare=prepare,
     structure=structure,
     extras=extras,
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

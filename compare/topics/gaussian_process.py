@@ -422,4 +422,9 @@ TOPIC = Topic(
     # f at neighbouring test inputs is strongly correlated (condition number ~3e4
     # on builtin:mcycle): a low-rank mass matrix learns those directions.
     sampler_options={"adaptation": "low_rank"},
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

@@ -363,4 +363,9 @@ TOPIC = Topic(
     structure=structure,
     extras=extras,
     text_table=_classification.text_table,
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

@@ -86,4 +86,9 @@ TOPIC = Topic(
     # none in 4 seeded runs at 0.95.
     sampler_options={"target_accept": 0.95},
     text_table=clf.text_table,
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

@@ -45,4 +45,9 @@ TOPIC = Topic(
         _simulated(_nig_sim, 25, {"mu0": 0.0, "kappa0": 1.0, "alpha0": 2.0, "beta0": 2.0},
                    "real observations"),
     ),
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

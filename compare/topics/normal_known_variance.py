@@ -51,4 +51,9 @@ TOPIC = Topic(
                     lambda: np.random.default_rng(SIMULATED_SEED).normal(3.0, 1.0, 10),
                     hyper={"prior_mean": 0.0, "prior_sd": 0.5, "noise_sd": 1.0}),
     ),
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )

@@ -34,4 +34,9 @@ TOPIC = Topic(
         _simulated(_pu_sim, 15, {"scale": 100.0, "shape": 2.0},
                    "serial numbers (German tank problem)"),
     ),
+    # --- what the studies ask of it ---
+    sensitivity=None,
+    # --- calibration and planted bugs ---
+    calibration=None,
+    planted=(),
 )
