@@ -921,8 +921,10 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     all_topics()
     topic = REGISTRY.get(doc.get("topic", ""))
     source = str(doc.get("data", {}).get("source", ""))
-    declaration = None if topic is None else declared(topic)
-    if declaration is None or not source.startswith("builtin:"):
+    if topic is None or not source.startswith("builtin:"):
+        return None
+    declaration = declared(topic)
+    if declaration is None:
         return None
     dataset = topic.builtin_data(source[len("builtin:"):])
     hyper = topic.hyper(dataset=dataset)
