@@ -283,49 +283,6 @@ class Unsupported:
 
 
 @dataclass(frozen=True)
-class DerivedParameter:
-    """A swept quantity that is not a hyperparameter but sets one (ridge's lambda).
-
-    ``--param NAME`` sweeps it; each value moves the hyperparameter ``sets``
-    and leaves the others where they are.
-
-    Attributes
-    ----------
-    name : str
-        What ``--param`` calls it, e.g. ``lambda``.
-    sets : str
-        The hyperparameter a value moves, e.g. ``prior_sd``.
-    value : callable
-        ``value(hyper) -> float``: its current value at the hyperparameters
-        ``hyper`` (a mapping of name to value).
-    solve_for : callable
-        ``solve_for(hyper, value) -> float or array``: the value of ``sets``
-        at which the derived quantity equals ``value`` (a number > 0, or an
-        array of shape (G,) or (G, 1) of them: it must broadcast), the other
-        hyperparameters as in ``hyper``.
-    domain : str
-        What a valid value is, shown after "grid value V for NAME is outside
-        its domain: " when a value is not a finite number > 0, e.g.
-        ``"lambda = noise_sd^2/prior_sd^2 must be > 0; e.g. --log-grid 1e-6:10:100"``.
-    range_per_n : tuple of float
-        ``(low, high)``: the default grid, ``points`` values log-spaced from
-        ``low * n`` to ``high * n``, n the number of observations.  The
-        sensitivity document then also holds the grid divided by n, under
-        ``<name>_over_n``.
-    points : int
-        Number of values of the default grid.
-    """
-
-    name: str
-    sets: str
-    value: Callable[[Mapping[str, Any]], float]
-    solve_for: Callable[[Mapping[str, Any], Any], Any]
-    domain: str
-    range_per_n: tuple[float, float]
-    points: int = 200
-
-
-@dataclass(frozen=True)
 class Sensitivity:
     """What the prior-sensitivity study (``compare/studies/sensitivity.py``) needs from a topic.
 
@@ -398,6 +355,49 @@ class Sensitivity:
     derived: tuple[DerivedParameter, ...] = ()
     linear_grids: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     not_swept: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DerivedParameter:
+    """A swept quantity that is not a hyperparameter but sets one (ridge's lambda).
+
+    ``--param NAME`` sweeps it; each value moves the hyperparameter ``sets``
+    and leaves the others where they are.
+
+    Attributes
+    ----------
+    name : str
+        What ``--param`` calls it, e.g. ``lambda``.
+    sets : str
+        The hyperparameter a value moves, e.g. ``prior_sd``.
+    value : callable
+        ``value(hyper) -> float``: its current value at the hyperparameters
+        ``hyper`` (a mapping of name to value).
+    solve_for : callable
+        ``solve_for(hyper, value) -> float or array``: the value of ``sets``
+        at which the derived quantity equals ``value`` (a number > 0, or an
+        array of shape (G,) or (G, 1) of them: it must broadcast), the other
+        hyperparameters as in ``hyper``.
+    domain : str
+        What a valid value is, shown after "grid value V for NAME is outside
+        its domain: " when a value is not a finite number > 0, e.g.
+        ``"lambda = noise_sd^2/prior_sd^2 must be > 0; e.g. --log-grid 1e-6:10:100"``.
+    range_per_n : tuple of float
+        ``(low, high)``: the default grid, ``points`` values log-spaced from
+        ``low * n`` to ``high * n``, n the number of observations.  The
+        sensitivity document then also holds the grid divided by n, under
+        ``<name>_over_n``.
+    points : int
+        Number of values of the default grid.
+    """
+
+    name: str
+    sets: str
+    value: Callable[[Mapping[str, Any]], float]
+    solve_for: Callable[[Mapping[str, Any], Any], Any]
+    domain: str
+    range_per_n: tuple[float, float]
+    points: int = 200
 
 
 @dataclass(frozen=True)
