@@ -50,6 +50,7 @@ from compare.core.registry import (
     InputError,
     Simulation,
     Topic,
+    Unsupported,
 )
 from compare.core.sampling import CACHE
 from compare.topics._common import SIMULATED_SEED
@@ -429,7 +430,8 @@ TOPIC = Topic(
     structure=structure,
     extras=extras,
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Unsupported("the mixture posterior has no closed form (EM, then a conjugate "
+                            "model given EM's labels)"),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),
