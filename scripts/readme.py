@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Regenerate (``--write``) or verify (``--check``) the program output shown in README.md.
+"""Regenerate (``--write``) or verify (``--check``) the program output shown in README.md and docs/.
 
-Every shown output sits in a fenced block right after a marker comment::
+The files are README.md and every ``docs/**/*.md`` (:data:`FILES`).  Every shown
+output sits in a fenced block right after a marker comment::
 
     <!-- readme: cmd="run normal-inverse-gamma" keep="^checks|^  (ok|FAIL)" cost=cheap -->
     ```
@@ -13,7 +14,7 @@ Marker fields (shell-quoted ``key=value`` pairs):
 
 ``cmd``
     The ``bayes-compare`` arguments. The command runs as
-    ``python -m compare.cli CMD`` in a fresh temporary directory (so default
+    ``python -m <CLI_MODULE> CMD`` in a fresh temporary directory (so default
     output folders never touch the checkout), one BLAS thread, ``COLUMNS``
     set to ``width``.
 ``python``
@@ -56,6 +57,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+#: The only reference to the package's layout: the module run as ``bayes-compare``.
+CLI_MODULE = "compare.interfaces.cli" if (ROOT / "compare" / "interfaces" / "cli.py").exists() \
+    else "compare.cli"
+
+
+def doc_files() -> list[Path]:
+    """README.md, then every Markdown page under docs/ (sorted): the files with blocks."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
 PROMPT = "$ .venv/bin/bayes-compare "
 MARKER = re.compile(r"^<!-- readme: (?P<fields>.*) -->\s*$")
 FIELDS = {"cmd", "python", "show", "keep", "cut", "width", "cost"}
@@ -72,7 +84,7 @@ RULES = re.compile(r"([━─═┃│┏┓┗┛┡┩┣┫┳┻╇╋└┘
 
 @dataclass(frozen=True)
 class Block:
-    """One marked block of README.md: its marker fields and its line span."""
+    """One marked block of a Markdown file: its marker fields and its line span."""
 
     fields: dict[str, str]
     marker_line: int  # index of the marker comment
@@ -89,8 +101,8 @@ class Block:
         return self.fields.get("cost", "slow")
 
 
-def parse_blocks(lines: list[str]) -> list[Block]:
-    """Every marker and the fenced block after it.
+def parse_blocks(lines: list[str], name: str = "README.md") -> list[Block]:
+    """Every marker and the fenced block after it (``name`` is the file, for messages).
 
     Raises
     ------
@@ -105,7 +117,7 @@ def parse_blocks(lines: list[str]) -> list[Block]:
         fields = dict(pair.split("=", 1) for pair in shlex.split(match["fields"]))
         unknown = set(fields) - FIELDS
         if ("cmd" in fields) == ("python" in fields) or unknown:
-            raise ValueError(f"README.md line {i + 1}: marker needs cmd=... or "
+            raise ValueError(f"{name} line {i + 1}: marker needs cmd=... or "
                              f"python=previous; known fields {sorted(FIELDS)}; "
                              f"got {sorted(fields)}")
         code = None
@@ -114,17 +126,17 @@ def parse_blocks(lines: list[str]) -> list[Block]:
             open_ = next((j for j in range(close - 1, -1, -1)
                           if lines[j].startswith("```")), None) if close else None
             if open_ is None or lines[open_].strip() != "```python":
-                raise ValueError(f"README.md line {i + 1}: python=previous needs a "
+                raise ValueError(f"{name} line {i + 1}: python=previous needs a "
                                  "```python block just before the marker")
             code = "\n".join(lines[open_ + 1:close]) + "\n"
         start = i + 1
         if start >= len(lines) or not lines[start].startswith("```"):
-            raise ValueError(f"README.md line {i + 1}: the marker must be followed by a "
+            raise ValueError(f"{name} line {i + 1}: the marker must be followed by a "
                              f"``` fence on the next line, got {lines[start:start + 1]}")
         end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("```")),
                    None)
         if end is None:
-            raise ValueError(f"README.md line {start + 1}: fence never closed")
+            raise ValueError(f"{name} line {start + 1}: fence never closed")
         blocks.append(Block(fields=fields, marker_line=i, start=start, end=end, code=code))
     return blocks
 
@@ -138,7 +150,7 @@ def run_block(block: Block) -> tuple[list[str], float]:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
         argv = ([sys.executable, "-c", block.code] if block.code is not None
-                else [sys.executable, "-m", "compare.cli", *shlex.split(block.cmd)])
+                else [sys.executable, "-m", CLI_MODULE, *shlex.split(block.cmd)])
         returncode, text = _run_in_terminal(argv, cwd=work, env=env)
         # Paths under the temporary working directory are shown relative to it.
         text = text.replace(os.path.realpath(work) + os.sep, "").replace(work + os.sep, "")
@@ -226,7 +238,7 @@ def compare_lines(shown: list[str], fresh: list[str]) -> list[str]:
     a, b = [mask(x) for x in shown], [mask(x) for x in fresh]
     if a == b:
         return []
-    return list(difflib.unified_diff(a, b, "README (masked)", "fresh run (masked)", lineterm=""))
+    return list(difflib.unified_diff(a, b, "shown (masked)", "fresh run (masked)", lineterm=""))
 
 
 def merge(shown: list[str], fresh: list[str]) -> list[str]:
@@ -251,24 +263,38 @@ def merge(shown: list[str], fresh: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help="rerun the blocks, rewrite README.md")
+    mode.add_argument("--write", action="store_true", help="rerun the blocks, rewrite the files")
     mode.add_argument("--check", action="store_true", help="rerun and compare; exit 1 on drift")
     mode.add_argument("--list", action="store_true", help="list the marked blocks")
     parser.add_argument("--cost", choices=("cheap", "slow", "all"), default="all",
                         help="which blocks (default all)")
     parser.add_argument("--match", default=None, help="only blocks whose cmd contains this")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--file", "--readme", dest="files", type=Path, action="append",
+                        default=None, help="only this Markdown file (repeatable; default "
+                        "README.md and docs/**/*.md)")
     parser.add_argument("--fresh", action="store_true",
                         help="with --write: take every number from the new run (default: "
-                             "keep the README's line where only numbers differ)")
+                             "keep the file's line where only numbers differ)")
     args = parser.parse_args(argv)
 
-    lines = args.readme.read_text(encoding="utf-8").splitlines()
-    blocks = [b for b in parse_blocks(lines)
+    drift = 0
+    for path in args.files or doc_files():
+        drift += _process(path, args)
+    if drift:
+        print(f"{drift} block(s) no longer match the program; "
+              "rerun `python scripts/readme.py --write` and review the diff", file=sys.stderr)
+    return 1 if drift else 0
+
+
+def _process(path: Path, args: argparse.Namespace) -> int:
+    """Check, rewrite or list the blocks of one file; return how many drifted."""
+    name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks = [b for b in parse_blocks(lines, name)
               if args.cost in ("all", b.cost) and (args.match is None or args.match in b.cmd)]
     if args.list:
         for b in blocks:
-            print(f"line {b.marker_line + 1:4d}  {b.cost:5s}  {b.cmd}")
+            print(f"{name}:{b.marker_line + 1:<5d} {b.cost:5s}  {b.cmd}")
         return 0
     drift = 0
     # From the last block up, so rewriting one block keeps the earlier indices valid.
@@ -277,21 +303,17 @@ def main(argv: list[str] | None = None) -> int:
         shown = lines[block.start + 1:block.end]
         if args.write:
             lines[block.start + 1:block.end] = fresh if args.fresh else merge(shown, fresh)
-            print(f"wrote  {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
+            print(f"wrote  {name}: {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
             continue
         diff = compare_lines(shown, fresh)
         status = "ok   " if not diff else "DRIFT"
-        print(f"{status}  {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
+        print(f"{status}  {name}: {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
         if diff:
             drift += 1
             print("\n".join(diff), file=sys.stderr)
-    if args.write:
-        args.readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return 0
-    if drift:
-        print(f"{drift} README block(s) no longer match the program; "
-              "rerun `python scripts/readme.py --write` and review the diff", file=sys.stderr)
-    return 1 if drift else 0
+    if args.write and blocks:
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return drift
 
 
 if __name__ == "__main__":
