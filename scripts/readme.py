@@ -154,6 +154,8 @@ def run_block(block: Block) -> tuple[list[str], float]:
         returncode, text = _run_in_terminal(argv, cwd=work, env=env)
         # Paths under the temporary working directory are shown relative to it.
         text = text.replace(os.path.realpath(work) + os.sep, "").replace(work + os.sep, "")
+    # A help text names the program as it was started; show the installed command instead.
+    text = text.replace(f"python -m {CLI_MODULE}", "bayes-compare")
     seconds = time.perf_counter() - t0
     if returncode not in (0, 1, 2):
         raise RuntimeError(f"`bayes-compare {block.cmd}` exited {returncode}:\n" + text[-3000:])
