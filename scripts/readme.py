@@ -52,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -274,48 +275,55 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--file", "--readme", dest="files", type=Path, action="append",
                         default=None, help="only this Markdown file (repeatable; default "
                         "README.md and docs/**/*.md)")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="blocks run at once, each in its own process (default 2)")
     parser.add_argument("--fresh", action="store_true",
                         help="with --write: take every number from the new run (default: "
                              "keep the file's line where only numbers differ)")
     args = parser.parse_args(argv)
 
-    drift = 0
+    files = {}
     for path in args.files or doc_files():
-        drift += _process(path, args)
+        name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        blocks = [b for b in parse_blocks(lines, name)
+                  if args.cost in ("all", b.cost) and (args.match is None or args.match in b.cmd)]
+        files[path] = (name, lines, blocks)
+    if args.list:
+        for name, _, blocks in files.values():
+            for b in blocks:
+                print(f"{name}:{b.marker_line + 1:<5d} {b.cost:5s}  {b.cmd}")
+        return 0
+
+    # The commands run side by side (most of a block's time is a process importing PyMC).
+    jobs = [(path, block.start, block) for path, (_, _, blocks) in files.items()
+            for block in blocks]
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        runs = pool.map(lambda job: run_block(job[2]), jobs)
+        results = {(path, start): run for (path, start, _), run in zip(jobs, runs, strict=True)}
+
+    drift = 0
+    for path, (name, lines, blocks) in files.items():
+        # From the last block up, so rewriting one block keeps the earlier indices valid.
+        for block in sorted(blocks, key=lambda b: b.start, reverse=True):
+            fresh, seconds = results[(path, block.start)]
+            shown = lines[block.start + 1:block.end]
+            if args.write:
+                lines[block.start + 1:block.end] = fresh if args.fresh else merge(shown, fresh)
+                print(f"wrote  {name}: {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
+                continue
+            diff = compare_lines(shown, fresh)
+            print(f"{'ok   ' if not diff else 'DRIFT'}  {name}: {block.cmd}  ({seconds:.1f} s)",
+                  file=sys.stderr)
+            if diff:
+                drift += 1
+                print("\n".join(diff), file=sys.stderr)
+        if args.write and blocks:
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     if drift:
         print(f"{drift} block(s) no longer match the program; "
               "rerun `python scripts/readme.py --write` and review the diff", file=sys.stderr)
     return 1 if drift else 0
-
-
-def _process(path: Path, args: argparse.Namespace) -> int:
-    """Check, rewrite or list the blocks of one file; return how many drifted."""
-    name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    blocks = [b for b in parse_blocks(lines, name)
-              if args.cost in ("all", b.cost) and (args.match is None or args.match in b.cmd)]
-    if args.list:
-        for b in blocks:
-            print(f"{name}:{b.marker_line + 1:<5d} {b.cost:5s}  {b.cmd}")
-        return 0
-    drift = 0
-    # From the last block up, so rewriting one block keeps the earlier indices valid.
-    for block in sorted(blocks, key=lambda b: b.start, reverse=True):
-        fresh, seconds = run_block(block)
-        shown = lines[block.start + 1:block.end]
-        if args.write:
-            lines[block.start + 1:block.end] = fresh if args.fresh else merge(shown, fresh)
-            print(f"wrote  {name}: {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
-            continue
-        diff = compare_lines(shown, fresh)
-        status = "ok   " if not diff else "DRIFT"
-        print(f"{status}  {name}: {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
-        if diff:
-            drift += 1
-            print("\n".join(diff), file=sys.stderr)
-    if args.write and blocks:
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return drift
 
 
 if __name__ == "__main__":
