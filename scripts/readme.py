@@ -142,25 +142,84 @@ def parse_blocks(lines: list[str], name: str = "README.md") -> list[Block]:
     return blocks
 
 
+def _env(width: int) -> dict[str, str]:
+    return dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                COLUMNS=str(width), TERM="xterm", NO_COLOR="1",
+                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+
+def _clean(text: str, work: str) -> str:
+    """Paths under the temporary working directory shown relative to it, and the
+    program named as a user starts it (a help text names it as it was started)."""
+    for prefix in (os.path.realpath(work) + os.sep, work + os.sep):
+        text = text.replace(prefix, "")
+    return text.replace(f"python -m {CLI_MODULE}", "bayes-compare")
+
+
 def run_block(block: Block) -> tuple[list[str], float]:
     """Run the block's command; return the lines to show (prompt first) and its seconds."""
-    width = int(block.fields.get("width", "200"))
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               COLUMNS=str(width), TERM="xterm", NO_COLOR="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
         argv = ([sys.executable, "-c", block.code] if block.code is not None
                 else [sys.executable, "-m", CLI_MODULE, *shlex.split(block.cmd)])
-        returncode, text = _run_in_terminal(argv, cwd=work, env=env)
-        # Paths under the temporary working directory are shown relative to it.
-        text = text.replace(os.path.realpath(work) + os.sep, "").replace(work + os.sep, "")
-    # A help text names the program as it was started; show the installed command instead.
-    text = text.replace(f"python -m {CLI_MODULE}", "bayes-compare")
+        returncode, text = _run_in_terminal(
+            argv, cwd=work, env=_env(int(block.fields.get("width", "200"))))
+        text = _clean(text, work)
     seconds = time.perf_counter() - t0
     if returncode not in (0, 1, 2):
         raise RuntimeError(f"`bayes-compare {block.cmd}` exited {returncode}:\n" + text[-3000:])
     return shape_output(block, text.splitlines()), seconds
+
+
+#: Ends each command's output in a batch: "<SEP> index exit-code seconds".
+SEP = "@@readme-block-done@@"
+BATCH = """
+import importlib, os, sys, time
+sys.argv = ["bayes-compare"]  # the program name click shows in help texts
+cli = importlib.import_module({module!r})
+for i, argv in enumerate({argvs!r}):
+    os.makedirs(str(i))
+    os.chdir(str(i))  # each command in a folder of its own, as in a fresh process
+    t0 = time.perf_counter()
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    sys.stdout.flush(); sys.stderr.flush()
+    print(f"{sep} {{i}} {{code}} {{time.perf_counter() - t0:.3f}}", flush=True)
+    os.chdir("..")
+"""
+
+
+def run_batch(blocks: list[Block]) -> list[tuple[list[str], float]]:
+    """Run several ``cmd`` blocks of one width in one process (one import of the package
+    and PyMC instead of one per block); each command's output as :func:`run_block`'s."""
+    if len(blocks) == 1:
+        return [run_block(blocks[0])]
+    width = int(blocks[0].fields.get("width", "200"))
+    argvs = [shlex.split(b.cmd) for b in blocks]
+    code = BATCH.format(module=CLI_MODULE, argvs=argvs, sep=SEP)
+    with tempfile.TemporaryDirectory(prefix="readme-") as work:
+        returncode, text = _run_in_terminal([sys.executable, "-c", code], cwd=work,
+                                            env=_env(width))
+        pieces, current = [], []
+        for line in text.splitlines():
+            if line.startswith(SEP):
+                index, exit_code, seconds = line.split()[1:]
+                block = blocks[int(index)]
+                shown = _clean("\n".join(current), os.path.join(work, index))
+                if int(exit_code) not in (0, 1, 2):
+                    raise RuntimeError(f"`bayes-compare {block.cmd}` exited {exit_code}:\n"
+                                       + shown[-3000:])
+                pieces.append((shape_output(block, _clean(shown, work).splitlines()),
+                               float(seconds)))
+                current = []
+            else:
+                current.append(line)
+    if returncode != 0 or len(pieces) != len(blocks):
+        raise RuntimeError(f"the batch of {len(blocks)} commands exited {returncode} after "
+                           f"{len(pieces)}:\n" + "\n".join(current)[-3000:])
+    return pieces
 
 
 SPINNER = re.compile(r"^\s*[\u2800-\u28ff]")
@@ -276,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
                         default=None, help="only this Markdown file (repeatable; default "
                         "README.md and docs/**/*.md)")
     parser.add_argument("--jobs", type=int, default=2,
-                        help="blocks run at once, each in its own process (default 2)")
+                        help="processes at once: the commands of one width share one, a "
+                             "Python example has its own (default 2)")
     parser.add_argument("--fresh", action="store_true",
                         help="with --write: take every number from the new run (default: "
                              "keep the file's line where only numbers differ)")
@@ -296,11 +356,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     # The commands run side by side (most of a block's time is a process importing PyMC).
-    jobs = [(path, block.start, block) for path, (_, _, blocks) in files.items()
-            for block in blocks]
+    # Commands of one width share a process; a Python example has its own.
+    groups: dict[object, list[tuple[Path, Block]]] = {}
+    for path, (_, _, blocks) in files.items():
+        for block in blocks:
+            key = (("python", path, block.start) if block.code is not None
+                   else ("cmd", block.fields.get("width", "200")))
+            groups.setdefault(key, []).append((path, block))
+    tasks = list(groups.values())
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        runs = pool.map(lambda job: run_block(job[2]), jobs)
-        results = {(path, start): run for (path, start, _), run in zip(jobs, runs, strict=True)}
+        runs = pool.map(lambda task: run_batch([block for _, block in task]), tasks)
+        results = {(path, block.start): run for task, batch in zip(tasks, runs, strict=True)
+                   for (path, block), run in zip(task, batch, strict=True)}
 
     drift = 0
     for path, (name, lines, blocks) in files.items():
