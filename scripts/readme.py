@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate (``--write``) or verify (``--check``) the program output shown in README.md and docs/.
 
-The files are README.md and every ``docs/**/*.md`` (:data:`FILES`).  Every shown
+The files are README.md and every ``docs/**/*.md`` (:func:`doc_files`).  Every shown
 output sits in a fenced block right after a marker comment::
 
     <!-- readme: cmd="run normal-inverse-gamma" keep="^checks|^  (ok|FAIL)" cost=cheap -->
@@ -13,10 +13,12 @@ output sits in a fenced block right after a marker comment::
 Marker fields (shell-quoted ``key=value`` pairs):
 
 ``cmd``
-    The ``bayes-compare`` arguments. The command runs as
-    ``python -m <CLI_MODULE> CMD`` in a fresh temporary directory (so default
-    output folders never touch the checkout), one BLAS thread, ``COLUMNS``
-    set to ``width``.
+    The ``bayes-compare`` arguments. The command runs under a pseudo-terminal in a
+    fresh temporary directory (so default output folders never touch the
+    checkout), one BLAS thread, ``COLUMNS`` set to ``width``. The cheap commands
+    of one width share one process (``main(argv)`` of :data:`CLI_MODULE`, each in a
+    folder of its own) so the package and PyMC are imported once, not per block;
+    a lone command runs as ``python -m <CLI_MODULE> CMD``.
 ``python``
     ``python=previous`` instead of ``cmd``: run the ``python`` fenced block just
     before the marker (a Python API example) and show its output, no prompt.
@@ -356,12 +358,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     # The commands run side by side (most of a block's time is a process importing PyMC).
-    # Commands of one width share a process; a Python example has its own.
+    # Cheap commands of one width share a process; a Python example or a slow command
+    # (a study, a cluster) has its own.
     groups: dict[object, list[tuple[Path, Block]]] = {}
     for path, (_, _, blocks) in files.items():
         for block in blocks:
-            key = (("python", path, block.start) if block.code is not None
-                   else ("cmd", block.fields.get("width", "200")))
+            key = (("cmd", block.fields.get("width", "200"))
+                   if block.code is None and block.cost == "cheap" else (path, block.start))
             groups.setdefault(key, []).append((path, block))
     tasks = list(groups.values())
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -122,9 +122,9 @@ def test_compare_lines_finds_a_missing_row():
 @pytest.mark.mcmc
 def test_cheap_readme_blocks_match_the_program():
     """Reruns the cheap blocks and compares them, masked, with README.md and docs/:
-    the worked example and the Python API example (70 s measured on a busy 2-core
-    machine, compiles included), each topic's `describe` (3-5 s each) and each
-    command's `--help` (under 1 s each). `make readme-check` does all blocks."""
+    the worked example, the Python API example, each topic's `describe` and each
+    command's `--help` (68 s in all measured at load average 8 on 2 cores, compiles
+    included; the commands share one process). `make readme-check` does all blocks."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "readme.py"), "--check",
                            "--cost", "cheap"], cwd=ROOT, env=env, capture_output=True,
