@@ -40,7 +40,7 @@ class Stats:
     n: int
     total: float
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.n + other.n, self.total + other.total)
 
 
