@@ -25,7 +25,7 @@ import numpy as np
 
 import analytic.exponential_gamma as a_eg
 import pymc_models.exponential_gamma as m_eg
-from compare.core.registry import BuiltinData, Hyperparameter, Topic
+from compare.core.registry import BuiltinData, Hyperparameter, Sensitivity, Topic
 from compare.topics._common import _csv, _simulated, _simulator
 
 #: R boot::aircondit$hours: hours between air-conditioning failures (Proschan 1963).
@@ -62,7 +62,8 @@ TOPIC = Topic(
         _simulated(_simulate, 30, {"shape": 2.0, "rate": 1.0}, "waiting times"),
     ),
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="rate", path=a_eg.sensitivity_path,
+                            power_scaled=a_eg.power_scaled),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),
