@@ -99,6 +99,8 @@ class Spec:
         The MLE by hand (independent of the module).
     stats_tol : float
         Relative tolerance of merged against whole statistics (sums in another order).
+    draws_ok : callable (draws) -> bool
+        A constraint on the sampler's draws tighter than ``logpdf``'s support test.
     """
 
     module: Any
@@ -114,6 +116,7 @@ class Spec:
     flat_tol: Callable[[Data], float] = lambda data: 0.0
     flat_cases: tuple[Data, ...] = field(default_factory=tuple)
     mle: Callable[[Data], np.ndarray] | None = None
+    draws_ok: Callable[[np.ndarray], bool] = lambda draws: True
     stats_tol: float = 0.0
 
     def solve(self, data: Data, prior: dict[str, Any] | None = None):
@@ -234,6 +237,7 @@ SPECS: dict[str, Spec] = {
         empty_tol=lambda h: 4 * EPS * h["shape"] * abs(np.log(h["scale"])))),
     "dirichlet-categorical": Spec(**_scalar(
         dc, prior=dict(categories=CATEGORIES, concentration=CONC),
+        draws_ok=lambda draws: bool(np.all(np.abs(draws.sum(axis=1) - 1.0) <= 1e-12)),
         make=lambda rng: _codes(rng.choice(3, size=30, p=[0.2, 0.5, 0.3])),
         params=lambda p: np.asarray(p.alpha, dtype=float),
         prior_params=lambda h: np.broadcast_to(np.asarray(h["concentration"], float), (3,)),
@@ -245,6 +249,7 @@ SPECS: dict[str, Spec] = {
         mle=lambda d: np.bincount(d["x"], minlength=3) / d["x"].size)),
     "dirichlet-categorical[scalar]": Spec(**_scalar(
         dc, prior=dict(categories=CATEGORIES, concentration=0.7),  # one number, broadcast
+        draws_ok=lambda draws: bool(np.all(np.abs(draws.sum(axis=1) - 1.0) <= 1e-12)),
         make=lambda rng: _codes(rng.choice(3, size=30, p=[0.2, 0.5, 0.3])),
         params=lambda p: np.asarray(p.alpha, dtype=float),
         prior_params=lambda h: np.broadcast_to(np.asarray(h["concentration"], float), (3,)),
@@ -387,6 +392,7 @@ def test_sampler_matches_mean_cov_and_quantiles(spec, data, rng):
     draws = post.sample(rng, N_DRAWS)
     assert draws.shape == (N_DRAWS, d)
     assert np.all(np.isfinite(post.logpdf(draws[:1000]))), "draws outside the support"
+    assert spec.draws_ok(draws)
     z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
                           marginals=[post.marginal(i) for i in range(d)])
     assert max(abs(v) for v in z.values()) < Z_MAX, z
