@@ -47,6 +47,7 @@ import pytest
 
 from analytic import beta_binomial as bb
 from analytic import dirichlet_categorical as dc
+from analytic import exponential_gamma as eg
 from analytic import gamma_poisson as gp
 from analytic import linear_regression as lr
 from analytic import linear_regression_nig as lrn
@@ -199,6 +200,16 @@ SPECS: dict[str, Spec] = {
         # is the MLE within 1e-12 / n relative.
         flat=dict(shape=1.0, rate=1e-12), flat_tol=lambda d: RTOL,
         mle=lambda d: np.array([d["x"].mean()]), stats_tol=1e-12)),
+    "exponential-gamma": Spec(**_scalar(
+        eg, prior=dict(shape=2.5, rate=0.8),
+        make=lambda rng: {"x": rng.exponential(1 / 1.7, size=25)},
+        params=lambda p: np.array([p.shape, p.rate]),
+        prior_params=lambda h: np.array([h["shape"], h["rate"]]),
+        continue_from=lambda p: dict(shape=p.shape, rate=p.rate),
+        # Gamma(1, rate -> 0) is flat on (0, inf): the mode n / (sum x + 1e-12) is
+        # the MLE n / sum x within 1e-12 / sum x relative.
+        flat=dict(shape=1.0, rate=1e-12), flat_tol=lambda d: RTOL,
+        mle=lambda d: np.array([1.0 / d["x"].mean()]), stats_tol=1e-12)),
     "normal-known-variance": Spec(**_scalar(
         nkv, prior=dict(prior_mean=1.0, prior_sd=2.0, noise_sd=1.5),
         make=lambda rng: {"x": rng.normal(0.3, 1.5, size=20)},
