@@ -12,6 +12,7 @@ from compare.core.registry import (
                               Hyperparameter,
                               Topic,
 )
+from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _simulated, _simulator
 
 _pu_hyper = (
@@ -37,6 +38,9 @@ TOPIC = Topic(
     # --- what the studies ask of it ---
     sensitivity=None,
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(hyper={"scale": 2.0, "shape": 3.0}, n_obs=10),
+    planted=Unsupported(
+        "a Pareto prior and a Uniform likelihood have no Normal variance or "
+        "sd to get wrong; the planted mistakes (a prior variance or a noise sd "
+        "scaled, a variance passed as an sd) are measured on the Normal topics"),
 )
