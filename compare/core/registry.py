@@ -339,6 +339,9 @@ class PlantedBug:
         The factor at which the bug vanishes (the difference is 0), e.g. 1
         for a scaled variance; None when the bug has no size (a variance
         passed where a standard deviation belongs).
+    needs : mapping
+        Hyperparameters the bug needs on top of the study's (e.g. the variant
+        whose model has the variable it changes); empty when it needs none.
 
     A topic declares its bugs as ``planted=(PlantedBug(...), ...)``, or
     ``planted=Unsupported(reason)`` when it has none; an empty tuple means
@@ -350,6 +353,7 @@ class PlantedBug:
     description: str
     plant: Callable[[Any, float], Any]
     neutral: float | None = 1.0
+    needs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", self.name):

@@ -23,7 +23,7 @@ The three classic mistakes, with their meaning at factor ``f``:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,8 @@ def _variable(model: Any, name: str) -> Any:
 
 
 def normal_sd_bug(name: str, description: str, *, variable: str, change: Change,
-                  neutral: float | None = 1.0) -> PlantedBug:
+                  neutral: float | None = 1.0,
+                  needs: Mapping[str, Any] | None = None) -> PlantedBug:
     """A bug in the ``sigma`` of the Normal variable ``variable`` of the real model.
 
     Parameters
@@ -57,6 +58,8 @@ def normal_sd_bug(name: str, description: str, *, variable: str, change: Change,
         ``change(sigma, factor) -> sigma`` of the wrong model.
     neutral : float or None
         The factor at which ``change`` is the identity, or None.
+    needs : mapping, optional
+        Hyperparameters the bug needs (see :class:`PlantedBug`).
 
     Returns
     -------
@@ -81,11 +84,13 @@ def normal_sd_bug(name: str, description: str, *, variable: str, change: Change,
         right = pm.logp(pm.Normal.dist(mu=mu, sigma=sigma), value)
         return (wrong - right).sum()
 
-    return PlantedBug(name=name, description=description, plant=plant, neutral=neutral)
+    return PlantedBug(name=name, description=description, plant=plant, neutral=neutral,
+                      needs=dict(needs or {}))
 
 
 def term_bug(name: str, description: str, *, term: str, variable: str, change: Change,
-             neutral: float | None = 1.0) -> PlantedBug:
+             neutral: float | None = 1.0,
+             needs: Mapping[str, Any] | None = None) -> PlantedBug:
     """A bug in how the ``pm.Potential`` ``term`` of the real model uses ``variable``.
 
     Parameters
@@ -102,6 +107,8 @@ def term_bug(name: str, description: str, *, term: str, variable: str, change: C
         ``change(variable, factor)``: what the wrong model uses instead.
     neutral : float or None
         The factor at which ``change`` is the identity, or None.
+    needs : mapping, optional
+        Hyperparameters the bug needs (see :class:`PlantedBug`).
 
     Returns
     -------
@@ -115,26 +122,34 @@ def term_bug(name: str, description: str, *, term: str, variable: str, change: C
         if not any(expr is p for p in model.potentials):
             raise ValueError(f"{term!r} is not a Potential of the model; term_bug changes one")
         var = _variable(model, variable)
-        wrong = graph_replace(expr, {var: change(var, factor)}, strict=True)
+        # Only the term's own use of `variable` changes: the model's random variables
+        # are cut out as placeholders first, or a prior that depends on `variable`
+        # (w | sigma2) would be rebuilt as a new random variable outside the model.
+        leaves = {rv: rv.type() for rv in model.basic_RVs}
+        cut = graph_replace(expr, leaves, strict=False)
+        target = leaves.get(var, var)
+        wrong = graph_replace(cut, {target: change(target, factor)}, strict=True)
+        wrong = graph_replace(wrong, {leaf: rv for rv, leaf in leaves.items()}, strict=False)
         return (wrong - expr).sum()
 
-    return PlantedBug(name=name, description=description, plant=plant, neutral=neutral)
+    return PlantedBug(name=name, description=description, plant=plant, neutral=neutral,
+                      needs=dict(needs or {}))
 
 
-def prior_var(variable: str) -> PlantedBug:
+def prior_var(variable: str, *, needs: Mapping[str, Any] | None = None) -> PlantedBug:
     """``prior_var``: the prior variance of the Normal ``variable`` multiplied by the factor."""
     return normal_sd_bug("prior_var", f"the prior variance of {variable} multiplied by factor",
-                         variable=variable, change=lambda sd, f: sd * np.sqrt(f))
+                         variable=variable, change=lambda sd, f: sd * np.sqrt(f), needs=needs)
 
 
-def noise_sd(variable: str) -> PlantedBug:
+def noise_sd(variable: str, *, needs: Mapping[str, Any] | None = None) -> PlantedBug:
     """``noise_sd``: the sd of the observed Normal ``variable`` multiplied by the factor."""
     return normal_sd_bug("noise_sd", f"the sd of the likelihood of {variable} multiplied by "
-                         "factor", variable=variable, change=lambda sd, f: sd * f)
+                         "factor", variable=variable, change=lambda sd, f: sd * f, needs=needs)
 
 
-def variance_for_sd(variable: str) -> PlantedBug:
+def variance_for_sd(variable: str, *, needs: Mapping[str, Any] | None = None) -> PlantedBug:
     """``sd_for_var``: the Normal ``variable`` given its variance as ``sigma`` (no size)."""
     return normal_sd_bug("sd_for_var", f"the variance of {variable} passed as its sigma "
                          "(factor unused)", variable=variable, change=lambda sd, f: sd**2,
-                         neutral=None)
+                         neutral=None, needs=needs)

@@ -97,9 +97,10 @@ TOPIC = Topic(
                "classes": ("0", "1"), "vocabulary": 20, "holdout": 0}, n_obs=30),
     planted=(
         # The Gaussian variant's (the count variants have no variances to get wrong).
-        prior_var("mu"),
+        prior_var("mu", needs={"variant": "gaussian"}),
         term_bug("noise_sd", "the features' sd multiplied by factor in the likelihood "
                  "(sigma2 x factor^2; the prior keeps sigma2)", term="feature_loglik",
-                 variable="sigma2", change=lambda var, f: var * f**2),
-        variance_for_sd("mu")),
+                 variable="sigma2", change=lambda var, f: var * f**2,
+                 needs={"variant": "gaussian"}),
+        variance_for_sd("mu", needs={"variant": "gaussian"})),
 )
