@@ -468,6 +468,6 @@ TOPIC = Topic(
                "classes": ("0", "1"), "holdout": 0}, n_obs=40),
     planted=Unsupported(
         "not declared yet: its Normal-inverse-Wishart model has no planted "
-        "bug; the Normal-inverse-gamma ones are measured on naive-bayes "
-        "(Gaussian variant) and normal-inverse-gamma"),
+        "bug; the same mistakes in a Normal-inverse-gamma prior are measured "
+        "on the topics that have one"),
 )
