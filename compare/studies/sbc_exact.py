@@ -34,6 +34,7 @@ from scipy import special
 from compare.core.data import check_array
 from compare.core.registry import InputError, Topic
 
+
 def closed_form(topic: Topic) -> bool:
     """Whether ``topic``'s exact side is a closed-form posterior of the simulated parameters.
 
