@@ -11,6 +11,9 @@
 3. power against planted bugs at default settings, for the whole verdict
    and for the agreement test alone (the MAP check catches some bugs that
    the statistical test, at this sample size, cannot).
+
+The fixtures are the topics' own (``Topic.calibration``; the power study's
+is ``Calibration.power``) and the bugs the topics' ``Topic.planted``.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ import analytic.gamma_poisson as gp  # noqa: E402
 import analytic.normal_inverse_gamma as nig  # noqa: E402
 import analytic.normal_known_variance as nkv  # noqa: E402
 import analytic.pareto_uniform as pu  # noqa: E402
-from compare.studies.calibration import (NULL_FIXTURES, POWER_FIXTURES, detection_rate,  # noqa: E402
-                                 iid_null, mcmc_null)
+from compare.studies.calibration import (detection_rate, iid_null, mcmc_null,  # noqa: E402
+                                         null_fixtures, power_fixtures)
 from compare.studies.planted import planted  # noqa: E402
 from compare.topics import get_topic  # noqa: E402
 
@@ -66,7 +69,8 @@ def main() -> None:
     print(f"   {'topic':24s} {'tests':>5s} {'FAR@0.05':>9s} {'FAR@0.01':>9s} {'FAR@1e-3':>9s} "
           f"{'FAR@1e-4':>9s} {'var(z) range':>14s} {'worst R-hat':>11s} {'s/run':>6s}")
     pooled = {a: [] for a in (0.05, 0.01, 1e-3, 1e-4)}
-    for i, (name, (hyper, n)) in enumerate(NULL_FIXTURES.items()):
+    fixtures = null_fixtures()  # every topic's Topic.calibration, in the catalogue's order
+    for i, (name, (hyper, n)) in enumerate(fixtures.items()):
         start = time.perf_counter()
         s = mcmc_null(get_topic(name), replications=args.replications, n_obs=n, hyper=hyper,
                       seed=1000 + i)
@@ -78,14 +82,14 @@ def main() -> None:
         print(f"   {name:24s} {len(s.names):5d} {rates[0.05]:9.3f} {rates[0.01]:9.3f} "
               f"{rates[1e-3]:9.4f} {rates[1e-4]:9.4f} {var.min():6.2f}-{var.max():<6.2f} "
               f"{s.worst_rhat.max():11.4f} {per_run:6.2f}")
-    total = args.replications * len(NULL_FIXTURES)
+    total = args.replications * len(fixtures)
     print(f"   pooled over {total} runs: " + ", ".join(
         f"FAR@{a:g} = {np.mean(r):.4f}" for a, r in pooled.items()))
 
     print(f"\n3. power against planted PyMC bugs ({args.power_replications} fresh data sets "
           "and seeds each, default settings, alpha=1e-4)")
     print(f"   {'topic':24s} {'bug':12s} {'factor':>6s} {'verdict':>8s} {'agreement':>10s}")
-    for name, (hyper, n) in POWER_FIXTURES.items():
+    for name, (hyper, n) in power_fixtures().items():  # Calibration.power
         for bug, factor in BUGS:
             s = mcmc_null(get_topic(name), replications=args.power_replications, n_obs=n,
                           hyper=hyper, seed=5000, model_topic=planted(name, bug, factor))

@@ -401,6 +401,87 @@ class DerivedParameter:
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """What the null calibration study runs a topic on (``compare/studies/calibration.py``).
+
+    The study simulates ``n_obs`` observations from the prior under ``hyper``,
+    runs the real PyMC model and checks that every z-score of the agreement
+    test is standard normal.  The README's measured false-alarm rates come
+    from these values, so they change only with a new measurement.
+
+    Attributes
+    ----------
+    hyper : mapping
+        Hyperparameters of the null study: the prior matters (it holds a real
+        share of the posterior) and no value is 0 or 1, which could hide a
+        mistake in a convention (sd vs variance, rate vs scale).
+    n_obs : int
+        Observations simulated per replication.
+    power : Calibration or None
+        The fixture of the power study against the topic's planted bugs
+        (``compare/studies/planted.py``) when it differs from the null one,
+        or None when the topic is not in that study.
+    """
+
+    hyper: Mapping[str, Any]
+    n_obs: int
+    power: Calibration | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n_obs, bool) or not isinstance(self.n_obs, int) or self.n_obs < 1:
+            raise ValueError(f"Calibration.n_obs must be a whole number >= 1, got {self.n_obs!r}")
+
+
+@dataclass(frozen=True)
+class PlantedBug:
+    """A classic mistake planted in a topic's real PyMC model, to measure power.
+
+    A bug is not a copy of the model: ``plant`` writes, with the variables of
+    the model the topic's ``build_model`` returned, the log density of the
+    model with the mistake minus the real model's; ``compare/studies/planted.py``
+    adds that difference as a ``pm.Potential``.  The sum is the wrong model's
+    log density exactly, and the real model cannot drift away from it.
+
+    Attributes
+    ----------
+    name : str
+        What ``planted(topic, name, factor)`` asks for: ``prior_var``,
+        ``noise_sd``, ``sd_for_var``, ...
+    description : str
+        One line: the mistake, and what ``factor`` does.
+    plant : callable
+        ``plant(model, factor) -> tensor``: the log-density difference (a
+        scalar PyTensor expression of ``model``'s variables), called inside
+        ``with model:``.
+    neutral : float or None
+        The factor at which the bug vanishes (the difference is 0), e.g. 1
+        for a scaled variance; None when the bug has no size (a variance
+        passed where a standard deviation belongs).
+    needs : mapping
+        Hyperparameters the bug needs on top of the study's (e.g. the variant
+        whose model has the variable it changes); empty when it needs none.
+
+    A topic declares its bugs as ``planted=(PlantedBug(...), ...)``, or
+    ``planted=Unsupported(reason)`` when it has none; an empty tuple means
+    "not declared" and the support test (tests/compare/test_topic_support.py)
+    refuses it.
+    """
+
+    name: str
+    description: str
+    plant: Callable[[Any, float], Any]
+    neutral: float | None = 1.0
+    needs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", self.name):
+            raise ValueError(f"planted bug name {self.name!r} must be lower-case words "
+                             "joined by '_'")
+        if not self.description.strip():
+            raise ValueError(f"planted bug {self.name!r} needs a description")
+
+
+@dataclass(frozen=True)
 class Topic:
     """Everything the compare layer needs to run one topic.
 
@@ -484,8 +565,8 @@ class Topic:
     not_closed_form: str | None = None
     sensitivity: Sensitivity | Unsupported | None = None
     # (null calibration and planted bugs: compare/studies/calibration.py, planted.py)
-    calibration: Any = None
-    planted: Any = ()
+    calibration: Calibration | Unsupported | None = None
+    planted: tuple[PlantedBug, ...] | Unsupported = ()
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):

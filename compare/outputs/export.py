@@ -27,10 +27,10 @@ and the posterior file's ``build_model_arguments`` include the data's sizes
 A model whose structure is fixed by more than the data's size (categories,
 features) is named with it (``dirichlet_categorical_n_categories_3``).
 
-Topics without a closed-form posterior of their model are refused
-(:data:`NOT_CLOSED_FORM`): logistic regression (numerical reference) and the
-Gaussian mixture (its exact side is the complete-data posterior given the
-MAP-EM labels, not the mixture's posterior).
+Topics without a closed-form posterior of their model are refused with the
+reason they give (``Topic.not_closed_form``: a numerical reference, or a
+complete-data posterior given EM's labels), since their draws would not be
+exact reference draws.
 """
 
 from __future__ import annotations
@@ -56,16 +56,6 @@ from compare.core.registry import InputError, Topic
 #: doc/REFERENCE_POSTERIOR_DEFINITION.md and the existing draws/info files).
 POSTERIORDB_CHAINS = 10
 POSTERIORDB_DRAWS = 1000
-
-#: Topics whose "exact" side is numerical, so draws from it are not exact.
-NOT_CLOSED_FORM = {
-    "logistic-regression": "its reference posterior is numerical (cubature or Pareto-smoothed "
-                           "importance sampling), not closed form",
-    "gaussian-mixture": "a mixture's posterior (labels unknown) has no closed form; the topic "
-                        "compares the complete-data posterior with the labels fixed by MAP-EM, "
-                        "which is not the posterior of the mixture model, so its draws would "
-                        "be mislabelled as reference draws",
-}
 
 SCHEMAS = {
     "posterior": "posterior.schema.json",
@@ -237,9 +227,9 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
     from compare.topics import get_topic
 
     t = topic if isinstance(topic, Topic) else get_topic(topic)
-    if t.name in NOT_CLOSED_FORM:
+    if t.not_closed_form is not None:
         raise InputError(f"{t.name} cannot be exported as exact reference draws: "
-                         f"{NOT_CLOSED_FORM[t.name]}")
+                         f"{t.not_closed_form}")
     for name, value in (("chains", chains), ("draws", draws)):
         if not isinstance(value, int) or value < 1:
             raise InputError(f"{name} must be an integer >= 1, got {value!r}")

@@ -8,6 +8,9 @@
 * :func:`detection_rate` runs a (deliberately wrong) PyMC model against the
   exact posterior and counts how often the verdict is ``disagree``.
 
+Each topic declares what it is studied on (``Topic.calibration``: a
+:class:`~compare.core.registry.Calibration`, or ``Unsupported``);
+:func:`null_fixtures` and :func:`power_fixtures` ask every registered topic.
 The test suite calls these with enough replications to be decisive;
 ``benchmarks/verdict_study.py`` calls them with more and prints the figures
 quoted in the README.
@@ -24,59 +27,55 @@ import numpy as np
 from analytic import ExactPosterior
 from compare.core.agreement import agreement_test, bonferroni_threshold
 from compare.core.defaults import DEFAULT, Settings
-from compare.core.registry import Topic
+from compare.core.registry import Calibration, Topic
 from compare.core.runner import DISAGREE, run
 from compare.core.sampling import CACHE, ModelCache
+from compare.topics import all_topics
 
-#: Null fixtures per topic, (hyperparameters, n_obs): the prior matters and no
-#: hyperparameter is 0 or 1.  Shared by the tests and benchmarks/verdict_study.py.
-NULL_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
-    "beta-binomial": ({"a": 2.0, "b": 3.0}, 20),
-    "gamma-poisson": ({"shape": 3.0, "rate": 0.7}, 15),
-    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
-    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 1.6, "alpha0": 3.5, "beta0": 5.2}, 12),
-    "pareto-uniform": ({"scale": 2.0, "shape": 3.0}, 10),
-    "dirichlet-categorical": ({"concentration": (1.5, 2.0, 2.5), "categories": ("a", "b", "c")},
-                              30),
-    "linear-regression": ({"noise_sd": 0.3, "prior_sd": 2.0, "prior_mean": 0.1,
-                           "intercept": True, "degree": 2}, 20),
-    "linear-regression-nig": ({"alpha0": 3.0, "beta0": 0.2, "prior_scale": 3.0,
-                               "prior_mean": 0.1, "intercept": True, "degree": 2}, 20),
-    # nu0 = 10 keeps every component's t marginal above 8 dof whatever its count,
-    # so every replication tests the same moments.
-    "gaussian-mixture": ({"components": 2, "alpha": 1.5, "kappa0": 0.05, "nu0": 10,
-                          "cov_scale": 0.3, "reg_covar": 1e-6, "restarts": 2}, 60),
-    # Five test inputs: 5 means, 5 variances, 10 covariances per replication.
-    "gaussian-process": ({"kernel": "matern52", "lengthscale": 1.0, "signal_sd": 1.0,
-                          "noise_sd": 0.3, "jitter": 1e-8, "test_points": 5,
-                          "test_inputs": None, "optimise": False}, 20),
-    # Bernoulli variant, 2 declared classes, 4 binary features: 2 + 8 parameters.
-    "naive-bayes": ({"variant": "bernoulli", "alpha": 1.5, "class_concentration": 2.0,
-                     "classes": ("0", "1"), "vocabulary": 20, "holdout": 0}, 30),
-    # Conjunctions over two binary attributes (10 hypotheses), 6 labels flipped with
-    # probability 0.45: every P(h|D) >= 1/(1 + 9 (0.55/0.45)^6) = 0.033 > min_mass, so all
-    # ten are compared one by one in every replication.
-    "bayes-optimal": ({"noise": 0.45, "prior": None, "top": 10, "min_mass": 0.01}, 6),
-    # Two declared classes in 2-D (2 + 4 + 8 parameters); nu0 = 10 keeps every class's
-    # t marginal above 8 dof even for an empty class, so the squares and products are
-    # tested in every replication (nu0 = 6 dropped them for a class of <= 3 points).
-    "gaussian-classifier": ({"alpha": 1.5, "kappa0": 0.3, "nu0": 10, "cov_scale": 0.3,
-                             "classes": ("0", "1"), "holdout": 0}, 40),
-    # One input and the intercept (d = 2): the reference is cubature in every replication.
-    "logistic-regression": ({"prior_sd": 1.5, "intercept": True, "reference_draws": 2**16,
-                             "proposal_df": 10.0}, 40),
-}
+
+def null_fixtures() -> dict[str, tuple[dict[str, Any], int]]:
+    """The null study's fixture of every registered topic that declares one.
+
+    Returns
+    -------
+    dict
+        Topic name -> ``(hyperparameters, n_obs)``, from each topic's
+        ``calibration`` (:class:`~compare.core.registry.Calibration`), in the
+        registry's order (the catalogue's); topics declaring
+        ``Unsupported`` are left out.  Shared by the tests and
+        ``benchmarks/verdict_study.py``, which seed each study by its place here.
+    """
+    return {t.name: (dict(t.calibration.hyper), t.calibration.n_obs)
+            for t in all_topics() if isinstance(t.calibration, Calibration)}
+
+
+def power_fixtures() -> dict[str, tuple[dict[str, Any], int]]:
+    """The power study's fixture of every topic that declares one (``Calibration.power``).
+
+    Returns
+    -------
+    dict
+        Topic name -> ``(hyperparameters, n_obs)``: the prior holds a real share
+        of the posterior precision, so a planted prior bug is visible.
+    """
+    return {t.name: (dict(t.calibration.power.hyper), t.calibration.power.n_obs)
+            for t in all_topics()
+            if isinstance(t.calibration, Calibration) and t.calibration.power is not None}
+
+
+def __getattr__(name: str) -> Any:
+    """``NULL_FIXTURES`` and ``POWER_FIXTURES``: :func:`null_fixtures` and
+    :func:`power_fixtures`, computed when first asked for (loading the topics)."""
+    if name == "NULL_FIXTURES":
+        return null_fixtures()
+    if name == "POWER_FIXTURES":
+        return power_fixtures()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Studies skip the SMC evidence check (it is not part of the z-statistics and
 #: costs seconds per run); everything else is the default.
 STUDY_SETTINGS = dataclasses.replace(DEFAULT, smc_chains=0)
-
-#: Power fixtures: the prior holds a real share of the posterior precision
-#: (normal-known-variance: 0.59 of 1.50; normal-inverse-gamma: kappa0 = 3 against n = 6).
-POWER_FIXTURES: dict[str, tuple[dict[str, Any], int]] = {
-    "normal-known-variance": ({"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, 4),
-    "normal-inverse-gamma": ({"mu0": 0.7, "kappa0": 3.0, "alpha0": 3.5, "beta0": 5.2}, 6),
-}
 
 
 @dataclass(frozen=True)

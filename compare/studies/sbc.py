@@ -731,7 +731,7 @@ def parameters_of(spec: SbcSpec) -> tuple[str, ...]:
     theta, x, hyper = sbc_exact.simulate(topic, index=0, seed=s.seed, n_obs=s.n_obs,
                                          hyper=spec.hyper)
     names: tuple[str, ...] | None = None
-    if topic.name not in sbc_exact.NOT_CLOSED_FORM:
+    if sbc_exact.closed_form(topic):
         try:
             names = tuple(sbc_exact.posterior_function(topic)(x, hyper).parameters)
         except Exception:  # noqa: BLE001 - fall back to generic names below

@@ -34,10 +34,15 @@ from scipy import special
 from compare.core.data import check_array
 from compare.core.registry import InputError, Topic
 
-#: Topics whose reference is not a closed-form posterior of the simulated
-#: parameters: the mixture's is conditional on MAP-EM's labels, logistic
-#: regression's is numerical.  They get MCMC SBC only.
-NOT_CLOSED_FORM = frozenset({"gaussian-mixture", "logistic-regression"})
+
+def closed_form(topic: Topic) -> bool:
+    """Whether ``topic``'s exact side is a closed-form posterior of the simulated parameters.
+
+    A topic says otherwise with ``Topic.not_closed_form`` (the reason: a
+    mixture's reference is conditional on MAP-EM's labels, logistic
+    regression's is numerical); such topics get MCMC SBC only.
+    """
+    return topic.not_closed_form is None
 
 
 #: The random streams of one simulation, children of ``SeedSequence([seed, index])``.
@@ -159,9 +164,9 @@ def exact_side(topic: Topic, *, indices: Sequence[int], seed: int, n_obs: int,
         ``f(x, hyper) -> posterior``; default :func:`posterior_function`.
     """
     indices = np.asarray(indices, dtype=int)
-    if topic.name in NOT_CLOSED_FORM:
+    if not closed_form(topic):
         return _unavailable(f"{topic.name} has no closed-form posterior of the simulated "
-                            "parameters")
+                            f"parameters: {topic.not_closed_form}")
     if indices.size == 0:
         return _unavailable("no simulations")
     posterior = posterior or posterior_function(topic)

@@ -13,6 +13,7 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration, Unsupported
 from compare.topics import _classification as clf
 
 TOPIC = Topic(
@@ -71,6 +72,12 @@ TOPIC = Topic(
     sensitivity=Sensitivity(default_param="noise", linear_grids={"noise": (0.0, 0.2)},
                             not_swept=("min_mass",)),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        # Conjunctions over two binary attributes (10 hypotheses), 6 labels flipped with
+        # probability 0.45: every P(h|D) >= 1/(1 + 9 (0.55/0.45)^6) = 0.033 > min_mass, so
+        # all ten are compared one by one in every replication.
+        hyper={"noise": 0.45, "prior": None, "top": 10, "min_mass": 0.01}, n_obs=6),
+    planted=Unsupported(
+        "a discrete prior over hypotheses and a label-noise likelihood have no "
+        "variance or sd to get wrong"),
 )

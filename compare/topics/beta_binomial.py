@@ -14,6 +14,7 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _csv, _simulated, _simulator
 
 _bb_hyper = (
@@ -43,6 +44,9 @@ TOPIC = Topic(
     sensitivity=Sensitivity(default_param="a", path=a_bb.sensitivity_path,
                             power_scaled=a_bb.power_scaled),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(hyper={"a": 2.0, "b": 3.0}, n_obs=20),
+    planted=Unsupported(
+        "a Beta prior and a Binomial likelihood have no Normal variance or "
+        "sd to get wrong; the planted mistakes (a prior variance or a noise sd "
+        "scaled, a variance passed as an sd) are measured on the Normal topics"),
 )

@@ -21,6 +21,7 @@ from compare.core.registry import (
     Simulation,
     Topic,
 )
+from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _csv, _simulated
 
 
@@ -86,6 +87,11 @@ TOPIC = Topic(
                             grid_column=True,  # one concentration per category, swept as one
                             power_scaled=a_dc.power_scaled),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        hyper={"concentration": (1.5, 2.0, 2.5), "categories": ("a", "b", "c")}, n_obs=30),
+    planted=Unsupported(
+        "a Dirichlet prior and a Categorical likelihood have no Normal "
+        "variance or sd to get wrong; the planted mistakes (a prior variance "
+        "or a noise sd scaled, a variance passed as an sd) are measured on "
+        "the Normal topics"),
 )

@@ -14,6 +14,7 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _csv, _simulated, _simulator
 
 _gp_hyper = (
@@ -43,6 +44,9 @@ TOPIC = Topic(
     sensitivity=Sensitivity(default_param="rate", path=a_gp.sensitivity_path,
                             power_scaled=a_gp.power_scaled),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(hyper={"shape": 3.0, "rate": 0.7}, n_obs=15),
+    planted=Unsupported(
+        "a Gamma prior and a Poisson likelihood have no Normal variance or "
+        "sd to get wrong; the planted mistakes (a prior variance or a noise sd "
+        "scaled, a variance passed as an sd) are measured on the Normal topics"),
 )

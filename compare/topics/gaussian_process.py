@@ -49,6 +49,7 @@ from compare.core.registry import (
     Simulation,
     Topic,
 )
+from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _simulated
 
 #: Relative tolerance of the evidence check: both sides compute the same
@@ -426,6 +427,13 @@ TOPIC = Topic(
     # --- what the studies ask of it ---
     sensitivity=Sensitivity(default_param="lengthscale", not_swept=("jitter",)),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        # Five test inputs: 5 means, 5 variances, 10 covariances per replication.
+        hyper={"kernel": "matern52", "lengthscale": 1.0, "signal_sd": 1.0, "noise_sd": 0.3,
+               "jitter": 1e-8, "test_points": 5, "test_inputs": None, "optimise": False},
+        n_obs=20),
+    planted=Unsupported(
+        "not declared yet: its PyMC model has no planted bug; a wrong noise "
+        "sd is measured on the exact side "
+        "(tests/compare/topics/test_gaussian_process.py)"),
 )

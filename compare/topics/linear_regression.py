@@ -6,6 +6,8 @@ prior and likelihood in PyMC).
 
 from __future__ import annotations
 
+import pytensor.tensor as pt
+
 import analytic.linear_regression as a_lr
 import pymc_models.linear_regression as m_lr
 from compare.core.registry import (
@@ -14,7 +16,9 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration
 from compare.topics import _regression as regression
+from compare.topics._planted import prior_var, term_bug
 
 TOPIC = Topic(
     name="linear-regression",
@@ -56,6 +60,14 @@ TOPIC = Topic(
                             power_scaled=regression.known_noise_power_scaled,
                             log_densities=regression.known_noise_log_densities),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        hyper={"noise_sd": 0.3, "prior_sd": 2.0, "prior_mean": 0.1, "intercept": True,
+               "degree": 2}, n_obs=20),
+    planted=(
+        prior_var("w"),
+        term_bug("noise_sd", "the noise sd multiplied by factor in the likelihood",
+                 term="loglik", variable="hp_noise_sd", change=lambda sd, f: sd * f),
+        term_bug("sd_for_var", "the noise sd used as its variance in the likelihood "
+                 "(factor unused)", term="loglik", variable="hp_noise_sd",
+                 change=lambda sd, f: pt.sqrt(sd), neutral=None)),
 )

@@ -6,6 +6,8 @@ prior and likelihood in PyMC).
 
 from __future__ import annotations
 
+import pytensor.tensor as pt
+
 import analytic.linear_regression_nig as a_lrn
 import pymc_models.linear_regression_nig as m_lrn
 from compare.core.registry import (
@@ -14,7 +16,9 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration
 from compare.topics import _regression as regression
+from compare.topics._planted import prior_var, term_bug
 
 TOPIC = Topic(
     name="linear-regression-nig",
@@ -57,6 +61,15 @@ TOPIC = Topic(
                             power_scaled=regression.nig_power_scaled,
                             log_densities=regression.nig_log_densities),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        hyper={"alpha0": 3.0, "beta0": 0.2, "prior_scale": 3.0, "prior_mean": 0.1,
+               "intercept": True, "degree": 2}, n_obs=20),
+    planted=(
+        prior_var("w"),
+        term_bug("noise_sd", "the noise sd multiplied by factor in the likelihood (sigma2 "
+                 "x factor^2; the prior keeps sigma2)", term="loglik", variable="sigma2",
+                 change=lambda var, f: var * f**2),
+        term_bug("sd_for_var", "the noise sd used as its variance in the likelihood "
+                 "(factor unused)", term="loglik", variable="sigma2",
+                 change=lambda var, f: pt.sqrt(var), neutral=None)),
 )

@@ -41,6 +41,7 @@ from compare.core.registry import (
     Topic,
     Unsupported,
 )
+from compare.core.registry import Calibration, Unsupported
 from compare.topics import _classification
 from compare.topics._classification import LabelledRows, binary_labels, numeric_inputs
 from compare.topics._classifier_report import (
@@ -328,6 +329,8 @@ def _laplace_table(names: tuple[str, ...], rows: tuple[alr.LaplaceError, ...]) -
 
 TOPIC = Topic(
     name="logistic-regression",
+    not_closed_form="its reference posterior is numerical (cubature or Pareto-smoothed "
+                    "importance sampling), not closed form",
     title="Bayesian logistic regression: MLE, MAP and Laplace against a numerical exact posterior",
     model=("w ~ Normal(0, prior_sd^2 I) (intercept included);  "
            "y_i ~ Bernoulli(sigmoid(phi_i^T w))\n"
@@ -368,6 +371,11 @@ TOPIC = Topic(
     sensitivity=Unsupported("its exact reference is cubature or importance sampling, not a "
                             "closed form"),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        # One input and the intercept (d = 2): the reference is cubature in every replication.
+        hyper={"prior_sd": 1.5, "intercept": True, "reference_draws": 2**16,
+               "proposal_df": 10.0}, n_obs=40),
+    planted=Unsupported(
+        "its reference is numerical (cubature or importance sampling), not a "
+        "closed form to measure a planted mistake against"),
 )

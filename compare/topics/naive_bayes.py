@@ -14,7 +14,9 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration
 from compare.topics import _classification as clf
+from compare.topics._planted import prior_var, term_bug, variance_for_sd
 
 TOPIC = Topic(
     name="naive-bayes",
@@ -90,6 +92,16 @@ TOPIC = Topic(
     # --- what the studies ask of it ---
     sensitivity=Sensitivity(default_param="alpha"),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        # Bernoulli variant, 2 declared classes, 4 binary features: 2 + 8 parameters.
+        hyper={"variant": "bernoulli", "alpha": 1.5, "class_concentration": 2.0,
+               "classes": ("0", "1"), "vocabulary": 20, "holdout": 0}, n_obs=30),
+    planted=(
+        # The Gaussian variant's (the count variants have no variances to get wrong).
+        prior_var("mu", needs={"variant": "gaussian"}),
+        term_bug("noise_sd", "the features' sd multiplied by factor in the likelihood "
+                 "(sigma2 x factor^2; the prior keeps sigma2)", term="feature_loglik",
+                 variable="sigma2", change=lambda var, f: var * f**2,
+                 needs={"variant": "gaussian"}),
+        variance_for_sd("mu", needs={"variant": "gaussian"})),
 )

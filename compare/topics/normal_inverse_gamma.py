@@ -14,7 +14,9 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration
 from compare.topics._common import _csv, _simulated, _simulator
+from compare.topics._planted import noise_sd, prior_var, variance_for_sd
 
 _nig_hyper = (
     Hyperparameter("mu0", 0.0, "prior mean of mu", kind="real"),
@@ -50,6 +52,10 @@ TOPIC = Topic(
     sensitivity=Sensitivity(default_param="kappa0", path=a_nig.sensitivity_path,
                             power_scaled=a_nig.power_scaled),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        hyper={"mu0": 0.7, "kappa0": 1.6, "alpha0": 3.5, "beta0": 5.2}, n_obs=12,
+        # Power: the prior holds a real share of the posterior precision (kappa0 = 3, n = 6).
+        power=Calibration(hyper={"mu0": 0.7, "kappa0": 3.0, "alpha0": 3.5, "beta0": 5.2},
+                          n_obs=6)),
+    planted=(prior_var("mu"), noise_sd("x_obs"), variance_for_sd("mu")),
 )

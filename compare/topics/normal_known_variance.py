@@ -16,7 +16,9 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration
 from compare.topics._common import SIMULATED_SEED, _csv, _simulated, _simulator
+from compare.topics._planted import noise_sd, prior_var, variance_for_sd
 
 _nkv_hyper = (
     Hyperparameter("prior_mean", 0.0, "mean of the Normal prior on mu", kind="real"),
@@ -56,6 +58,10 @@ TOPIC = Topic(
     sensitivity=Sensitivity(default_param="prior_sd", path=a_nkv.sensitivity_path,
                             power_scaled=a_nkv.power_scaled),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(
+        hyper={"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, n_obs=4,
+        # Power: the prior holds a real share of the posterior precision (0.59 of 1.50).
+        power=Calibration(hyper={"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1},
+                          n_obs=4)),
+    planted=(prior_var("mu"), noise_sd("x_obs"), variance_for_sd("x_obs")),
 )

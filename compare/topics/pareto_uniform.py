@@ -13,6 +13,7 @@ from compare.core.registry import (
                               Sensitivity,
                               Topic,
 )
+from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _simulated, _simulator
 
 _pu_hyper = (
@@ -39,6 +40,9 @@ TOPIC = Topic(
     sensitivity=Sensitivity(default_param="shape", path=a_pu.sensitivity_path,
                             power_scaled=a_pu.power_scaled),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    calibration=Calibration(hyper={"scale": 2.0, "shape": 3.0}, n_obs=10),
+    planted=Unsupported(
+        "a Pareto prior and a Uniform likelihood have no Normal variance or "
+        "sd to get wrong; the planted mistakes (a prior variance or a noise sd "
+        "scaled, a variance passed as an sd) are measured on the Normal topics"),
 )

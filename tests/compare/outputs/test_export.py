@@ -17,7 +17,7 @@ import pytest
 
 from compare.core.agreement import agreement_test
 from compare.interfaces.cli import main
-from compare.outputs.export import (NOT_CLOSED_FORM, POSTERIORDB_CHAINS, POSTERIORDB_DRAWS, _validate,
+from compare.outputs.export import (POSTERIORDB_CHAINS, POSTERIORDB_DRAWS, _validate,
                             export_posteriordb, read_zipped_json, validate_export)
 from compare.core.registry import InputError
 from compare.topics import get_topic
@@ -145,7 +145,7 @@ BUILTIN = ("beta-binomial", "gamma-poisson", "normal-known-variance", "normal-in
            "pareto-uniform", "dirichlet-categorical", "linear-regression", "linear-regression-nig",
            "gaussian-process", "naive-bayes", "bayes-optimal", "gaussian-classifier",
            "gaussian-mixture", "logistic-regression")
-EXPORTABLE = tuple(t for t in BUILTIN if t not in NOT_CLOSED_FORM)
+EXPORTABLE = tuple(t for t in BUILTIN if get_topic(t).not_closed_form is None)
 
 
 def _log_multinomial_coefficient(counts) -> float:

@@ -42,7 +42,8 @@ STRUCTURED = tuple(name for name in NULL_FIXTURES if name not in CONJUGATE)
 
 
 def null_studies(names) -> dict[str, NullStudy]:
-    """One null study per topic, seeded by the topic's place in NULL_FIXTURES."""
+    """One null study per topic, seeded by the topic's place in NULL_FIXTURES (the
+    topics' ``Topic.calibration``, in the catalogue's order)."""
     order = list(NULL_FIXTURES)
     return {name: mcmc_null(get_topic(name), replications=FEWER.get(name, REPLICATIONS),
                             n_obs=NULL_FIXTURES[name][1], hyper=NULL_FIXTURES[name][0],

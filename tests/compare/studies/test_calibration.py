@@ -27,6 +27,8 @@ def studies():
 
 
 def test_every_topic_is_covered():
+    """Every topic declares a null fixture (``Topic.calibration``), so every topic is in
+    one of the two studies."""
     from compare.topics import all_topics
 
     assert set(NULL_FIXTURES) == {t.name for t in all_topics()}
