@@ -5,7 +5,7 @@ The stable Python API (see :mod:`compare.interfaces.api`)::
     import compare
     compare.check(model, compare.Exact(mean=..., cov=...), var_names=[...])
     compare.check_draws(draws, exact)
-    compare.run("linear-regression", data="builtin:sinusoid", degree=3)
+    compare.run(topic, data="builtin:NAME", **hyperparameters)
 
 Names are loaded on first use, so importing a submodule (the CLI, the
 report's figure workers) does not pay for the API's imports.

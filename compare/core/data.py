@@ -516,7 +516,7 @@ def load_data(topic, data: str | None, column: str | None, target: str | None = 
         source = f"{data}:{target}~{'+'.join(names)}"
         if stream or Path(data).stat().st_size > STREAM_ABOVE_BYTES:
             return StreamedTable(str(data), target, names), None, source
-        if topic.text_table is not None:
+        if callable(topic.text_table):  # None or Unsupported: numbers only
             labelled = topic.text_table(data, target=target, features=names)
             if labelled is not None:  # words or labels in the cells
                 return labelled, None, source

@@ -527,6 +527,9 @@ class Topic:
         ``text_table(path, target=..., features=...)``: for a topic that reads
         words or labels in a table CSV (classifiers), its labelled data, or None
         when the file's cells are all numbers (then it is read as a table).
+        A table topic that reads numbers only says so with
+        ``Unsupported(reason)``; None (the default) suits the topics whose
+        data are not a table.
     not_closed_form : str or None
         Why the exact side is not a closed form (a numerical reference, a
         mixture's EM), or None when it is one.  Studies that need exact draws
@@ -560,7 +563,7 @@ class Topic:
     sampler_options: Mapping[str, Any] = field(default_factory=dict)
     extra_tests: int = 0
     step: Callable[[Any], Any] | None = None
-    text_table: Callable[..., Any] | None = None
+    text_table: Callable[..., Any] | Unsupported | None = None
     # --- what the studies ask of a topic (each: a declaration, or Unsupported(reason)) ---
     not_closed_form: str | None = None
     sensitivity: Sensitivity | Unsupported | None = None

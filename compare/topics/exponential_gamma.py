@@ -25,7 +25,8 @@ import numpy as np
 
 import analytic.exponential_gamma as a_eg
 import pymc_models.exponential_gamma as m_eg
-from compare.core.registry import BuiltinData, Hyperparameter, Sensitivity, Topic
+from compare.core.registry import (BuiltinData, Calibration, Hyperparameter, Sensitivity,
+                                   Topic, Unsupported)
 from compare.topics._common import _csv, _simulated, _simulator
 
 #: R boot::aircondit$hours: hours between air-conditioning failures (Proschan 1963).
@@ -65,6 +66,9 @@ TOPIC = Topic(
     sensitivity=Sensitivity(default_param="rate", path=a_eg.sensitivity_path,
                             power_scaled=a_eg.power_scaled),
     # --- calibration and planted bugs ---
-    calibration=None,
-    planted=(),
+    # Null calibration: a prior that holds a real share of 12 waits' posterior,
+    # no value 0 or 1 (a rate/scale mix-up would show).
+    calibration=Calibration(hyper={"shape": 3.0, "rate": 1.7}, n_obs=12),
+    planted=Unsupported("the power study plants its bugs in the normal and regression "
+                        "topics, where the classic mistakes (variance for sd) live"),
 )

@@ -381,6 +381,7 @@ TOPIC = Topic(
            "  mean = K*^T K_y^-1 y,  cov = K** + jitter I - V^T V,  V = L^-1 K*\n"
            "evidence: Normal(y; 0, K_y);  PyMC: pm.gp.Marginal, f = gp.conditional at X*"),
     data_kind="table",
+    text_table=Unsupported("a Gaussian process reads numeric inputs and targets only"),
     hyperparameters=(
         Hyperparameter("kernel", "rbf", "covariance function: rbf (squared exponential), "
                        "matern32, matern52 or linear", kind="text", structural=True,

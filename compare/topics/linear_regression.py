@@ -10,6 +10,7 @@ import pytensor.tensor as pt
 
 import analytic.linear_regression as a_lr
 import pymc_models.linear_regression as m_lr
+from compare.core.registry import Unsupported
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
@@ -30,6 +31,7 @@ TOPIC = Topic(
            "predictive: Normal(phi^T m_N, noise_sd^2 + phi^T S_N phi)\n"
            "evidence: Normal(y; Phi prior_mean, noise_sd^2 I + prior_sd^2 Phi Phi^T)"),
     data_kind="table",
+    text_table=Unsupported("a regression reads numbers only: encode a category as 0/1 columns first"),
     hyperparameters=regression.regression_hyper(
         Hyperparameter("noise_sd", 1.0, "known standard deviation (not variance) of the noise"),
         Hyperparameter("prior_sd", 1.0, "prior standard deviation of every coefficient"),

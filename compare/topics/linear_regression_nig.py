@@ -10,6 +10,7 @@ import pytensor.tensor as pt
 
 import analytic.linear_regression_nig as a_lrn
 import pymc_models.linear_regression_nig as m_lrn
+from compare.core.registry import Unsupported
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
@@ -30,6 +31,7 @@ TOPIC = Topic(
            "marginals: w ~ t_{2 a_N}(m_N, (b_N/a_N) V_N),  sigma2 ~ InvGamma(a_N, b_N)\n"
            "predictive: t_{2 a_N}(phi^T m_N, (b_N/a_N)(1 + phi^T V_N phi))"),
     data_kind="table",
+    text_table=Unsupported("a regression reads numbers only: encode a category as 0/1 columns first"),
     hyperparameters=regression.regression_hyper(
         Hyperparameter("alpha0", 3.0, "InvGamma shape of the noise variance sigma2"),
         Hyperparameter("beta0", 1.0, "InvGamma scale of sigma2 (prior mean beta0/(alpha0-1))"),

@@ -83,9 +83,6 @@ def _planted(t: Topic) -> State:
 
 
 def _sensitivity(t: Topic) -> State:
-    if t.sensitivity is None and all(u.sensitivity is None for u in all_topics()):
-        pytest.xfail("Topic.sensitivity is declared by the sensitivity work (branch "
-                     "i16-sens), not merged here yet")
     if isinstance(t.sensitivity, Unsupported):
         return _declared(t.sensitivity, object, "Topic.sensitivity")
     assert t.sensitivity is not None, ("Topic.sensitivity: expected a declaration or "
@@ -113,11 +110,10 @@ def _text_tables(t: Topic) -> State:
     kinds read one column (labels as text, by ``prepare``) or numeric rows."""
     if t.data_kind != "table":
         return None
-    if t.text_table is None:
-        pytest.xfail(f"{t.name} reads numeric tables only and cannot say so: Topic.text_table "
-                     "has no Unsupported form yet (compare/core/data.py calls it when it is "
-                     "not None)")
-    assert callable(t.text_table)
+    if isinstance(t.text_table, Unsupported):
+        return _declared(t.text_table, object, "Topic.text_table")
+    assert callable(t.text_table), ("Topic.text_table: a table topic gives a reader of text "
+                                    f"cells or Unsupported(reason), got {t.text_table!r}")
     return None
 
 
@@ -202,9 +198,6 @@ def _string_constants(path: Path) -> list[tuple[int, str]]:
 
 BUILTIN = tuple(t.name for t in all_topics() if t.name.replace("-", "_") in CATALOGUE)
 MODULES = sorted((ROOT / "compare").rglob("*.py"))
-#: Modules another piece of work is clearing of topic names, not merged here yet.
-PENDING = {"compare/studies/sensitivity.py": "the sensitivity work (branch i16-sens) asks "
-                                             "the topics instead; drop this mark once merged"}
 
 
 def _named(path: Path, relative: str | None = None) -> list[str]:
@@ -217,11 +210,7 @@ def _named(path: Path, relative: str | None = None) -> list[str]:
 
 
 @pytest.mark.parametrize("path", [
-    pytest.param(p, id=p.relative_to(ROOT).as_posix(),
-                 marks=[pytest.mark.xfail(reason=PENDING[p.relative_to(ROOT).as_posix()],
-                                          strict=False)]
-                 if p.relative_to(ROOT).as_posix() in PENDING else [])
-    for p in MODULES])
+    pytest.param(p, id=p.relative_to(ROOT).as_posix()) for p in MODULES])
 def test_no_module_names_a_topic(path):
     """A topic's name as a string constant outside its module means a study or an
     output decides by name (``topic.name == ...``, a dict keyed by names) instead
