@@ -8,14 +8,30 @@ fit failing on the workers (a few failed fits are data, counted in the verdict).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
 
 from compare.interfaces.cli_common import (
-    TOPIC_FILE_HELP,
     BadInput,
+    SetOpt,
+    TopicArg,
+    TopicFileOpt,
     app,
     check_out_dir,
     check_seed,
@@ -25,6 +41,10 @@ from compare.interfaces.cli_common import (
     make_console,
     parse_sets,
 )
+from compare.topics import get_topic
+
+if TYPE_CHECKING:
+    from compare.studies.sbc import SbcResult
 
 #: Most simulations of one study (the exact side keeps a few floats per
 #: simulation and parameter; 10 million is ~1 GB for a 10-parameter topic).
@@ -33,7 +53,7 @@ MAX_SIMS = 10_000_000
 
 @app.command("sbc")
 def sbc_command(
-    topic: Annotated[str, typer.Argument(help="topic name (see `list`)")],
+    topic: TopicArg,
     sims: Annotated[int, typer.Option(help="number of simulations")] = 1000,
     draws: Annotated[int | None, typer.Option(help="kept draws per chain of every fit (default 250)")] = None,
     thin: Annotated[int | None, typer.Option(help="keep every T-th draw before ranking (default: thin to about the ESS)")] = None,
@@ -41,31 +61,18 @@ def sbc_command(
     scheduler: Annotated[str | None, typer.Option(help="tcp://HOST:PORT of a running Dask scheduler")] = None,
     out: Annotated[str | None, typer.Option(help="folder for sbc.zarr, sbc.json, figures (default reports/runs/<topic>/sbc)")] = None,
     resume: Annotated[bool, typer.Option(help="keep the finished simulations in --out and run the rest")] = False,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    set_: SetOpt = None,
     n: Annotated[int | None, typer.Option("--n", help="observations per simulated data set (default 20)")] = None,
     chains: Annotated[int | None, typer.Option(help="chains per fit (default 4)")] = None,
     tune: Annotated[int | None, typer.Option(help="warm-up draws per chain (default 300)")] = None,
     seed: Annotated[int | None, typer.Option(help="base seed; simulation i uses (seed, i)")] = None,
     alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate (default 0.01)")] = None,
     exact_only: Annotated[bool, typer.Option(help="only the exact side: checks the analytic code, no fits, no cluster (default --out reports/runs/<topic>/sbc-exact)")] = False,
-    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
+    topic_file: TopicFileOpt = None,
 ) -> None:
     """Simulation-based calibration: are the ranks of prior draws among posterior draws uniform?"""
-    import dataclasses
-
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
+    # heavy: scipy here, Dask and the fits' PyMC in the study; --help stays light
     from compare.studies.sbc import RUN_SUBDIR, SbcSettings, SbcSpec, run_sbc
-    from compare.topics import get_topic
 
     if sims < 1:
         raise BadInput(f"--sims must be >= 1, got {sims}; e.g. --sims 1000")
@@ -100,7 +107,7 @@ def sbc_command(
     spec = SbcSpec(topic=t.name, hyper=hyper, settings=settings)
 
     class Rate(ProgressColumn):
-        def render(self, task) -> Text:
+        def render(self, task: Task) -> Text:
             rate = task.fields.get("rate")
             return Text("" if rate is None or rate != rate else f"{rate:.1f} sims/s")
 
@@ -137,7 +144,7 @@ class EveryFitFailed(RuntimeError):
     """Every fit of a study raised on its worker: a crash, not an inconclusive verdict."""
 
 
-def _check_not_all_failed(result, out_dir: Path) -> None:
+def _check_not_all_failed(result: SbcResult, out_dir: Path) -> None:
     """Raise :class:`EveryFitFailed` (exit 4) when no fit of this study succeeded.
 
     A few failed fits are data (counted, and too many make the verdict
@@ -152,9 +159,7 @@ def _check_not_all_failed(result, out_dir: Path) -> None:
                          f"{first[0]}: {first[1]}); the study is kept in {out_dir}")
 
 
-def _print(result, out_dir: Path, console) -> None:
-    from rich.table import Table
-
+def _print(result: SbcResult, out_dir: Path, console: Console) -> None:
     table = Table(title=f"{result.topic}: simulation-based calibration")
     for col in ("side", "parameter", "n", "p", "Holm p", "result"):
         table.add_column(col, justify="left" if col in ("side", "parameter", "result") else "right")
@@ -196,7 +201,7 @@ def _print(result, out_dir: Path, console) -> None:
     _verdict(result, alpha, out_dir, console)
 
 
-def _verdict(result, alpha: float, out_dir: Path, console) -> None:
+def _verdict(result: SbcResult, alpha: float, out_dir: Path, console: Console) -> None:
     colour = {"pass": "green", "fail": "red", "inconclusive": "yellow"}[result.verdict]
     console.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] (decided by "
                   f"{result.decided_by}{'; ' + result.note if result.note else ''}; "
