@@ -286,7 +286,7 @@ def _select(header: list[str], target: str | None, features: tuple[str, ...] | N
 def read_table(path: str | Path, *, target: str | None = None,
                features: tuple[str, ...] | None = None) -> Table:
     """Read the target and feature columns of a CSV file, checking every cell."""
-    header, target, features = table_columns(path, target=target, features=features)
+    _, target, features = table_columns(path, target=target, features=features)
     chunks = list(iter_table(path, target=target, features=features))
     x = np.concatenate([c[0] for c in chunks])
     y = np.concatenate([c[1] for c in chunks])

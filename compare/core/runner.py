@@ -371,7 +371,7 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     result's ``settings.draws`` is the last sampling's draws per chain.
     """
     if cache is None:
-        from compare.core.sampling import CACHE as cache
+        from compare.core.sampling import CACHE as cache  # heavy: PyMC; check_draws needs none
     stage = on_stage or (lambda _: None)
     t0 = time.perf_counter()
     hyper = dict(topic.hyper() if hyper is None else hyper)

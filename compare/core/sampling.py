@@ -9,7 +9,10 @@ objective) see the same data without recompiling.
 
 from __future__ import annotations
 
+import itertools
+import logging
 import threading
+import time
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +20,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymc as pm
 import xarray as xr
+from pymc.blocking import DictToArrayBijection
+from pymc.initial_point import make_initial_point_fn
+from pymc.tuning.scipy_interface import scipy_optimize_funcs_from_loss
+from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 from scipy import optimize
 from threadpoolctl import threadpool_limits
 
@@ -55,10 +62,6 @@ class MapFinder:
     """
 
     def __init__(self, model: pm.Model, variables: Sequence[str]):
-        from pymc.blocking import DictToArrayBijection
-        from pymc.initial_point import make_initial_point_fn
-        from pymc.tuning.scipy_interface import scipy_optimize_funcs_from_loss
-
         self._model = model
         self._variables = tuple(variables)
         self._value_vars = list(model.value_vars)
@@ -132,7 +135,7 @@ class CompiledModel:
                progress: Callable | None = None,
                options: dict | None = None) -> xr.DataTree:
         """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
-        import nutpie
+        import nutpie  # heavy: nutpie (numba) only when sampling with it
 
         with self._lock:
             self.set_data(data)  # the initial point is computed from the PyMC graph
@@ -202,10 +205,6 @@ class StepModel:
 
     def _enumerate(self):
         """(points, log densities, recorded values) at every joint value, or None."""
-        import itertools
-
-        from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
-
         start = self.model.initial_point()
         coords = []  # (value variable name, flat position, number of values)
         for rv in self.model.free_RVs:
@@ -241,8 +240,6 @@ class StepModel:
     def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
                progress: Callable | None = None, options: dict | None = None) -> xr.DataTree:
         """Run ``pm.sample`` with this model's step methods on ``data``."""
-        import logging
-
         with self._lock:
             self.set_data(data)
             initvals = None
@@ -324,9 +321,7 @@ def compile_model(model: pm.Model, variables: Sequence[str], *,
     ``step`` (discrete models), nothing is compiled ahead: the model is
     sampled by ``pm.sample`` with ``step(model)`` (see :class:`StepModel`).
     """
-    import time
-
-    import nutpie
+    import nutpie  # heavy: nutpie (numba) only when compiling a model with it
 
     missing = [v for v in variables if v not in model.named_vars]
     if missing:
