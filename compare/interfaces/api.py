@@ -42,11 +42,13 @@ import numpy as np
 import xarray as xr
 from scipy import linalg, stats
 
+import compare.topics
 from analytic import ExactAnswer
+from compare.core import defaults
 from compare.core.agreement import agreement_test, posterior_array
 from compare.core.checks import Check, Extra
 from compare.core.data import topic_data
-from compare.core.defaults import DEFAULT, Settings
+from compare.core.defaults import Settings
 from compare.core.registry import InputError
 from compare.core.runner import (
     RunResult,
@@ -63,7 +65,6 @@ from compare.core.runner import run as run_topic
 from compare.core.text import check_lines, fmt
 from compare.core.variables import flat_names
 from compare.outputs.document import dumps, save_run, to_document
-from compare.topics import get_topic
 
 if TYPE_CHECKING:
     from compare.core.sampling import ModelCache
@@ -685,7 +686,7 @@ def _settings(*, draws: int | None = None, chains: int | None = None, tune: int 
     if isinstance(base, Settings):
         settings = base
     else:
-        settings = DEFAULT
+        settings = defaults.DEFAULT
         if base:
             known = {f.name for f in dataclasses.fields(Settings)}
             unknown = sorted(set(base) - known)
@@ -1023,7 +1024,7 @@ def run(topic: str, *, data: Any = None, column: str | None = None, target: str 
         ``categories="a,b,c"`` is three labels, ``prior="1,2"`` two
         numbers); other values are checked as given (``categories=("a", "b")``).
     """
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     values, dataset, source = topic_data(t, data, column, target, features)
     hyper = t.hyper(hyperparameters, dataset=dataset)  # text parsed as --set
     return CheckResult(run_topic(t, data=values, hyper=hyper, settings=_settings(base=settings),

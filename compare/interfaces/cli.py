@@ -33,8 +33,10 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
+import compare.topics
+from compare.core import defaults
 from compare.core.data import load_data
-from compare.core.defaults import DEFAULT, Settings
+from compare.core.defaults import Settings
 from compare.core.files import DRAWS_FILE, RESULT_FILE, atomic_write, dumps
 from compare.core.registry import DATA_KINDS, REGISTRY, InputError
 from compare.core.text import check_lines, fmt
@@ -69,18 +71,17 @@ from compare.interfaces.cli_common import (
     parse_degrees,
     parse_sets,
 )
+from compare.outputs import document
 from compare.outputs.document import (
     _clean,
     check_room,
     estimate_run_bytes,
-    load_runs,
     recover_run,
     run_dirs_under,
     save_run,
     summary_markdown,
     to_document,
 )
-from compare.topics import all_topics, get_topic
 
 if TYPE_CHECKING:
     from compare.core.runner import RunResult
@@ -93,7 +94,7 @@ def list_topics(topic_file: TopicFileOpt = None) -> None:
     table = Table(title="bayes-compare topics")
     for col in ("topic", "model", "data", "builtin data"):
         table.add_column(col)
-    for t in all_topics():
+    for t in compare.topics.all_topics():
         table.add_row(t.name, t.title, DATA_KINDS[t.data_kind],
                       ", ".join("builtin:" + d.name for d in t.builtin))
     make_console().print(table)
@@ -103,7 +104,7 @@ def list_topics(topic_file: TopicFileOpt = None) -> None:
 def describe(topic: TopicArg, topic_file: TopicFileOpt = None) -> None:
     """Show a topic's model, hyperparameters, parameters, builtin data and CSV format."""
     load_topic_files(topic_file)
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     out = make_console()
     out.print(f"[bold]{t.name}[/bold]: {t.title}\n")
     out.print("[bold]Model[/bold]")
@@ -184,7 +185,7 @@ def _run_one(topic_name: str, *, data: str | None, column: str | None,
              stream: bool = False) -> RunResult:
     from compare.core.runner import run  # heavy: ArviZ, xarray and scipy only when running
 
-    topic = get_topic(topic_name)
+    topic = compare.topics.get_topic(topic_name)
     values, dataset, source = load_data(topic, data, column, target, features, stream)
     hyper = topic.hyper(sets, dataset=dataset, parsed=False)
     # Refuse a folder without room for the draws before compiling and sampling
@@ -252,7 +253,7 @@ def run_command(
                            "each run's JSON is saved under --out")
         base = Path(out or "reports/runs")
         verdicts = []
-        for t in all_topics():
+        for t in compare.topics.all_topics():
             result = _run_one(t.name, data=None, column=None, sets={}, settings=settings,
                               json_path=None, out_dir=base / t.name, out=console)
             if json_path == "-":
@@ -293,7 +294,7 @@ def evidence(
 
     settings = make_settings(seed=seed)
     check_out_file(json_path, "--json")
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     if t.data_kind != "table" or "degree" not in {h.name for h in t.hyperparameters}:
         raise BadInput(f"{topic} has no polynomial degree; evidence tables are for "
                        "linear-regression and linear-regression-nig")
@@ -355,11 +356,11 @@ def summary(
     dirs = run_dirs_under(runs)
     if not dirs:
         raise BadInput(f"no runs under {str(runs)!r}; run `bayes-compare run --all` first")
-    loaded, skipped = load_runs(dirs, need_draws=False,
+    loaded, skipped = document.load_runs(dirs, need_draws=False,
                                 warn=lambda line: err.print(f"warning: {line}", markup=False,
                                                             soft_wrap=True))
     docs = [run.doc for run in loaded]
-    order = {t.name: i for i, t in enumerate(all_topics())}
+    order = {t.name: i for i, t in enumerate(compare.topics.all_topics())}
     docs.sort(key=lambda d: (order.get(d["topic"], len(order)), d["topic"]))
     atomic_write(out, summary_markdown(docs, skipped=skipped))
     make_console().print(f"wrote {out} ({len(docs)} runs"
@@ -385,7 +386,7 @@ def report(
     check_out_dir(out, "--out")
     check_out_dir(runs, "--runs")
     load_topic_files(topic_file)
-    chosen = [get_topic(t) for t in topics] if topics else all_topics()
+    chosen = [compare.topics.get_topic(t) for t in topics] if topics else compare.topics.all_topics()
     out_dir = Path(out)
     runs_dir = Path(runs) if runs is not None else out_dir / "runs"
     check_out_dir(runs_dir, "--runs")
@@ -399,7 +400,7 @@ def report(
         if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
             console.print(f"{t.name}: no saved run under {run_dir}; running it on its "
                           "default data")
-            _run_one(t.name, data=None, column=None, sets={}, settings=DEFAULT,
+            _run_one(t.name, data=None, column=None, sets={}, settings=defaults.DEFAULT,
                      json_path=None, out_dir=run_dir, out=console)
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("drawing figures", total=None)

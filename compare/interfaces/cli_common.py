@@ -16,7 +16,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from compare.core.defaults import DEFAULT, Settings
+from compare.core import defaults
+from compare.core.defaults import Settings
 from compare.topics.user import load_topic_file
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INCONCLUSIVE, EXIT_BAD_INPUT, EXIT_CRASH = 0, 1, 2, 3, 4
@@ -242,7 +243,7 @@ def check_sizes(*, draws: int | None = None, chains: int | None = None,
         raise BadInput(f"--chains must be at most {MAX_CHAINS}, got {chains}")
     if tune is not None and tune > MAX_TUNE:
         raise BadInput(f"--tune must be at most {MAX_TUNE:.0e}, got {tune}")
-    d, c = draws or DEFAULT.draws, chains or DEFAULT.chains
+    d, c = draws or defaults.DEFAULT.draws, chains or defaults.DEFAULT.chains
     if draws is not None and d * c > MAX_TOTAL_DRAWS:
         raise BadInput(f"--draws {draws} x {c} chains is more than {MAX_TOTAL_DRAWS:.0e} kept "
                        "draws (8 bytes each per parameter); use fewer draws")
@@ -254,6 +255,6 @@ def make_settings(**overrides: Any) -> Settings:
     check_seed(given.get("seed"))
     check_sizes(draws=given.get("draws"), chains=given.get("chains"), tune=given.get("tune"))
     try:
-        return dataclasses.replace(DEFAULT, **given)
+        return dataclasses.replace(defaults.DEFAULT, **given)
     except ValueError as e:
         raise BadInput(str(e)) from None

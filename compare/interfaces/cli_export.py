@@ -26,7 +26,7 @@ from compare.interfaces.cli_common import (
     make_console,
     parse_sets,
 )
-from compare.outputs.export import POSTERIORDB_CHAINS, POSTERIORDB_DRAWS, export_posteriordb
+from compare.outputs import export
 
 FORMATS = ("posteriordb",)
 
@@ -53,11 +53,11 @@ def export_command(
     check_seed(seed)
     load_topic_files(topic_file)
     features_list = None if features is None else [f.strip() for f in features.split(",")]
-    result = export_posteriordb(topic, out=Path(out), data=data, column=column, target=target,
+    result = export.export_posteriordb(topic, out=Path(out), data=data, column=column, target=target,
                                 features=features_list, sets=parse_sets(set_) or None, seed=seed)
     console = make_console()
-    console.print(f"wrote {result.posterior_name}: {POSTERIORDB_CHAINS} chains x "
-                  f"{POSTERIORDB_DRAWS} exact draws of {len(result.parameters)} parameter(s), "
+    console.print(f"wrote {result.posterior_name}: {export.POSTERIORDB_CHAINS} chains x "
+                  f"{export.POSTERIORDB_DRAWS} exact draws of {len(result.parameters)} parameter(s), "
                   "validated against posteriordb's format", markup=False)
     for kind, path in result.files.items():
         console.print(f"  {kind:26s} {path}", markup=False)

@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+import compare.topics
 from compare.interfaces.cli_common import (
     BadInput,
     SetOpt,
@@ -41,7 +42,6 @@ from compare.interfaces.cli_common import (
     make_console,
     parse_sets,
 )
-from compare.topics import get_topic
 
 if TYPE_CHECKING:
     from compare.studies.sbc import SbcResult
@@ -95,7 +95,7 @@ def sbc_command(
         raise BadInput(f"--workers must be >= 1, got {workers}; e.g. --workers 2")
     check_out_dir(out, "--out")
     load_topic_files(topic_file)  # workers inherit them (BAYES_COMPARE_TOPIC_FILES)
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     overrides = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
                                          tune=tune, seed=seed, alpha=alpha).items()
                  if v is not None}

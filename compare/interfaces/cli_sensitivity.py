@@ -19,6 +19,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+import compare.topics
 from compare.core.data import load_data
 from compare.core.files import atomic_write, dumps
 from compare.interfaces.cli_common import (
@@ -43,7 +44,6 @@ from compare.interfaces.cli_common import (
     output_console,
     parse_sets,
 )
-from compare.topics import get_topic
 
 #: Rows of the sweep table printed (the JSON holds every grid point).
 TABLE_ROWS = 12
@@ -111,7 +111,7 @@ def sensitivity_command(
                   "--out" if out is not None else "the default --out")
     check_grid_size(grid=grid, log_grid=log_grid)
     load_topic_files(topic_file)
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     sens.check_topic(t)
     sens.check_param(t, param=param)
     if not mcmc_at:
