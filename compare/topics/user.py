@@ -144,7 +144,7 @@ def _smoke(topic: Topic, where: str) -> None:
         answer = topic.solve(x=x, **hyper)
     except InputError:
         raise
-    except Exception as err:
+    except Exception as err:  # a user's code: say where it failed (re-raised)
         raise InputError(f"{label}: solve failed: {type(err).__name__}: {err}") from err
     post = getattr(answer, "posterior", None)
     if post is None:
@@ -241,7 +241,7 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as err:
+    except Exception as err:  # a user's file: say where it failed (re-raised)
         sys.modules.pop(name, None)
         frames = [f for f in traceback.extract_tb(err.__traceback__)
                   if Path(f.filename).resolve() == path.resolve()]
@@ -298,13 +298,13 @@ def load_installed(*, smoke: bool = False) -> tuple[Topic, ...]:
             for topic in topics:
                 check_protocol(topic, where=where, smoke=smoke)
             loaded += _register(topics, where)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - one bad package must not break the CLI
             warnings.warn(f"skipped {where}: {err}", stacklevel=2)
     for path in os.environ.get(TOPIC_FILES_ENV, "").split(os.pathsep):
         if path and path not in ORIGINS.values():
             try:
                 loaded += load_topic_file(path, smoke=smoke)
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001 - nor one bad file named in the environment
                 warnings.warn(f"skipped topic file {path} (from {TOPIC_FILES_ENV}): {err}",
                               stacklevel=2)
     return tuple(loaded)
