@@ -9,6 +9,7 @@ Cholesky factor: densities and draws never form an inverse.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import linalg, special, stats
@@ -46,7 +47,7 @@ class MultivariateNormal:
     def free(self) -> tuple[int, ...]:
         return tuple(range(len(self.parameters)))
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         return stats.norm(self.mean[index], np.sqrt(self.cov[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
@@ -103,7 +104,7 @@ class MultivariateT:
     def free(self) -> tuple[int, ...]:
         return tuple(range(len(self.parameters)))
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         return stats.t(self.df, loc=self.loc[index], scale=np.sqrt(self.scale[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ evidence is that of the observed *sequence*, ``B(a + s, b + n - s) / B(a, b)``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -53,7 +54,7 @@ class BetaPosterior:
     is_gaussian: bool = False
     moments_below: float = float("inf")
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.beta(self.a, self.b)
 
     @property

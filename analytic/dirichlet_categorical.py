@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -80,7 +81,7 @@ class DirichletPosterior:
     def free(self) -> tuple[int, ...]:
         return tuple(range(len(self.alpha) - 1))
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         a0 = self.alpha.sum()
         return stats.beta(self.alpha[index], a0 - self.alpha[index])
 

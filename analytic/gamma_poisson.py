@@ -14,6 +14,7 @@ negative binomial with ``r = shape_n`` and success probability
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -64,7 +65,7 @@ class GammaPosterior:
     is_gaussian: bool = False
     moments_below: float = float("inf")
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.gamma(self.shape, scale=1.0 / self.rate)
 
     @property

@@ -1095,7 +1095,7 @@ class MixturePosterior:
         """Every ``alpha_k > 1`` and every ``nu_k > d``."""
         return bool(np.all(self.alpha > 1.0) and np.all(self.nu > self.d))
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         """Frozen scipy marginal of parameter ``index``, or None.
 
         ``w[k]``: Beta; ``mu[k,j]``: Student-t with ``nu_k - d + 1`` dof, location

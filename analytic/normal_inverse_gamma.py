@@ -21,6 +21,7 @@ beta_n / (alpha_n kappa_n))`` and ``sigma2 ~ InvGamma(alpha_n, beta_n)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -49,7 +50,7 @@ class NIGPosterior:
         """t with 2 alpha dof: moments below 2 alpha; InvGamma(alpha): below alpha."""
         return self.alpha
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         if index == 0:
             return stats.t(2 * self.alpha, loc=self.mu,
                            scale=np.sqrt(self.beta / (self.alpha * self.kappa)))

@@ -15,6 +15,7 @@ costs O(1) given the statistics and never forms an n x n matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -67,7 +68,7 @@ class NormalPosterior:
     moments_below: float = float("inf")
     mode_interior: bool = True
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.norm(self.loc, self.sd)
 
     @property

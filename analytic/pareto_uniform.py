@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -57,7 +58,7 @@ class ParetoPosterior:
     def moments_below(self) -> float:
         return self.shape
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.pareto(self.shape, scale=self.scale)
 
     @property
