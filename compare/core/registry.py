@@ -115,8 +115,7 @@ class Hyperparameter:
         except ValueError:
             raise InputError(f"--set {self.name}={text!r} is not a number; "
                              f"e.g. --set {self.name}={self._example()}") from None
-        value = values[0] if len(values) == 1 else tuple(values)
-        return self.check(value)
+        return self.check(values[0] if len(values) == 1 else tuple(values))
 
     def check(self, value: Any) -> Any:
         """Validate a value given in Python (or parsed from text).

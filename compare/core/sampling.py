@@ -16,6 +16,7 @@ import time
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pymc as pm
@@ -86,7 +87,7 @@ class MapFinder:
         start = self._initial_point(0)
         names = [v.name for v in self._value_vars]
         x0 = self._bijection.map({n: start[n] for n in names})
-        def fused(x):
+        def fused(x: np.ndarray) -> tuple[float, np.ndarray]:
             # Copy: a compiled PyTensor function may reuse its output buffers.
             loss, grad = self._f_fused(x)
             return float(loss), np.array(grad, dtype=float)
@@ -119,7 +120,7 @@ class CompiledModel:
 
     model: pm.Model
     variables: tuple[str, ...]
-    nutpie_model: object
+    nutpie_model: Any  # nutpie's compiled model: its class is internal to nutpie
     compile_seconds: float
     _map_finder: MapFinder | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -132,8 +133,8 @@ class CompiledModel:
         pm.set_data(data, model=self.model, coords=coords)
 
     def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
-               progress: Callable | None = None,
-               options: dict | None = None) -> xr.DataTree:
+               progress: Callable[..., None] | None = None,
+               options: dict[str, Any] | None = None) -> xr.DataTree:
         """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
         import nutpie  # heavy: nutpie (numba) only when sampling with it
 
@@ -198,12 +199,12 @@ class StepModel:
     # Built once and reused: both read the pm.Data shared variables at call
     # time, and pm.sample gives the step a fresh generator per chain.
     _step: object | None = field(default=None, repr=False)
-    _enum_fn: object | None = field(default=None, repr=False)
+    _enum_fn: Callable[..., Any] | None = field(default=None, repr=False)
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
         pm.set_data(data, model=self.model)
 
-    def _enumerate(self):
+    def _enumerate(self) -> tuple[list[dict[str, np.ndarray]], np.ndarray, np.ndarray] | None:
         """(points, log densities, recorded values) at every joint value, or None."""
         start = self.model.initial_point()
         coords = []  # (value variable name, flat position, number of values)
@@ -238,7 +239,7 @@ class StepModel:
         return points, np.array(logps), np.array(recorded)
 
     def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
-               progress: Callable | None = None, options: dict | None = None) -> xr.DataTree:
+               progress: Callable[..., None] | None = None, options: dict[str, Any] | None = None) -> xr.DataTree:
         """Run ``pm.sample`` with this model's step methods on ``data``."""
         with self._lock:
             self.set_data(data)
@@ -270,7 +271,7 @@ class StepModel:
         tree["sample_stats"] = xr.DataTree(stats)
         return tree
 
-    def _steps(self):
+    def _steps(self) -> object:
         if self._step is None:
             self._step = self.step(self.model)
         return self._step
@@ -293,11 +294,11 @@ class ModelCache:
     """Compiled models keyed by (topic, structure, builder); one compile each."""
 
     def __init__(self) -> None:
-        self._models: dict[Hashable, CompiledModel] = {}
+        self._models: dict[Hashable, CompiledModel | StepModel] = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, build: Callable[[], pm.Model], variables: Sequence[str],
-            **compile_kwargs) -> CompiledModel:
+            **compile_kwargs: Any) -> CompiledModel | StepModel:
         with self._lock:
             if key not in self._models:
                 self._models[key] = compile_model(build(), variables, **compile_kwargs)

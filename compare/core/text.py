@@ -77,7 +77,8 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
             text = f"{stat:.1e} sd <= {threshold:g} sd"
             if not map_vectors:
                 text += " (PyMC's MAP vs the exact mode)"
-            elif len(run.parameters) <= MAP_VECTOR_MAX:
+            elif len(run.parameters) <= MAP_VECTOR_MAX and (
+                    run.mcmc.map is not None and run.exact.posterior.mode is not None):
                 text += (f": PyMC {np.array2string(run.mcmc.map, precision=5)} vs exact "
                          f"mode {np.array2string(run.exact.posterior.mode, precision=5)}")
             text += "" if c.passed is not None else f" ({c.note})"
