@@ -30,8 +30,12 @@ given range ``[lower, upper]``: the draws' range when compared with psense.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 from scipy import linalg, special, stats
 
 from analytic import beta_binomial as bb
@@ -178,7 +182,7 @@ class ConjugatePath:
     log_evidence: np.ndarray
 
 
-def _interval(family, interval: float, *args, **kwds) -> tuple[np.ndarray, np.ndarray]:
+def _interval(family: Any, interval: float, *args: Any, **kwds: Any) -> tuple[np.ndarray, np.ndarray]:
     lo = family.ppf(0.5 - interval / 2.0, *args, **kwds)
     hi = family.ppf(0.5 + interval / 2.0, *args, **kwds)
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
@@ -189,7 +193,7 @@ def _col(*arrays: np.ndarray) -> list[np.ndarray]:
     return [np.asarray(a, dtype=float)[:, None] for a in np.broadcast_arrays(*arrays)]
 
 
-def beta_binomial_path(*, x: np.ndarray, a, b, interval: float = 0.95) -> ConjugatePath:
+def beta_binomial_path(*, x: np.ndarray, a: npt.ArrayLike, b: npt.ArrayLike, interval: float = 0.95) -> ConjugatePath:
     """Beta(a, b) prior, 0/1 data; a and b are numbers or arrays of shape (G,).
     The same formulas as ``analytic.beta_binomial`` (mode on the boundary when a or b <= 1)."""
     s = bb.sufficient_stats(x=x)
@@ -208,7 +212,8 @@ def beta_binomial_path(*, x: np.ndarray, a, b, interval: float = 0.95) -> Conjug
     return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
 
 
-def gamma_poisson_path(*, x: np.ndarray, shape, rate, interval: float = 0.95) -> ConjugatePath:
+def gamma_poisson_path(*, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike,
+                       interval: float = 0.95) -> ConjugatePath:
     """Gamma(shape, rate) prior, Poisson counts (as ``analytic.gamma_poisson``)."""
     s = gp.sufficient_stats(x=x)
     shape, rate = np.broadcast_arrays(np.atleast_1d(np.asarray(shape, dtype=float)),
@@ -222,7 +227,8 @@ def gamma_poisson_path(*, x: np.ndarray, shape, rate, interval: float = 0.95) ->
     return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
 
 
-def normal_known_variance_path(*, x: np.ndarray, prior_mean, prior_sd, noise_sd,
+def normal_known_variance_path(*, x: np.ndarray, prior_mean: npt.ArrayLike,
+                               prior_sd: npt.ArrayLike, noise_sd: npt.ArrayLike,
                                interval: float = 0.95) -> ConjugatePath:
     """Normal prior on the mean, known noise sd (as ``analytic.normal_known_variance``)."""
     s = nkv.sufficient_stats(x=x)
@@ -240,7 +246,8 @@ def normal_known_variance_path(*, x: np.ndarray, prior_mean, prior_sd, noise_sd,
     return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
 
 
-def normal_inverse_gamma_path(*, x: np.ndarray, mu0, kappa0, alpha0, beta0,
+def normal_inverse_gamma_path(*, x: np.ndarray, mu0: npt.ArrayLike, kappa0: npt.ArrayLike,
+                              alpha0: npt.ArrayLike, beta0: npt.ArrayLike,
                               interval: float = 0.95) -> ConjugatePath:
     """NIG prior over (mu, sigma2) (as ``analytic.normal_inverse_gamma``)."""
     s = nkv.sufficient_stats(x=x)
@@ -267,7 +274,8 @@ def normal_inverse_gamma_path(*, x: np.ndarray, mu0, kappa0, alpha0, beta0,
                          mode=np.column_stack([mun, bn / (an + 1.5)]), log_evidence=log_ev)
 
 
-def pareto_uniform_path(*, x: np.ndarray, scale, shape, interval: float = 0.95) -> ConjugatePath:
+def pareto_uniform_path(*, x: np.ndarray, scale: npt.ArrayLike, shape: npt.ArrayLike,
+                        interval: float = 0.95) -> ConjugatePath:
     """Pareto(scale, shape) prior on theta, Uniform(0, theta) data (as ``analytic.pareto_uniform``)."""
     s = pu.sufficient_stats(x=x)
     scale, shape = np.broadcast_arrays(np.atleast_1d(np.asarray(scale, dtype=float)),
@@ -282,7 +290,8 @@ def pareto_uniform_path(*, x: np.ndarray, scale, shape, interval: float = 0.95) 
     return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
 
 
-def dirichlet_categorical_path(*, x: np.ndarray, categories, concentration,
+def dirichlet_categorical_path(*, x: np.ndarray, categories: Sequence[str],
+                               concentration: npt.ArrayLike,
                                interval: float = 0.95) -> ConjugatePath:
     """Dirichlet prior over K category probabilities (as ``analytic.dirichlet_categorical``).
 
@@ -411,7 +420,8 @@ def power_scaled_pareto_uniform(*, x: np.ndarray, scale: float, shape: float, al
     return pu.ParetoPosterior(scale=lower, shape=shape + alpha * s.n)
 
 
-def power_scaled_dirichlet_categorical(*, x: np.ndarray, categories, concentration,
+def power_scaled_dirichlet_categorical(*, x: np.ndarray, categories: Sequence[str],
+                                       concentration: float | Sequence[float],
                                        alpha: float, component: str) -> dc.DirichletPosterior:
     """Dir(c)^alpha = Dir(alpha(c-1)+1); likelihood^alpha: counts times alpha."""
     alpha = _check_power(alpha, component)
@@ -453,7 +463,7 @@ def _cjs_integrand(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return pq / np.log(2.0), qp / np.log(2.0)
 
 
-def _nodes(base, lower: float, upper: float, per_piece: int = 24
+def _nodes(base: Any, lower: float, upper: float, per_piece: int = 24
            ) -> tuple[np.ndarray, np.ndarray]:
     """Gauss-Legendre nodes and weights on [lower, upper], pieces split at base quantiles."""
     probs = np.concatenate([[1e-6, 1e-4, 1e-3], np.linspace(0.005, 0.995, 100),
@@ -469,7 +479,7 @@ def _nodes(base, lower: float, upper: float, per_piece: int = 24
     return nodes, weights
 
 
-def cjs_distance(*, base, scaled, lower: float, upper: float) -> float:
+def cjs_distance(*, base: Any, scaled: Any, lower: float, upper: float) -> float:
     """psense's CJS distance between two continuous distributions on [lower, upper].
 
     ``sqrt((cjs_pq + cjs_qp) / int (P + Q))`` with exact CDFs P (base) and Q
@@ -493,7 +503,8 @@ def cjs_distance(*, base, scaled, lower: float, upper: float) -> float:
     return out
 
 
-def power_scaling_sensitivity(*, base, lower_scaled, upper_scaled, lower: float, upper: float,
+def power_scaling_sensitivity(*, base: Any, lower_scaled: Any, upper_scaled: Any, lower: float,
+                              upper: float,
                               alphas: tuple[float, float] = PSENSE_ALPHAS) -> float:
     """psense's finite-difference sensitivity of one marginal, with exact CDFs.
 
@@ -505,7 +516,7 @@ def power_scaling_sensitivity(*, base, lower_scaled, upper_scaled, lower: float,
     return 0.5 * (lo / -np.log2(alphas[0]) + hi / np.log2(alphas[1]))
 
 
-def expected_range(base, n_draws: int) -> tuple[float, float]:
+def expected_range(base: Any, n_draws: int) -> tuple[float, float]:
     """Where the smallest and largest of ``n_draws`` draws fall on average (quantiles
     1/(N+1) and N/(N+1)): the integration range for an exact value 'at N draws'."""
     return (float(base.ppf(1.0 / (n_draws + 1.0))),
