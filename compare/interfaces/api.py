@@ -180,7 +180,7 @@ class Exact:
         free = tuple(range(d)) if self.free is None else tuple(int(i) for i in self.free)
         if not free or len(set(free)) != len(free) or min(free) < 0 or max(free) >= d:
             raise InputError(f"exact.free must list distinct coordinates in 0..{d - 1}, "
-                             f"got {list(self.free)}")
+                             f"got {list(free)}")
         sub = cov[np.ix_(free, free)]
         try:
             linalg.cholesky(sub, lower=True)
@@ -421,7 +421,7 @@ class ExactPosteriorAdapter:
 
     @property
     def free(self) -> tuple[int, ...]:
-        return tuple(self.exact.free)
+        return tuple(self.exact.free or ())  # a tuple after Exact.__post_init__
 
     @property
     def is_gaussian(self) -> bool:
@@ -693,7 +693,7 @@ def _settings(*, draws: int | None = None, chains: int | None = None, tune: int 
             if unknown:
                 raise InputError(f"unknown setting(s) {unknown}; known: {', '.join(sorted(known))}")
             base = dict(base)
-    overrides = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
+    overrides: dict[str, Any] = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
                                        alpha=alpha).items() if v is not None}
     if isinstance(base, dict):
         overrides = {**base, **overrides}
@@ -793,7 +793,7 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
         raise InputError(f"var_names {var_names} give {len(names)} values per draw ({parts}) "
                          f"but exact.mean has {exact.d}; list the variables whose flattened "
                          "values line up with exact.mean, in its order")
-    posterior = ExactPosteriorAdapter(exact, exact.parameters or tuple(names), seed=settings.seed,
+    posterior = ExactPosteriorAdapter(exact, tuple(exact.parameters or names), seed=settings.seed,
                                       n_reference=settings.n_reference)
     if posterior.has_sampler:
         posterior.sample(np.random.default_rng(0), 4)  # a wrong shape fails here, not mid-run
@@ -853,8 +853,10 @@ def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
                             agreement.passed,
                             f"max |z| over {len(agreement.quantities)} quantities must not "
                             f"exceed the Bonferroni threshold for alpha={settings.alpha:g}")
+    # A user's Exact may give no evidence: None, which the run document writes as null.
     answer = ExactAnswer(posterior=posterior, mle=exact.mle,
-                         log_evidence=exact.log_evidence, predictive=_NoPredictive())
+                         log_evidence=exact.log_evidence,  # type: ignore[arg-type]
+                         predictive=_NoPredictive())
     if posterior.mode is None:
         map_result = Check("map", None, settings.map_tol_sd, None,
                            "no exact mode given (pass mode=... to compare.Exact to check "
@@ -915,7 +917,7 @@ def _as_tree(draws: Any, var_names: Sequence[str] | None, d: int
                          f"shape (chain, draw, d), got {type(draws).__name__}")
     if isinstance(var_names, str):
         var_names = [var_names]
-    names = list(posterior.data_vars) if var_names is None else [str(v) for v in var_names]
+    names = [str(v) for v in (posterior.data_vars if var_names is None else var_names)]
     missing = [v for v in names if v not in posterior.data_vars]
     if missing:
         raise InputError(f"var_names: the draws have no variable(s) {missing}; they have "
@@ -974,7 +976,8 @@ def check_draws(draws: Any, exact: Exact, *, var_names: Sequence[str] | None = N
     default_names = tuple(f"x[{i}]" for i in range(exact.d)) if variables == ("theta",) else None
     if default_names is None:
         default_names = tuple(_names_from_tree(tree, variables))
-    posterior = ExactPosteriorAdapter(exact, exact.parameters or default_names, seed=settings.seed,
+    posterior = ExactPosteriorAdapter(exact, tuple(exact.parameters or default_names),
+                                      seed=settings.seed,
                                       n_reference=settings.n_reference)
     if posterior.has_sampler:
         posterior.sample(np.random.default_rng(0), 4)

@@ -110,15 +110,15 @@ def describe(topic: TopicArg, topic_file: TopicFileOpt = None) -> None:
     out.print("[bold]Model[/bold]")
     for line in t.model.splitlines():
         out.print("  " + line, markup=False)
-    hyper = Table(title="Hyperparameters (--set NAME=VALUE)", title_justify="left")
+    hyper_table = Table(title="Hyperparameters (--set NAME=VALUE)", title_justify="left")
     for col in ("name", "default", "meaning"):
-        hyper.add_column(col)
+        hyper_table.add_column(col)
     for h in t.hyperparameters:
         default = "from the data" if h.default is None else f"{h.default:g}" \
             if isinstance(h.default, float) else str(h.default)
-        hyper.add_row(h.name, default, h.doc)
+        hyper_table.add_row(h.name, default, h.doc)
     out.print()
-    out.print(hyper)
+    out.print(hyper_table)
     data = Table(title="Builtin data (--data builtin:NAME; the first is the default)",
                  title_justify="left")
     for col in ("name", "what", "source", "suggested hyperparameters"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -96,7 +96,7 @@ def sbc_command(
     check_out_dir(out, "--out")
     load_topic_files(topic_file)  # workers inherit them (BAYES_COMPARE_TOPIC_FILES)
     t = compare.topics.get_topic(topic)
-    overrides = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
+    overrides: dict[str, Any] = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
                                          tune=tune, seed=seed, alpha=alpha).items()
                  if v is not None}
     settings = dataclasses.replace(SbcSettings(), **overrides)
@@ -172,6 +172,7 @@ def _print(result: SbcResult, out_dir: Path, console: Console) -> None:
     c, tp, conv = result.counts, result.throughput, result.convergence
     if tp.get("exact_only"):
         ex = result.exact
+        assert ex is not None  # an exact-only study has its exact side
         console.print(f"exact side only ({ex.method}): {ex.indices.size} simulations in "
                       f"{ex.seconds:.1f} s, {ex.sims_per_second:.0f}/s; no fits", markup=False)
         _verdict(result, alpha, out_dir, console)

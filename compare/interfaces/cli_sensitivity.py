@@ -164,9 +164,10 @@ def _f(v, spec: str = ".4g") -> str:
 
 
 def _short(diagnosis: str | None) -> str:
-    return {None: "", "potential prior-data conflict": "conflict",
-            "potential strong prior / weak likelihood": "strong prior"}.get(diagnosis,
-                                                                              diagnosis)
+    if diagnosis is None:
+        return ""
+    return {"potential prior-data conflict": "conflict",
+            "potential strong prior / weak likelihood": "strong prior"}.get(diagnosis, diagnosis)
 
 
 def _print(result, doc, out) -> None:

@@ -232,7 +232,7 @@ def marginals(run: SavedRun):
     marks = {"exact mean": (_vector(doc["exact"]["mean"], d), COLORS["mean"], "-"),
              "MAP": (_vector(doc["exact"]["map"], d), COLORS["map"], "--"),
              "MLE": (_vector(doc["exact"]["mle"], d), COLORS["mle"], ":")}
-    handles = {}
+    handles: dict[str, Any] = {}
     for i, name in enumerate(names):
         ax = pc.get_target(name, {})
         if exact is not None and np.isfinite(exact["density"].values[i]).any():
@@ -283,7 +283,8 @@ def pair(run: SavedRun):
             sub = None
             if mean is not None and cov is not None and cov.shape == (d, d):
                 sub = cov[np.ix_([col, row], [col, row])]
-            if sub is not None and np.all(np.isfinite(sub)) and np.linalg.det(sub) > 0:
+            if (sub is not None and mean is not None and np.all(np.isfinite(sub))
+                    and np.linalg.det(sub) > 0):
                 for level in (1, 2, 3):
                     xy = _ellipse(mean[[col, row]], sub, level)
                     ax.plot(xy[0], xy[1], color=COLORS["exact"], lw=1)

@@ -237,6 +237,9 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
     name = "bayes_compare_topic_" + hashlib.sha1(origin.encode()).hexdigest()[:12]
     before = set(REGISTRY)
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"--topic-file {str(path)!r}: Python cannot load it as a module; "
+                         "give a .py file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
