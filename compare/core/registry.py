@@ -235,7 +235,7 @@ class Simulation:
     """Parameters drawn from the prior and data drawn given them."""
 
     theta: np.ndarray
-    data: np.ndarray
+    data: Any  # what the topic reads: an array, or a Table / Points for structured data
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,7 @@ class BuiltinData:
     name: str
     description: str
     source: str
-    load: Callable[[], np.ndarray]
+    load: Callable[[], Any]  # the topic's data: an array, or a Table / Points
     hyper: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -353,9 +353,8 @@ class Topic:
     variables: tuple[str, ...]
     simulate: Callable[[np.random.Generator, int, dict[str, Any]], Simulation]
     builtin: tuple[BuiltinData, ...]
-    prepare: Callable[[np.ndarray, dict[str, Any]], tuple[np.ndarray, dict[str, Any]]] = \
-        _identity_prepare
-    structure: Callable[[np.ndarray, Mapping[str, Any]], dict[str, Any]] = _no_structure
+    prepare: Callable[[Any, dict[str, Any]], tuple[Any, dict[str, Any]]] = _identity_prepare
+    structure: Callable[[Any, Mapping[str, Any]], dict[str, Any]] = _no_structure
     extras: Callable[[Any], Any] | None = None
     sampler_options: Mapping[str, Any] = field(default_factory=dict)
     extra_tests: int = 0

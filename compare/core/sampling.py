@@ -28,7 +28,7 @@ from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 from scipy import optimize
 from threadpoolctl import threadpool_limits
 
-from compare.core.agreement import posterior_array  # noqa: F401  (re-exported)
+from compare.core.agreement import posterior_array as posterior_array  # re-exported
 from compare.core.defaults import Settings
 
 
