@@ -115,9 +115,8 @@ def design_matrix(*, x: np.ndarray, degree: int | None = None, intercept: bool =
 
 
 def _check_degree(degree: Any) -> int:
-    ok = (isinstance(degree, numbers.Real) and not isinstance(degree, bool)
-          and math.isfinite(degree) and degree == int(degree)  # type: ignore[call-overload]
-          and degree >= 0)  # type: ignore[operator]  # typeshed: numbers.Real declares no int()/<=
+    real = isinstance(degree, numbers.Real) and not isinstance(degree, bool)
+    ok = real and math.isfinite(degree) and degree == int(degree) and degree >= 0
     if not ok:
         raise ValueError(f"degree must be an integer >= 0, got {degree!r}; "
                          f"pass e.g. degree=3")
