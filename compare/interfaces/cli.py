@@ -24,7 +24,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import typer
@@ -39,7 +39,7 @@ from compare.core.data import load_data
 from compare.core.defaults import Settings
 from compare.core.files import DRAWS_FILE, RESULT_FILE, atomic_write, dumps
 from compare.core.registry import DATA_KINDS, REGISTRY, InputError
-from compare.core.text import check_lines, fmt
+from compare.core.text import check_lines
 from compare.interfaces.cli_common import (
     EXIT_AGREE,
     EXIT_BAD_INPUT,
@@ -154,6 +154,14 @@ def describe(topic: TopicArg, topic_file: TopicFileOpt = None) -> None:
         out.print(f"  bayes-compare run {t.name} --data my.csv --column x --json -", markup=False)
 
 
+def _cell(v: Any, spec: str = ".4g") -> str:
+    """A table cell: n/a for missing; an infinite moment shows as inf."""
+    try:
+        return "n/a" if v is None else format(v, spec)
+    except (TypeError, ValueError):
+        return str(v)
+
+
 def _print_result(result: RunResult, out: Console) -> None:
     post = result.exact.posterior
     mcmc = result.mcmc
@@ -165,10 +173,10 @@ def _print_result(result: RunResult, out: Console) -> None:
     for i, name in enumerate(result.parameters):
         z = (mcmc.mean[i] - post.mean[i]) / mcmc.mcse_mean[i]
         z = z if np.isfinite(z) else None  # no finite exact mean: nothing to compare
-        table.add_row(escape(name), fmt(post.mean[i]), fmt(exact_sd[i]), fmt(mcmc.mean[i]),
-                      fmt(mcmc.sd[i]), fmt(mcmc.mcse_mean[i], ".2g"), fmt(z, "+.2f"),
-                      fmt(mcmc.rhat[i], ".4f"), fmt(mcmc.ess_bulk[i], ".0f"),
-                      fmt(mcmc.ess_tail[i], ".0f"))
+        table.add_row(escape(name), _cell(post.mean[i]), _cell(exact_sd[i]),
+                      _cell(mcmc.mean[i]), _cell(mcmc.sd[i]), _cell(mcmc.mcse_mean[i], ".2g"),
+                      _cell(z, "+.2f"), _cell(mcmc.rhat[i], ".4f"),
+                      _cell(mcmc.ess_bulk[i], ".0f"), _cell(mcmc.ess_tail[i], ".0f"))
     out.print(table)
     for line in result.extra.lines:
         out.print(line, markup=False)
