@@ -93,7 +93,7 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
 
 def template_env() -> jinja2.Environment:
     """The Jinja2 environment of ``compare/templates`` (autoescaped, strict, with ``fmt``)."""
-    import jinja2  # heavy-ish: only the report and the SBC pages render templates
+    import jinja2  # heavy: Jinja2 only where a page is rendered (report, SBC pages)
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("compare", "templates"),

@@ -71,8 +71,7 @@ def sbc_command(
     topic_file: TopicFileOpt = None,
 ) -> None:
     """Simulation-based calibration: are the ranks of prior draws among posterior draws uniform?"""
-    # heavy: scipy here, Dask and the fits' PyMC in the study; --help stays light
-    from compare.studies.sbc import RUN_SUBDIR, SbcSettings, SbcSpec, run_sbc
+    from compare.studies import sbc  # heavy: scipy; Dask and PyMC when the study runs
 
     if sims < 1:
         raise BadInput(f"--sims must be >= 1, got {sims}; e.g. --sims 1000")
@@ -99,12 +98,12 @@ def sbc_command(
     overrides: dict[str, Any] = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
                                          tune=tune, seed=seed, alpha=alpha).items()
                  if v is not None}
-    settings = dataclasses.replace(SbcSettings(), **overrides)
+    settings = dataclasses.replace(sbc.SbcSettings(), **overrides)
     hyper = t.hyper(parse_sets(set_), parsed=False)
     out_dir = Path(out) if out is not None else \
-        Path("reports/runs") / t.name / (RUN_SUBDIR + ("-exact" if exact_only else ""))
+        Path("reports/runs") / t.name / (sbc.RUN_SUBDIR + ("-exact" if exact_only else ""))
     check_out_dir(out_dir, "--out")
-    spec = SbcSpec(topic=t.name, hyper=hyper, settings=settings)
+    spec = sbc.SbcSpec(topic=t.name, hyper=hyper, settings=settings)
 
     class Rate(ProgressColumn):
         def render(self, task: Task) -> Text:
@@ -123,7 +122,7 @@ def sbc_command(
             bar.update(task, completed=done, total=total, rate=rate)
 
         try:
-            result = run_sbc(spec=spec, sims=sims, out=out_dir, workers=workers,
+            result = sbc.run_sbc(spec=spec, sims=sims, out=out_dir, workers=workers,
                              scheduler=scheduler, resume=resume, progress=progress,
                              exact_only=exact_only)
         except KeyboardInterrupt:
