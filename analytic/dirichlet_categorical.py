@@ -32,7 +32,7 @@ class Stats:
     def n(self) -> int:
         return int(self.counts.sum())
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.counts + other.counts)
 
 

@@ -38,7 +38,7 @@ class Stats:
     total: int
     log_factorial_sum: float
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.n + other.n, self.total + other.total,
                      self.log_factorial_sum + other.log_factorial_sum)
 

@@ -108,7 +108,7 @@ class Stats:
     def n(self) -> int:
         return int(self.class_counts.sum())
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.class_counts + other.class_counts,
                      self.feature_counts + other.feature_counts)
 
@@ -144,7 +144,7 @@ class GaussianStats:
         return NormalStats(int(self.class_counts[c]), float(self.mean[c, j]),
                            float(self.m2[c, j]))
 
-    def __add__(self, other: "GaussianStats") -> "GaussianStats":
+    def __add__(self, other: GaussianStats) -> GaussianStats:
         na, nb_ = self.class_counts[:, None], other.class_counts[:, None]
         n = na + nb_
         safe = np.where(n > 0, n, 1.0)
@@ -386,7 +386,7 @@ class NaiveBayesPosterior:
     feature_beta: np.ndarray | None
     groups: tuple[tuple[int, int], ...]
     product: ProductPosterior
-    gaussian: "GaussianBlocks | None" = None
+    gaussian: GaussianBlocks | None = None
 
     # ExactPosterior, by delegation to the product of blocks.
     parameters = property(lambda self: self.product.parameters)

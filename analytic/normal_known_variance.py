@@ -37,7 +37,7 @@ class Stats:
     mean: float
     m2: float
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         n = self.n + other.n
         if n == 0:
             return self

@@ -30,7 +30,7 @@ class Stats:
     n: int
     maximum: float
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.n + other.n, max(self.maximum, other.maximum))
 
 
