@@ -149,3 +149,66 @@ def as_data(name: str, x: Any) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name}[{i}] is {arr[i]}; every observation must be a finite number")
     return arr
+
+
+# --- prior sensitivity: what every conjugate topic's sensitivity_path and power_scaled share ---
+#: The two parts of the model power-scaling raises to a power alpha.
+COMPONENTS = ("prior", "likelihood")
+
+
+@dataclass(frozen=True, eq=False)
+class ConjugatePath:
+    """The exact posterior of a conjugate topic at G hyperparameter values.
+
+    What each topic's ``sensitivity_path`` returns (``analytic/<topic>.py``).
+
+    Attributes
+    ----------
+    mean, sd, lower, upper, mode : arrays of shape (G, d)
+        Marginal means and sds (inf where they do not exist, as the posterior
+        classes say), the central ``interval`` interval of each marginal, the
+        joint mode (NaN where there is none).
+    log_evidence : array of shape (G,)
+    """
+
+    mean: np.ndarray
+    sd: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    mode: np.ndarray
+    log_evidence: np.ndarray
+
+
+def central_interval(family: Any, interval: float, *args: Any, **kwds: Any
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The central ``interval`` interval of a scipy ``family`` at (arrays of) parameters,
+    as float arrays (lower, upper)."""
+    lo = family.ppf(0.5 - interval / 2.0, *args, **kwds)
+    hi = family.ppf(0.5 + interval / 2.0, *args, **kwds)
+    return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+
+def path_columns(*arrays: Any) -> list[np.ndarray]:
+    """Broadcast to a common shape (G,) and return column vectors, arrays of shape (G, 1)."""
+    return [np.asarray(a, dtype=float)[:, None] for a in np.broadcast_arrays(*arrays)]
+
+
+def check_power(alpha: float, component: str) -> float:
+    """``alpha`` as a float after checking it is finite and > 0, and that ``component``
+    is one of :data:`COMPONENTS` (ValueError otherwise)."""
+    alpha = float(alpha)
+    if not np.isfinite(alpha) or alpha <= 0:
+        raise ValueError(f"the power alpha must be a finite number > 0, got {alpha!r}")
+    if component not in COMPONENTS:
+        raise ValueError(f"component must be 'prior' or 'likelihood', got {component!r}")
+    return alpha
+
+
+def scaled_shape(name: str, shape: float, alpha: float) -> float:
+    """A density with factor x^(shape - 1), raised to alpha, has factor x^(alpha (shape - 1)):
+    the shape ``alpha (shape - 1) + 1``, which must be > 0 (ValueError naming ``name`` otherwise)."""
+    out = alpha * (shape - 1.0) + 1.0
+    if not out > 0:
+        raise ValueError(f"{name}^alpha with alpha={alpha:g} is not a proper density "
+                         f"({name} shape would be {out:g}); use alpha closer to 1")
+    return out

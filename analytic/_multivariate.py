@@ -1,9 +1,12 @@
-"""Multivariate normal and Student-t distributions as exact posteriors.
+"""Multivariate normal and Student-t distributions as exact posteriors, and their
+log densities from a Cholesky factor.
 
 Used for joint posterior predictive distributions over several inputs
 (regression, Gaussian processes), where the compare layer tests PyMC's
-predictive draws with the same whitening rule as a posterior.  Both keep a
-Cholesky factor: densities and draws never form an inverse.
+predictive draws with the same whitening rule as a posterior, and for the
+Student-t components of the Normal-Wishart predictives (Gaussian mixture and
+classifier).  Everything keeps a Cholesky factor: densities and draws never
+form an inverse.
 """
 
 from __future__ import annotations
@@ -22,6 +25,31 @@ def cholesky(matrix: np.ndarray, name: str) -> np.ndarray:
     except linalg.LinAlgError:
         raise ValueError(f"{name} is not positive definite; check it is a covariance "
                          "matrix (symmetric, positive eigenvalues)") from None
+
+
+def half_log_det(chol: np.ndarray) -> float:
+    """``log |A|^(1/2)`` from the lower Cholesky factor ``chol`` (d, d) of ``A``."""
+    return float(np.sum(np.log(np.diag(chol))))
+
+
+def normal_logpdf(x: np.ndarray, loc: np.ndarray, chol: np.ndarray) -> np.ndarray:
+    """log N(x; loc, C) at points ``x`` (n, d), ``C = chol chol^T``; shape (n,)."""
+    d = loc.size
+    z = linalg.solve_triangular(chol, (x - loc).T, lower=True)
+    return -0.5 * np.sum(z * z, axis=0) - half_log_det(chol) - 0.5 * d * np.log(2 * np.pi)
+
+
+def student_t_logpdf(x: np.ndarray, loc: np.ndarray, chol: np.ndarray, df: float) -> np.ndarray:
+    """log St(x; df, loc, S) at points ``x`` (n, d), ``S = chol chol^T``; shape (n,).
+
+    ``Gamma((df + d) / 2) / (Gamma(df / 2) (df pi)^(d/2) |S|^(1/2))
+    (1 + (x - loc)^T S^-1 (x - loc) / df)^(-(df + d) / 2)`` (Murphy 2012, eq. 2.71).
+    """
+    d, nu = loc.size, float(df)
+    z = linalg.solve_triangular(chol, (x - loc).T, lower=True)
+    return (special.gammaln(0.5 * (nu + d)) - special.gammaln(0.5 * nu)
+            - 0.5 * d * np.log(nu * np.pi) - half_log_det(chol)
+            - 0.5 * (nu + d) * np.log1p(np.sum(z * z, axis=0) / nu))
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,10 +80,7 @@ class MultivariateNormal:
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
-        d = self.mean.size
-        z = linalg.solve_triangular(self.chol, (x - self.mean).reshape(-1, d).T, lower=True)
-        half_logdet = np.sum(np.log(np.diag(self.chol)))
-        out = -0.5 * np.sum(z * z, axis=0) - half_logdet - 0.5 * d * np.log(2 * np.pi)
+        out = normal_logpdf(x.reshape(-1, self.mean.size), self.mean, self.chol)
         return out.reshape(x.shape[:-1])
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -109,12 +134,7 @@ class MultivariateT:
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
-        d, nu = self.loc.size, self.df
-        z = linalg.solve_triangular(self.chol, (x - self.loc).reshape(-1, d).T, lower=True)
-        maha = np.sum(z * z, axis=0)
-        out = (special.gammaln((nu + d) / 2) - special.gammaln(nu / 2)
-               - 0.5 * d * np.log(nu * np.pi) - np.sum(np.log(np.diag(self.chol)))
-               - 0.5 * (nu + d) * np.log1p(maha / nu))
+        out = student_t_logpdf(x.reshape(-1, self.loc.size), self.loc, self.chol, self.df)
         return out.reshape(x.shape[:-1])
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:

@@ -18,7 +18,16 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from analytic._base import ExactAnswer, as_data, require_positive
+from analytic._base import (
+    ConjugatePath,
+    ExactAnswer,
+    as_data,
+    central_interval,
+    check_power,
+    path_columns,
+    require_positive,
+    scaled_shape,
+)
 
 PARAMETERS = ("p",)
 
@@ -125,3 +134,43 @@ def simulate(rng: np.random.Generator, *, n: int, a: float, b: float) -> tuple[n
     """Draw p from the prior, then n outcomes; returns (theta of shape (1,), x of shape (n,))."""
     p = rng.beta(a, b)
     return np.array([p]), (rng.random(n) < p).astype(float)
+
+
+# --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
+def sensitivity_path(*, x: np.ndarray, a, b, interval: float = 0.95) -> ConjugatePath:
+    """The exact posterior at G values of the Beta(a, b) prior at once.
+
+    ``a`` and ``b`` are numbers or arrays of shape (G,) (broadcast); the same
+    formulas as :func:`update` (the mode on the boundary when a or b <= 1),
+    the central ``interval`` interval of Beta(a + s, b + n - s).
+    """
+    s = sufficient_stats(x=x)
+    a, b = (np.atleast_1d(np.asarray(v, dtype=float)) for v in (a, b))
+    a, b = np.broadcast_arrays(a, b)
+    an, bn = a + s.successes, b + s.n - s.successes
+    tot = an + bn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mode = np.where((an > 1) & (bn > 1), (an - 1.0) / (tot - 2.0),
+                        np.where((an <= 1) & (bn > 1), 0.0,
+                                 np.where((bn <= 1) & (an > 1), 1.0, np.nan)))
+    lo, hi = central_interval(stats.beta, interval, an, bn)
+    log_ev = special.betaln(an, bn) - special.betaln(a, b)
+    mean, sd, lo, hi, mode = path_columns(an / tot, np.sqrt(an * bn / (tot * tot * (tot + 1.0))),
+                                          lo, hi, mode)
+    return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
+
+
+def power_scaled(*, x: np.ndarray, a: float, b: float, alpha: float,
+                 component: str) -> BetaPosterior:
+    """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
+
+    Beta(a, b)^alpha = Beta(alpha(a-1)+1, alpha(b-1)+1); the likelihood^alpha
+    weighs every outcome by alpha: Beta(a + alpha s, b + alpha (n - s)).
+    ``component`` is ``"prior"`` or ``"likelihood"``.
+    """
+    alpha = check_power(alpha, component)
+    s = sufficient_stats(x=x)
+    if component == "prior":
+        a, b = scaled_shape("Beta prior", a, alpha), scaled_shape("Beta prior", b, alpha)
+        return BetaPosterior(a + s.successes, b + s.n - s.successes)
+    return BetaPosterior(a + alpha * s.successes, b + alpha * (s.n - s.successes))

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from analytic._base import ExactAnswer
+from analytic._base import ConjugatePath, ExactAnswer, central_interval, check_power
 
 
 @dataclass(frozen=True)
@@ -191,3 +191,53 @@ def simulate(rng: np.random.Generator, *, n: int, categories: Sequence[str],
     """Draw p from the prior, then n category codes; returns (theta (K,), codes (n,))."""
     p = rng.dirichlet(concentration_vector(concentration, len(categories)))
     return p, rng.choice(len(categories), size=n, p=p)
+
+
+# --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
+def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration,
+                     interval: float = 0.95) -> ConjugatePath:
+    """The exact posterior over K category probabilities at G concentrations at once.
+
+    ``concentration``: one number or K numbers (one grid point), or an array
+    of shape (G, 1) (one number per grid point, shared by the categories) or
+    (G, K).  The same formulas as :func:`update` and :func:`solve`'s evidence;
+    each marginal is Beta(c_k, sum c - c_k).
+    """
+    k = len(categories)
+    s = sufficient_stats(x=x, n_categories=k)
+    conc = np.asarray(concentration, dtype=float)
+    if conc.ndim < 2:  # one number, or one per category: a single grid point
+        conc = conc.reshape(1, -1)
+    conc = np.broadcast_to(conc, (conc.shape[0], k))
+    post = conc + s.counts[None, :]
+    total = post.sum(axis=1, keepdims=True)
+    mean = post / total
+    var = mean * (1.0 - mean) / (total + 1.0)
+    lo, hi = central_interval(stats.beta, interval, post, total - post)
+    excess = np.clip(post - 1.0, 0.0, None)
+    ex_total = excess.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mode = np.where(ex_total > 0, excess / ex_total, np.nan)
+    log_ev = (special.gammaln(conc.sum(axis=1)) - special.gammaln(post.sum(axis=1))
+              + np.sum(special.gammaln(post) - special.gammaln(conc), axis=1))
+    return ConjugatePath(mean=mean, sd=np.sqrt(var), lower=lo, upper=hi, mode=mode,
+                         log_evidence=log_ev)
+
+
+def power_scaled(*, x: np.ndarray, categories: Sequence[str], concentration,
+                 alpha: float, component: str) -> DirichletPosterior:
+    """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
+
+    Dir(c)^alpha = Dir(alpha(c-1)+1); the likelihood^alpha: counts times alpha.
+    """
+    alpha = check_power(alpha, component)
+    categories = tuple(str(c) for c in categories)
+    s = sufficient_stats(x=x, n_categories=len(categories))
+    conc = concentration_vector(concentration, len(categories))
+    if component == "prior":
+        scaled = alpha * (conc - 1.0) + 1.0
+        if not np.all(scaled > 0):
+            raise ValueError(f"the Dirichlet prior^alpha with alpha={alpha:g} is improper; "
+                             "use alpha closer to 1")
+        return DirichletPosterior(alpha=scaled + s.counts, categories=categories)
+    return DirichletPosterior(alpha=conc + alpha * s.counts, categories=categories)

@@ -19,7 +19,16 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from analytic._base import ExactAnswer, as_data, require_positive
+from analytic._base import (
+    ConjugatePath,
+    ExactAnswer,
+    as_data,
+    central_interval,
+    check_power,
+    path_columns,
+    require_positive,
+    scaled_shape,
+)
 
 #: Largest Poisson mean numpy's generator draws from ("lam value too large" beyond).
 POISSON_MAX = 1e18
@@ -129,3 +138,37 @@ def simulate(rng: np.random.Generator, *, n: int, shape: float, rate: float) -> 
         raise ValueError(f"the prior draw of the rate is {lam:g}, beyond the {POISSON_MAX:g} "
                          "a Poisson simulator can draw; lower shape / rate (the prior mean)")
     return np.array([lam]), rng.poisson(lam, size=n).astype(float)
+
+
+# --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
+def sensitivity_path(*, x: np.ndarray, shape, rate, interval: float = 0.95) -> ConjugatePath:
+    """The exact posterior at G values of the Gamma(shape, rate) prior at once.
+
+    ``shape`` and ``rate`` are numbers or arrays of shape (G,) (broadcast);
+    the same formulas as :func:`update` and :func:`solve`'s evidence.
+    """
+    s = sufficient_stats(x=x)
+    shape, rate = np.broadcast_arrays(np.atleast_1d(np.asarray(shape, dtype=float)),
+                                      np.atleast_1d(np.asarray(rate, dtype=float)))
+    sn, rn = shape + s.total, rate + s.n
+    lo, hi = central_interval(stats.gamma, interval, sn, scale=1.0 / rn)
+    log_ev = (shape * np.log(rate) - special.gammaln(shape) + special.gammaln(sn)
+              - sn * np.log(rn) - s.log_factorial_sum)
+    mean, sd, lo, hi, mode = path_columns(sn / rn, np.sqrt(sn) / rn, lo, hi,
+                                          np.maximum(sn - 1.0, 0.0) / rn)
+    return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
+
+
+def power_scaled(*, x: np.ndarray, shape: float, rate: float, alpha: float,
+                 component: str) -> GammaPosterior:
+    """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
+
+    Gamma(shape, rate)^alpha = Gamma(alpha(shape-1)+1, alpha rate); the
+    likelihood^alpha: Gamma(shape + alpha sum x, rate + alpha n).
+    """
+    alpha = check_power(alpha, component)
+    s = sufficient_stats(x=x)
+    if component == "prior":
+        return GammaPosterior(scaled_shape("Gamma prior", shape, alpha) + s.total,
+                              alpha * rate + s.n)
+    return GammaPosterior(shape + alpha * s.total, rate + alpha * s.n)

@@ -66,6 +66,19 @@ from scipy import linalg, special
 
 import analytic.gaussian_mixture as gm
 from analytic._base import ExactAnswer
+from analytic._multivariate import student_t_logpdf
+from analytic._normal_wishart import (
+    Groups,
+    as_points,
+    check_int,
+    check_labels,
+    check_prior,
+    cholesky_spd,
+    complete_data_mle,
+    frozen,
+    log_evidence,
+    update,
+)
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _BLOCK_ROWS = 65_536  # rows per block in the prediction loops (bounded memory)
@@ -75,23 +88,19 @@ _BLOCK_ROWS = 65_536  # rows per block in the prediction loops (bounded memory)
 
 
 def _points(name: str, x: Any, d: int | None = None) -> np.ndarray:
-    return gm._as_points(name, x, d=d)
+    return as_points(name, x, d=d)
 
 
 def _labels(labels: Any, n: int, n_classes: int) -> np.ndarray:
-    return gm._check_labels(labels, n, n_classes)
+    return check_labels(labels, n, n_classes)
 
 
 def _class_count(n_classes: Any) -> int:
-    return gm._check_int("n_classes", n_classes, low=1)
+    return check_int("n_classes", n_classes, low=1)
 
 
 def _factor(name: str, cov: np.ndarray, remedy: str) -> np.ndarray:
-    return gm._cholesky_spd(name, np.asarray(cov, dtype=float), remedy=remedy)
-
-
-def _frozen(arr: Any) -> np.ndarray:
-    return gm._frozen(arr)
+    return cholesky_spd(name, np.asarray(cov, dtype=float), remedy=remedy)
 
 
 # ---------------------------------------------------------------- sufficient statistics
@@ -117,7 +126,7 @@ class ClassStats:
 
     def __post_init__(self) -> None:
         for name in ("counts", "means", "scatter"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, frozen(getattr(self, name)))
 
     @property
     def n_classes(self) -> int:
@@ -199,7 +208,7 @@ class GaussianFit:
 
     def __post_init__(self) -> None:
         for name in ("priors", "means", "covariances", "pooled_covariance", "counts"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, frozen(getattr(self, name)))
 
     def singular_classes(self) -> tuple[int, ...]:
         """Classes whose MLE covariance is singular (fewer than d + 1 points, or collinear)."""
@@ -257,8 +266,8 @@ class LinearBoundary:
     bias: np.ndarray
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "weights", _frozen(self.weights))
-        object.__setattr__(self, "bias", _frozen(self.bias))
+        object.__setattr__(self, "weights", frozen(self.weights))
+        object.__setattr__(self, "bias", frozen(self.bias))
 
     def two_class(self, *, first: int = 0, second: int = 1) -> tuple[np.ndarray, float]:
         """``(w, b)`` with ``P(C_first | x) = sigmoid(w^T x + b)`` among two classes.
@@ -354,7 +363,7 @@ class QuadraticBoundary:
 
     def __post_init__(self) -> None:
         for name in ("quadratic", "weights", "bias", "means", "precision_cholesky"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, frozen(getattr(self, name)))
 
     def activations(self, x: np.ndarray) -> np.ndarray:
         """``a_k(x)`` (shared ``-d/2 log 2 pi`` dropped), shape (n, K)."""
@@ -506,7 +515,7 @@ class ClassPredictive:
 
     def __post_init__(self) -> None:
         for name in ("class_probs", "loc", "df", "scale"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, frozen(getattr(self, name)))
 
     def log_joint(self, x: np.ndarray) -> np.ndarray:
         """``log E[pi_k] + log St(x | m_k, df_k, scale_k)``, shape (n, K)."""
@@ -515,12 +524,8 @@ class ClassPredictive:
         out = np.empty((x.shape[0], k_count))
         for k in range(k_count):
             chol = linalg.cholesky(self.scale[k], lower=True)
-            z = linalg.solve_triangular(chol, (x - self.loc[k]).T, lower=True)
-            nu = float(self.df[k])
-            out[:, k] = (math.log(self.class_probs[k]) + special.gammaln(0.5 * (nu + d))
-                         - special.gammaln(0.5 * nu) - 0.5 * d * math.log(nu * math.pi)
-                         - float(np.sum(np.log(np.diag(chol))))
-                         - 0.5 * (nu + d) * np.log1p(np.einsum("ij,ij->j", z, z) / nu))
+            out[:, k] = math.log(self.class_probs[k]) + student_t_logpdf(
+                x, self.loc[k], chol, self.df[k])
         return out
 
     def log_proba(self, x: np.ndarray) -> np.ndarray:
@@ -565,19 +570,21 @@ def answer_from_stats(*, stats: ClassStats, prior: gm.NormalWishartPrior,
     """
     if not isinstance(stats, ClassStats):
         raise TypeError(f"stats must be a ClassStats, got {type(stats).__name__}")
-    prior = gm._check_prior(prior, stats.d)
+    prior = check_prior(prior, stats.d)
     classes = tuple(str(k) for k in range(stats.n_classes)) if classes is None else tuple(classes)
     features = tuple(f"x{j}" for j in range(stats.d)) if features is None else tuple(features)
-    groups = gm._Groups(np.asarray(stats.counts), np.asarray(stats.means),
+    groups = Groups(np.asarray(stats.counts), np.asarray(stats.means),
                         np.asarray(stats.scatter))
-    inner = gm._posterior_from_groups(groups, prior)
+    inner = gm.MixturePosterior(**update(groups, prior))
     post = ClassifierPosterior(inner=inner, classes=classes, features=features)
     dof = inner.t_dof
     pred = ClassPredictive(
         class_probs=inner.alpha / inner.alpha.sum(), loc=inner.m, df=dof,
         scale=inner.psi * ((inner.kappa + 1.0) / (inner.kappa * dof))[:, None, None])
-    return ExactAnswer(posterior=post, mle=gm._complete_data_mle(groups),
-                       log_evidence=gm._log_evidence(groups, inner, prior), predictive=pred)
+    evidence = log_evidence(groups, prior, kappa=inner.kappa, nu=inner.nu,
+                            psi_chol=inner.psi_chol)
+    return ExactAnswer(posterior=post, mle=complete_data_mle(groups), log_evidence=evidence,
+                       predictive=pred)
 
 
 def answer(*, x: np.ndarray, labels: np.ndarray, n_classes: int,

@@ -91,7 +91,6 @@ Numerics
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -100,6 +99,23 @@ from scipy import linalg, optimize, special, stats
 from scipy.linalg import lapack
 
 from analytic._base import ExactAnswer
+from analytic._multivariate import student_t_logpdf
+from analytic._normal_wishart import (
+    Groups,
+    NormalWishartPrior,
+    as_points,
+    check_int,
+    check_labels,
+    check_prior,
+    check_real,
+    cholesky_spd,
+    complete_data_mle,
+    frozen,
+    groups,
+    log_evidence,
+    require_prior,
+    update,
+)
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _EPS = float(np.finfo(float).eps)
@@ -109,146 +125,7 @@ _BLOCK_ELEMENTS = 2**17  # ~1 MiB of float64 per (rows x K x d) block in the E-s
 # ---------------------------------------------------------------- validation
 
 
-def _as_points(name: str, x: Any, *, d: int | None = None, min_rows: int = 0) -> np.ndarray:
-    """``x`` as a finite float array of shape (n, d), or a ValueError naming the fix."""
-    arr = np.asarray(x, dtype=float)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be an array of shape (n, d), got shape {arr.shape}; "
-                         f"pass one row per observation (x[:, None] for one-dimensional data)")
-    if arr.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one column, got shape {arr.shape}")
-    if d is not None and arr.shape[1] != d:
-        raise ValueError(f"{name} must have {d} columns (the dimension of the mixture), "
-                         f"got shape {arr.shape}; pass data of the same dimension")
-    if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} rows, got {arr.shape[0]}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(f"{name}[{i}, {j}] is {arr[i, j]}; every coordinate must be a "
-                         f"finite number: drop or impute that row")
-    return arr
-
-
-def _check_int(name: str, value: Any, *, low: int, high: int | None = None,
-               high_what: str = "") -> int:
-    ok = (isinstance(value, numbers.Integral) and not isinstance(value, bool))
-    if not ok:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}; pass e.g. "
-                         f"{name}={max(low, 2)}")
-    if value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high_what} ({high}), got {value!r}; "
-                         f"use fewer {name} or more data")
-    return int(value)
-
-
-def _check_real(name: str, value: Any, *, low: float, strict: bool, why: str = "") -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    bad = (not math.isfinite(v)) or (v <= low if strict else v < low)
-    if bad:
-        op = ">" if strict else ">="
-        raise ValueError(f"{name} must be a finite number {op} {low:g}{why}, got {value!r}; "
-                         f"pass a value {op} {low:g}")
-    return v
-
-
-def _cholesky_spd(name: str, matrix: np.ndarray, *, remedy: str) -> np.ndarray:
-    """Lower Cholesky factor of a symmetric positive definite (d, d) matrix."""
-    scale = float(np.max(np.abs(matrix))) if matrix.size else 0.0
-    if not np.allclose(matrix, matrix.T, rtol=0.0, atol=1e-12 * scale):
-        raise ValueError(f"{name} must be symmetric, got {matrix.tolist()}; pass (A + A.T) / 2")
-    try:
-        return linalg.cholesky(0.5 * (matrix + matrix.T), lower=True)
-    except linalg.LinAlgError:
-        raise ValueError(f"{name} must be symmetric positive definite, got {matrix.tolist()}; "
-                         f"{remedy}") from None
-
-
-def _frozen(arr: np.ndarray) -> np.ndarray:
-    arr = np.array(arr, dtype=float)  # a private copy
-    arr.flags.writeable = False
-    return arr
-
-
 # ---------------------------------------------------------------- prior
-
-
-@dataclass(frozen=True, eq=False)
-class NormalWishartPrior:
-    """Dirichlet x Normal-Wishart prior of a K-component mixture in R^d.
-
-    ``w ~ Dirichlet(alpha 1_K)``; for every component
-    ``Lambda_k ~ Wishart(nu0, W0)`` with ``W0 = psi0^-1`` and
-    ``mu_k | Lambda_k ~ Normal(m0, (kappa0 Lambda_k)^-1)``
-    (Bishop 2006, eqs. 10.39-10.40; Murphy 2012, sec. 4.6.3).
-
-    Attributes
-    ----------
-    alpha : float
-        Dirichlet concentration of *each* weight, > 0 (MAP-EM needs >= 1).
-    m0 : array of shape (d,)
-        Prior mean of every component mean.
-    kappa0 : float
-        Prior pseudo-count of the means, > 0.
-    nu0 : float
-        Wishart degrees of freedom, > d - 1 (MAP-EM needs > d; PyMC's
-        Wishart needs an integer, checked by the caller).
-    psi0 : array of shape (d, d)
-        ``W0^-1``, symmetric positive definite; ``E[Lambda_k] = nu0 psi0^-1``.
-    psi0_chol : array of shape (d, d)
-        Lower Cholesky factor of ``psi0`` (computed).
-    """
-
-    alpha: float
-    m0: np.ndarray
-    kappa0: float
-    nu0: float
-    psi0: np.ndarray
-    psi0_chol: np.ndarray = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        alpha = _check_real("alpha", self.alpha, low=0.0, strict=True)
-        m0 = np.asarray(self.m0, dtype=float)
-        if m0.ndim != 1 or m0.size == 0:
-            raise ValueError(f"m0 must be an array of shape (d,), got shape {m0.shape}; "
-                             f"pass one prior mean per coordinate")
-        if not np.all(np.isfinite(m0)):
-            raise ValueError(f"m0 must be finite, got {m0.tolist()}; pass finite values")
-        d = m0.size
-        kappa0 = _check_real("kappa0", self.kappa0, low=0.0, strict=True)
-        nu0 = _check_real("nu0", self.nu0, low=d - 1.0, strict=True,
-                          why=f" (d - 1 with d = {d}) for a proper Wishart")
-        psi0 = np.asarray(self.psi0, dtype=float)
-        if psi0.shape != (d, d):
-            raise ValueError(f"psi0 must be an array of shape ({d}, {d}), got shape "
-                             f"{psi0.shape}; pass one row and column per coordinate")
-        if not np.all(np.isfinite(psi0)):
-            raise ValueError(f"psi0 must be finite, got {psi0.tolist()}; pass finite values")
-        chol = _cholesky_spd("psi0", psi0, remedy="pass a matrix with all eigenvalues > 0, "
-                             "e.g. a diagonal one (default_prior builds one from the data)")
-        for name, value in (("alpha", alpha), ("m0", _frozen(m0)), ("kappa0", kappa0),
-                            ("nu0", nu0), ("psi0", _frozen(0.5 * (psi0 + psi0.T))),
-                            ("psi0_chol", _frozen(chol))):
-            object.__setattr__(self, name, value)
-
-    @property
-    def d(self) -> int:
-        return int(self.m0.shape[0])
-
-    @property
-    def w0(self) -> np.ndarray:
-        """The Wishart scale ``W0 = psi0^-1``, shape (d, d), by two triangular solves."""
-        w = linalg.cho_solve((self.psi0_chol, True), np.eye(self.d))
-        return 0.5 * (w + w.T)
-
-    @property
-    def log_det_psi0(self) -> float:
-        return 2.0 * float(np.sum(np.log(np.diag(self.psi0_chol))))
 
 
 def default_prior(*, x: np.ndarray, components: int, alpha: float = 1.0, kappa0: float = 0.01,
@@ -274,11 +151,11 @@ def default_prior(*, x: np.ndarray, components: int, alpha: float = 1.0, kappa0:
     alpha, kappa0, nu0, cov_scale : float
         See :class:`NormalWishartPrior`; ``cov_scale > 0``.
     """
-    x = _as_points("x", x, min_rows=2)
+    x = as_points("x", x, min_rows=2)
     n, d = x.shape
-    _check_int("components", components, low=1, high=n, high_what="the number of rows of x")
-    cov_scale = _check_real("cov_scale", cov_scale, low=0.0, strict=True)
-    nu0 = float(d + 2) if nu0 is None else _check_real(
+    check_int("components", components, low=1, high=n, high_what="the number of rows of x")
+    cov_scale = check_real("cov_scale", cov_scale, low=0.0, strict=True)
+    nu0 = float(d + 2) if nu0 is None else check_real(
         "nu0", nu0, low=d - 1.0, strict=True, why=f" (d - 1 with d = {d}) for a proper Wishart")
     mean = x.mean(axis=0)
     var = np.mean((x - mean) ** 2, axis=0)
@@ -376,10 +253,10 @@ class MixtureParams:
             raise ValueError("covariances must be symmetric; pass (C + C.T) / 2 for each")
         cov = 0.5 * (cov + cov.transpose(0, 2, 1))
         prec_chol = _precision_cholesky(cov, remedy=_PARAMS_REMEDY)
-        object.__setattr__(self, "weights", _frozen(w))
-        object.__setattr__(self, "means", _frozen(means))
-        object.__setattr__(self, "covariances", _frozen(cov))
-        object.__setattr__(self, "precision_cholesky", _frozen(prec_chol))
+        object.__setattr__(self, "weights", frozen(w))
+        object.__setattr__(self, "means", frozen(means))
+        object.__setattr__(self, "covariances", frozen(cov))
+        object.__setattr__(self, "precision_cholesky", frozen(prec_chol))
 
     @classmethod
     def from_precisions(cls, *, weights: np.ndarray, means: np.ndarray,
@@ -392,7 +269,7 @@ class MixtureParams:
         eye = np.eye(lam.shape[1])
         cov = np.empty_like(lam)
         for k in range(lam.shape[0]):
-            chol = _cholesky_spd(f"precisions[{k}]", lam[k], remedy="pass a precision matrix "
+            chol = cholesky_spd(f"precisions[{k}]", lam[k], remedy="pass a precision matrix "
                                  "with all eigenvalues > 0")
             c = linalg.cho_solve((chol, True), eye)
             cov[k] = 0.5 * (c + c.T)
@@ -430,22 +307,6 @@ def _check_params(params: Any, d: int | None = None) -> MixtureParams:
     return params
 
 
-def _require_prior(prior: Any) -> NormalWishartPrior:
-    if not isinstance(prior, NormalWishartPrior):
-        raise TypeError(f"prior must be a gaussian_mixture.NormalWishartPrior, got "
-                        f"{type(prior).__name__}; build one with default_prior(x=..., "
-                        f"components=...)")
-    return prior
-
-
-def _check_prior(prior: Any, d: int) -> NormalWishartPrior:
-    prior = _require_prior(prior)
-    if prior.d != d:
-        raise ValueError(f"prior is for {prior.d} dimensions but the data have {d} columns; "
-                         f"build the prior from the same data")
-    return prior
-
-
 # ---------------------------------------------------------------- densities
 
 
@@ -466,7 +327,7 @@ def log_prob_components(*, x: np.ndarray, params: MixtureParams) -> np.ndarray:
     array of shape (n, K)
     """
     params = _check_params(params)
-    x = _as_points("x", x, d=params.d)
+    x = as_points("x", x, d=params.d)
     d = params.d
     with np.errstate(divide="ignore"):
         const = (np.log(params.weights) - 0.5 * d * _LOG_2PI
@@ -536,21 +397,21 @@ def log_prior(*, params: MixtureParams, prior: NormalWishartPrior) -> float:
     ``pm.find_MAP(jacobian=False)`` evaluates PyMC's log density.
     """
     params = _check_params(params)
-    prior = _check_prior(prior, params.d)
+    prior = check_prior(prior, params.d)
     return _log_prior_parts(params.weights, params.means, params.precision_cholesky, prior,
                             prior.m0)
 
 
 def n_parameters(*, components: int, dim: int) -> int:
     """Free parameters of a full-covariance mixture: ``K - 1 + K d + K d (d + 1) / 2``."""
-    k = _check_int("components", components, low=1)
-    d = _check_int("dim", dim, low=1)
+    k = check_int("components", components, low=1)
+    d = check_int("dim", dim, low=1)
     return k - 1 + k * d + k * d * (d + 1) // 2
 
 
 def bic(*, x: np.ndarray, params: MixtureParams) -> float:
     """Bayesian information criterion ``-2 log L + p log n`` (Bishop 2006, eq. 4.139; lower is better)."""
-    x = _as_points("x", x, min_rows=1)
+    x = as_points("x", x, min_rows=1)
     p = n_parameters(components=_check_params(params).components, dim=params.d)
     return -2.0 * log_likelihood(x=x, params=params) + p * math.log(x.shape[0])
 
@@ -598,8 +459,8 @@ def kmeans_plus_plus(*, x: np.ndarray, components: int, rng: np.random.Generator
     array of shape (K, d)
         Rows of ``x``.
     """
-    x = _as_points("x", x, min_rows=1)
-    k = _check_int("components", components, low=1, high=x.shape[0],
+    x = as_points("x", x, min_rows=1)
+    k = check_int("components", components, low=1, high=x.shape[0],
                    high_what="the number of rows of x")
     return x[_kmeans_pp(x, k, rng)].copy()
 
@@ -831,13 +692,13 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
     -------
     EMResult
     """
-    x = _as_points("x", x, min_rows=1)
+    x = as_points("x", x, min_rows=1)
     n, d = x.shape
-    k_count = _check_int("components", components, low=1, high=n,
+    k_count = check_int("components", components, low=1, high=n,
                          high_what="the number of rows of x")
     is_map = prior is not None
     if is_map:
-        prior = _check_prior(prior, d)
+        prior = check_prior(prior, d)
         if prior.alpha < 1.0:
             raise ValueError(f"alpha must be >= 1 for MAP-EM, got {prior.alpha!r}: with "
                              f"alpha < 1 the Dirichlet density is unbounded at the simplex's "
@@ -847,10 +708,10 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
             raise ValueError(f"nu0 must be > d = {d} for MAP-EM, got {prior.nu0!r}: the mode "
                              f"of Lambda_k is (nu0 + N_k - d) W_N, which must stay positive "
                              f"for a component with no points; raise nu0 or use ML-EM")
-    reg_covar = _check_real("reg_covar", reg_covar, low=0.0, strict=False)
-    tol = _check_real("tol", tol, low=0.0, strict=False)
-    max_iter = _check_int("max_iter", max_iter, low=1)
-    restarts = _check_int("restarts", restarts, low=1)
+    reg_covar = check_real("reg_covar", reg_covar, low=0.0, strict=False)
+    tol = check_real("tol", tol, low=0.0, strict=False)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    restarts = check_int("restarts", restarts, low=1)
     if init is None:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator (for k-means++), got "
@@ -923,8 +784,8 @@ def parameter_names(*, components: int, dim: int) -> tuple[str, ...]:
     ``"Lambda[k,i,j]"`` for k, i, j in C order (all d * d entries, including
     the symmetric duplicates).  P = K + K d + K d^2 names.
     """
-    k_count = _check_int("components", components, low=1)
-    d = _check_int("dim", dim, low=1)
+    k_count = check_int("components", components, low=1)
+    d = check_int("dim", dim, low=1)
     return (tuple(f"w[{k}]" for k in range(k_count))
             + tuple(f"mu[{k},{j}]" for k in range(k_count) for j in range(d))
             + tuple(f"Lambda[{k},{i},{j}]" for k in range(k_count) for i in range(d)
@@ -983,14 +844,14 @@ class MixturePosterior:
         chol = np.empty((k_count, d, d))
         scale = np.empty((k_count, d, d))
         for k in range(k_count):
-            chol[k] = _cholesky_spd(f"psi[{k}]", np.asarray(self.psi[k], dtype=float),
+            chol[k] = cholesky_spd(f"psi[{k}]", np.asarray(self.psi[k], dtype=float),
                                     remedy="check the prior's psi0")
             w = linalg.cho_solve((chol[k], True), np.eye(d))
             scale[k] = 0.5 * (w + w.T)
         for name in ("alpha", "m", "kappa", "nu", "psi"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
-        object.__setattr__(self, "psi_chol", _frozen(chol))
-        object.__setattr__(self, "scale", _frozen(scale))
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+        object.__setattr__(self, "psi_chol", frozen(chol))
+        object.__setattr__(self, "scale", frozen(scale))
 
     # --- layout
 
@@ -1181,7 +1042,7 @@ class MixturePosterior:
         ``Lambda = G G^T`` and the draw has covariance ``(kappa_k Lambda)^-1``);
         ``G^-T = C A^-T``, with ``A^-T z`` by back substitution.
         """
-        size = _check_int("size", size, low=0)
+        size = check_int("size", size, low=0)
         k_count, d = self.components, self.d
         w = rng.dirichlet(self.alpha, size=size)
         mu = np.empty((size, k_count, d))
@@ -1240,12 +1101,8 @@ class MixturePredictive:
         parts = np.empty((flat.shape[0], self.weights.size))
         for k in range(self.weights.size):
             chol = linalg.cholesky(self.scale[k], lower=True)
-            z = linalg.solve_triangular(chol, (flat - self.loc[k]).T, lower=True)
-            nu = self.df[k]
-            parts[:, k] = (math.log(self.weights[k]) + special.gammaln(0.5 * (nu + d))
-                           - special.gammaln(0.5 * nu) - 0.5 * d * math.log(nu * math.pi)
-                           - float(np.sum(np.log(np.diag(chol))))
-                           - 0.5 * (nu + d) * np.log1p(np.sum(z * z, axis=0) / nu))
+            parts[:, k] = math.log(self.weights[k]) + student_t_logpdf(
+                flat, self.loc[k], chol, self.df[k])
         return special.logsumexp(parts, axis=1).reshape(x.shape[:-1])
 
     def mean(self) -> np.ndarray:
@@ -1269,53 +1126,9 @@ class MixturePredictive:
         return np.diag(self.cov()).copy()
 
 
-def _check_labels(labels: Any, n: int, k_count: int) -> np.ndarray:
-    arr = np.asarray(labels)
-    if arr.shape != (n,):
-        raise ValueError(f"labels must have shape ({n},) (one per row of x), got shape "
-                         f"{arr.shape}")
-    with np.errstate(invalid="ignore"):
-        codes = arr.astype(np.int64) if arr.size else np.zeros(0, dtype=np.int64)
-    bad = (codes != arr) | (codes < 0) | (codes >= k_count)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"labels[{i}] = {arr[i]} is not a component in 0..{k_count - 1}; "
-                         f"pass integer labels")
-    return codes
-
-
-@dataclass(frozen=True, eq=False)
-class _Groups:
-    counts: np.ndarray  # (K,)
-    xbar: np.ndarray  # (K, d), zero where empty
-    scatter: np.ndarray  # (K, d, d) about xbar
-
-
-def _groups(x: np.ndarray, labels: np.ndarray, k_count: int) -> _Groups:
-    d = x.shape[1]
-    counts = np.zeros(k_count)
-    xbar = np.zeros((k_count, d))
-    scatter = np.zeros((k_count, d, d))
-    for k in range(k_count):
-        xk = x[labels == k]
-        counts[k] = xk.shape[0]
-        if xk.shape[0]:
-            xbar[k] = xk.mean(axis=0)
-            c = xk - xbar[k]
-            scatter[k] = c.T @ c
-    return _Groups(counts, xbar, scatter)
-
-
-def _posterior_from_groups(g: _Groups, prior: NormalWishartPrior) -> MixturePosterior:
-    """Normal-Wishart update per component (Bishop 2006, eqs. 10.58-10.63; Murphy 2012, sec. 4.6.3.3)."""
-    n_k = g.counts
-    kappa = prior.kappa0 + n_k
-    m = (prior.kappa0 * prior.m0 + n_k[:, None] * g.xbar) / kappa[:, None]
-    dev = g.xbar - prior.m0
-    shrink = prior.kappa0 * n_k / kappa
-    psi = prior.psi0 + g.scatter + shrink[:, None, None] * dev[:, :, None] * dev[:, None, :]
-    return MixturePosterior(alpha=prior.alpha + n_k, m=m, kappa=kappa, nu=prior.nu0 + n_k,
-                            psi=psi)
+def _posterior_from_groups(g: Groups, prior: NormalWishartPrior) -> MixturePosterior:
+    """Normal-Wishart update per component (:func:`analytic._normal_wishart.update`)."""
+    return MixturePosterior(**update(g, prior))
 
 
 def complete_data_posterior(*, x: np.ndarray, labels: np.ndarray, prior: NormalWishartPrior,
@@ -1339,45 +1152,15 @@ def complete_data_posterior(*, x: np.ndarray, labels: np.ndarray, prior: NormalW
     components : int
         K >= 1.
     """
-    k_count = _check_int("components", components, low=1)
-    prior = _require_prior(prior)
-    x = _as_points("x", x, d=prior.d)
-    codes = _check_labels(labels, x.shape[0], k_count)
-    return _posterior_from_groups(_groups(x, codes, k_count), prior)
+    k_count = check_int("components", components, low=1)
+    prior = require_prior(prior)
+    x = as_points("x", x, d=prior.d)
+    codes = check_labels(labels, x.shape[0], k_count)
+    return _posterior_from_groups(groups(x, codes, k_count), prior)
 
 
-def _log_evidence(g: _Groups, post: MixturePosterior, prior: NormalWishartPrior) -> float:
-    k_count, d = post.components, post.d
-    n = float(g.counts.sum())
-    alpha = prior.alpha
-    # Dirichlet-multinomial probability of the label sequence (Murphy 2012, sec. 5.3.2.2)
-    log_z = (special.gammaln(k_count * alpha) - special.gammaln(n + k_count * alpha)
-             + float(np.sum(special.gammaln(alpha + g.counts) - special.gammaln(alpha))))
-    # Normal-Wishart marginal likelihood per component (Murphy 2012, sec. 4.6.3.6, S = W^-1)
-    log_det_psi = 2.0 * np.sum(np.log(np.diagonal(post.psi_chol, axis1=1, axis2=2)), axis=1)
-    log_x = (-0.5 * g.counts * d * math.log(math.pi)
-             + special.multigammaln(0.5 * post.nu[:, None], d)[:, 0]
-             - special.multigammaln(0.5 * prior.nu0, d)
-             + 0.5 * prior.nu0 * prior.log_det_psi0 - 0.5 * post.nu * log_det_psi
-             + 0.5 * d * (math.log(prior.kappa0) - np.log(post.kappa)))
-    return float(log_z + np.sum(log_x))
-
-
-def _complete_data_mle(g: _Groups) -> np.ndarray | None:
-    """``counts / n``, ``xbar_k``, ``(S_k / N_k)^-1``; None unless every S_k is positive definite."""
-    n = g.counts.sum()
-    k_count, d = g.xbar.shape
-    if n == 0 or np.any(g.counts < d + 1):
-        return None
-    lam = np.empty((k_count, d, d))
-    for k in range(k_count):
-        try:
-            chol = linalg.cholesky(g.scatter[k] / g.counts[k], lower=True)
-        except linalg.LinAlgError:
-            return None
-        p = linalg.cho_solve((chol, True), np.eye(d))
-        lam[k] = 0.5 * (p + p.T)
-    return np.concatenate([g.counts / n, g.xbar.ravel(), lam.ravel()])
+def _log_evidence(g: Groups, post: MixturePosterior, prior: NormalWishartPrior) -> float:
+    return log_evidence(g, prior, kappa=post.kappa, nu=post.nu, psi_chol=post.psi_chol)
 
 
 def complete_data_answer(*, x: np.ndarray, labels: np.ndarray, prior: NormalWishartPrior,
@@ -1395,17 +1178,17 @@ def complete_data_answer(*, x: np.ndarray, labels: np.ndarray, prior: NormalWish
     ``xbar_k``, ``(S_k / N_k)^-1``); None when a component has fewer than
     d + 1 points or a singular scatter.  predictive: :class:`MixturePredictive`.
     """
-    k_count = _check_int("components", components, low=1)
-    prior = _require_prior(prior)
-    x = _as_points("x", x, d=prior.d)
-    codes = _check_labels(labels, x.shape[0], k_count)
-    g = _groups(x, codes, k_count)
+    k_count = check_int("components", components, low=1)
+    prior = require_prior(prior)
+    x = as_points("x", x, d=prior.d)
+    codes = check_labels(labels, x.shape[0], k_count)
+    g = groups(x, codes, k_count)
     post = _posterior_from_groups(g, prior)
     dof = post.t_dof
     pred = MixturePredictive(
         weights=post.alpha / post.alpha.sum(), loc=post.m, df=dof,
         scale=post.psi * ((post.kappa + 1.0) / (post.kappa * dof))[:, None, None])
-    return ExactAnswer(posterior=post, mle=_complete_data_mle(g),
+    return ExactAnswer(posterior=post, mle=complete_data_mle(g),
                        log_evidence=_log_evidence(g, post, prior), predictive=pred)
 
 
@@ -1504,7 +1287,7 @@ def simulate_from(rng: np.random.Generator, *, n: int,
     x : array of shape (n, d)
     labels : int array of shape (n,)
     """
-    n = _check_int("n", n, low=0)
+    n = check_int("n", n, low=0)
     params = _check_params(params)
     labels = rng.choice(params.components, size=n, p=params.weights)
     z = rng.standard_normal((n, params.d))
@@ -1531,9 +1314,9 @@ def simulate(rng: np.random.Generator, *, n: int, components: int,
     x : array of shape (n, d)
     labels : int array of shape (n,)
     """
-    k_count = _check_int("components", components, low=1)
-    prior = _require_prior(prior)
-    g = _Groups(np.zeros(k_count), np.zeros((k_count, prior.d)),
+    k_count = check_int("components", components, low=1)
+    prior = require_prior(prior)
+    g = Groups(np.zeros(k_count), np.zeros((k_count, prior.d)),
                 np.zeros((k_count, prior.d, prior.d)))
     w, mu, lam = _posterior_from_groups(g, prior).sample_components(rng, 1)
     params = MixtureParams.from_precisions(weights=w[0] / w[0].sum(), means=mu[0],

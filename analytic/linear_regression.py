@@ -38,7 +38,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import linalg, stats
 
-from analytic._base import ExactAnswer, as_data, require_positive
+from analytic._base import ConjugatePath, ExactAnswer, as_data, check_power, require_positive
+from analytic.sensitivity import gaussian_linear_path
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -773,3 +774,69 @@ def sinusoid(rng: np.random.Generator, *, n: int = 25,
     noise_sd = require_positive("noise_sd", noise_sd)
     x = np.sort(rng.uniform(0.0, 1.0, size=int(n)))
     return x, np.sin(2.0 * np.pi * x) + noise_sd * rng.standard_normal(int(n))
+
+
+# ---------------------------------------------------------------- prior sensitivity
+def sensitivity_path(*, suff: Stats, noise_sd, prior_sd, prior_mean: np.ndarray | float = 0.0,
+                     interval: float = 0.95) -> ConjugatePath:
+    """The exact posterior of ``w`` at G values of (noise_sd, prior_sd) at once.
+
+    One eigendecomposition of ``Phi^T Phi`` serves the whole grid
+    (:func:`analytic.sensitivity.gaussian_linear_path`); the posterior is
+    Gaussian, so its mode is its mean and the central ``interval`` interval
+    is mean +- z sd.
+
+    Parameters
+    ----------
+    suff : Stats
+    noise_sd, prior_sd : float or array of shape (G,)
+        Standard deviations (not variances), broadcast against each other, > 0.
+    prior_mean : float or array of shape (d,)
+    interval : float
+    """
+    suff = _check_stats(suff)
+    noise_var = np.asarray(noise_sd, dtype=float) ** 2
+    prior_var = np.asarray(prior_sd, dtype=float) ** 2
+    path = gaussian_linear_path(gram=suff.gram, phi_t_y=suff.phi_t_y, y_t_y=suff.y_t_y,
+                                n=suff.n, noise_var=noise_var, prior_var=prior_var,
+                                prior_mean=prior_mean)
+    z = float(stats.norm.ppf(0.5 + interval / 2.0))
+    return ConjugatePath(mean=path.mean, sd=path.sd, lower=path.mean - z * path.sd,
+                         upper=path.mean + z * path.sd, mode=path.mean.copy(),
+                         log_evidence=path.log_evidence)
+
+
+def power_scaled(*, suff: Stats, noise_sd: float, prior_sd: float,
+                 prior_mean: np.ndarray | float = 0.0, alpha: float,
+                 component: str) -> GaussianPosterior:
+    """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
+
+    N(m0, prior_sd^2 I)^alpha = N(m0, prior_sd^2/alpha I); the Gaussian
+    likelihood^alpha has noise variance noise_sd^2/alpha.  ``component`` is
+    ``"prior"`` or ``"likelihood"``.
+    """
+    alpha = check_power(alpha, component)
+    suff = _check_stats(suff)
+    root = math.sqrt(alpha)
+    if component == "prior":
+        prior_sd = prior_sd / root
+    else:
+        noise_sd = noise_sd / root
+    return update(suff=suff, noise_sd=noise_sd, prior_mean=prior_mean,
+                  prior_cov=prior_sd**2 * np.eye(suff.d))
+
+
+def log_densities(*, suff: Stats, theta: np.ndarray, noise_sd: float, prior_sd: float,
+                  prior_mean: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """The log prior and log likelihood at ``theta`` = w, array of shape (..., d).
+
+    log N(w; m0, prior_sd^2 I), and the log likelihood up to a constant from
+    the statistics: -(y^T y - 2 w^T Phi^T y + w^T Phi^T Phi w) / (2 noise_sd^2).
+    Returns two arrays of shape (...).
+    """
+    suff = _check_stats(suff)
+    theta = np.asarray(theta, dtype=float)
+    log_prior = stats.norm.logpdf(theta, prior_mean, prior_sd).sum(-1)
+    quad = (suff.y_t_y - 2.0 * theta @ suff.phi_t_y
+            + np.einsum("...i,ij,...j->...", theta, suff.gram, theta))
+    return log_prior, -0.5 * quad / noise_sd**2

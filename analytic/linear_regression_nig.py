@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import linalg, special, stats
 
-from analytic._base import ExactAnswer, require_drawable, require_positive
+from analytic._base import ExactAnswer, check_power, require_drawable, require_positive
 from analytic.linear_regression import (
     MLE,
     Stats,
@@ -61,8 +61,9 @@ from analytic.linear_regression import (
 
 __all__ = [
     "MLE", "NIGPredictive", "NIGRegressionFit", "NIGRegressionPosterior", "Stats",
-    "design_matrix", "fit", "fit_stats", "log_evidence", "mle", "predictive",
-    "predictive_cov", "simulate", "solve", "solve_stats", "sufficient_stats", "update",
+    "design_matrix", "fit", "fit_stats", "log_densities", "log_evidence", "mle",
+    "power_scaled", "predictive", "predictive_cov", "simulate", "solve", "solve_stats",
+    "sufficient_stats", "update",
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -428,3 +429,50 @@ def simulate(rng: np.random.Generator, *, phi: np.ndarray, alpha0: float, beta0:
     sd = math.sqrt(sigma2)
     w = sd * prior_scale * rng.standard_normal(phi.shape[1])
     return np.append(w, sigma2), phi @ w + sd * rng.standard_normal(phi.shape[0])
+
+
+# ---------------------------------------------------------------- prior sensitivity
+def power_scaled(*, suff: Stats, alpha0: float, beta0: float, prior_scale: float,
+                 prior_mean: np.ndarray | float = 0.0, alpha: float,
+                 component: str) -> NIGRegressionPosterior:
+    """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
+
+    N(w; m0, sigma2 s^2 I)^alpha InvGamma(sigma2; a0, b0)^alpha = N(w; m0, sigma2 s^2/alpha I)
+    (sigma2)^(-d(alpha-1)/2) InvGamma(alpha(a0+1)-1, alpha b0): NIG with scale s/sqrt(alpha),
+    shape alpha(a0+1) - 1 + d(alpha-1)/2, scale alpha b0.  The likelihood^alpha is data of
+    weight alpha: every sufficient statistic (n, Phi^T Phi, Phi^T y, y^T y) times alpha.
+    """
+    alpha = check_power(alpha, component)
+    suff = _check_stats(suff)
+    d = suff.d
+    if component == "prior":
+        shape = alpha * (alpha0 + 1.0) - 1.0 + 0.5 * d * (alpha - 1.0)
+        if not shape > 0:
+            raise ValueError(f"the NIG prior^alpha with alpha={alpha:g} is improper "
+                             f"(InvGamma shape {shape:g}); use alpha closer to 1")
+        return update(suff=suff, alpha0=shape, beta0=alpha * beta0, prior_mean=prior_mean,
+                      prior_cov=(prior_scale**2 / alpha) * np.eye(d))
+    scaled = Stats(n=alpha * suff.n, gram=alpha * suff.gram, phi_t_y=alpha * suff.phi_t_y,
+                   y_t_y=alpha * suff.y_t_y)
+    return update(suff=scaled, alpha0=alpha0, beta0=beta0, prior_mean=prior_mean,
+                  prior_cov=prior_scale**2 * np.eye(d))
+
+
+def log_densities(*, suff: Stats, theta: np.ndarray, alpha0: float, beta0: float,
+                  prior_scale: float, prior_mean: np.ndarray | float = 0.0
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The log prior and log likelihood at ``theta`` = (w, sigma2), array of shape (..., d + 1).
+
+    log N(w; m0, sigma2 prior_scale^2 I) + log InvGamma(sigma2; alpha0, beta0), and the
+    log likelihood up to a constant from the statistics:
+    -n/2 log sigma2 - (y^T y - 2 w^T Phi^T y + w^T Phi^T Phi w) / (2 sigma2).
+    Returns two arrays of shape (...).
+    """
+    suff = _check_stats(suff)
+    theta = np.asarray(theta, dtype=float)
+    w, s2 = theta[..., :-1], theta[..., -1]
+    sd = prior_scale * np.sqrt(s2)[..., None]
+    log_prior = (stats.norm.logpdf(w, prior_mean, sd).sum(-1)
+                 + stats.invgamma.logpdf(s2, alpha0, scale=beta0))
+    quad = suff.y_t_y - 2.0 * w @ suff.phi_t_y + np.einsum("...i,ij,...j->...", w, suff.gram, w)
+    return log_prior, -0.5 * suff.n * np.log(s2) - 0.5 * quad / s2

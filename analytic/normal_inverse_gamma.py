@@ -26,7 +26,15 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from analytic._base import ExactAnswer, require_drawable, require_finite, require_positive
+from analytic._base import (
+    ConjugatePath,
+    ExactAnswer,
+    central_interval,
+    check_power,
+    require_drawable,
+    require_finite,
+    require_positive,
+)
 from analytic.normal_known_variance import Stats, sufficient_stats
 
 PARAMETERS = ("mu", "sigma2")
@@ -151,3 +159,64 @@ def simulate(rng: np.random.Generator, *, n: int, mu0: float, kappa0: float, alp
     sigma2 = require_drawable("sigma2", beta0 / g if g > 0 else np.inf, fix="raise alpha0")
     mu = rng.normal(mu0, np.sqrt(sigma2 / kappa0))
     return np.array([mu, sigma2]), rng.normal(mu, np.sqrt(sigma2), size=n)
+
+
+# --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
+def sensitivity_path(*, x: np.ndarray, mu0, kappa0, alpha0, beta0,
+                     interval: float = 0.95) -> ConjugatePath:
+    """The exact posterior of (mu, sigma2) at G values of the NIG prior at once.
+
+    Each hyperparameter is a number or an array of shape (G,) (broadcast);
+    the same formulas as :func:`update` and :func:`solve`'s evidence.  A mean
+    or variance that does not exist (alpha_n <= 1, <= 2) is inf.
+    """
+    s = sufficient_stats(x=x)
+    mu0, k0, a0, b0 = np.broadcast_arrays(*(np.atleast_1d(np.asarray(v, dtype=float))
+                                            for v in (mu0, kappa0, alpha0, beta0)))
+    n = s.n
+    kn = k0 + n
+    d = s.mean - mu0 if n else np.zeros_like(mu0)
+    mun = (k0 * mu0 + n * s.mean) / kn
+    an = a0 + 0.5 * n
+    bn = b0 + 0.5 * s.m2 + 0.5 * k0 * n * d * d / kn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_s2 = np.where(an > 1, bn / (an - 1.0), np.inf)
+        var_mu = np.where(an > 1, bn / (kn * (an - 1.0)), np.inf)
+        var_s2 = np.where(an > 2, bn * bn / ((an - 1.0) ** 2 * (an - 2.0)), np.inf)
+    lo_mu, hi_mu = central_interval(stats.t, interval, 2 * an, loc=mun,
+                                    scale=np.sqrt(bn / (an * kn)))
+    lo_s2, hi_s2 = central_interval(stats.invgamma, interval, an, scale=bn)
+    log_ev = (special.gammaln(an) - special.gammaln(a0) + a0 * np.log(b0) - an * np.log(bn)
+              + 0.5 * (np.log(k0) - np.log(kn)) - 0.5 * n * np.log(2 * np.pi))
+    return ConjugatePath(mean=np.column_stack([mun, mean_s2]),
+                         sd=np.sqrt(np.column_stack([var_mu, var_s2])),
+                         lower=np.column_stack([lo_mu, lo_s2]),
+                         upper=np.column_stack([hi_mu, hi_s2]),
+                         mode=np.column_stack([mun, bn / (an + 1.5)]), log_evidence=log_ev)
+
+
+def power_scaled(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: float,
+                 alpha: float, component: str) -> NIGPosterior:
+    """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
+
+    Prior: N(mu; mu0, sigma2/kappa0)^alpha InvGamma(sigma2; alpha0, beta0)^alpha
+    = N(mu; mu0, sigma2/(alpha kappa0)) (sigma2)^(-(alpha-1)/2) x
+    (sigma2)^(-alpha(alpha0+1)) exp(-alpha beta0/sigma2), i.e.
+    NIG(mu0, alpha kappa0, alpha(alpha0+1) - 1 + (alpha-1)/2, alpha beta0).
+    Likelihood: prod N(x_i; mu, sigma2)^alpha = data of weight alpha
+    (n -> alpha n, centred sum of squares -> alpha m2, mean unchanged).
+    """
+    alpha = check_power(alpha, component)
+    s = sufficient_stats(x=x)
+    if component == "prior":
+        shape = alpha * (alpha0 + 1.0) - 1.0 + 0.5 * (alpha - 1.0)
+        if not shape > 0:
+            raise ValueError(f"the NIG prior^alpha with alpha={alpha:g} is improper "
+                             f"(InvGamma shape {shape:g}); use alpha closer to 1")
+        return update(suff=s, mu0=mu0, kappa0=alpha * kappa0, alpha0=shape, beta0=alpha * beta0)
+    n = alpha * s.n
+    kappa = kappa0 + n
+    dev = s.mean - mu0 if s.n else 0.0
+    return NIGPosterior(mu=(kappa0 * mu0 + n * s.mean) / kappa, kappa=kappa,
+                        alpha=alpha0 + 0.5 * n,
+                        beta=beta0 + 0.5 * alpha * s.m2 + 0.5 * kappa0 * n * dev * dev / kappa)

@@ -18,7 +18,16 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from analytic._base import ExactAnswer, as_data, require_drawable, require_positive
+from analytic._base import (
+    ConjugatePath,
+    ExactAnswer,
+    as_data,
+    central_interval,
+    check_power,
+    path_columns,
+    require_drawable,
+    require_positive,
+)
 
 PARAMETERS = ("theta",)
 
@@ -159,3 +168,42 @@ def simulate(rng: np.random.Generator, *, n: int, scale: float, shape: float) ->
     theta = require_drawable("theta", math.exp(log_theta) if log_theta < 709.0 else math.inf,
                              fix="raise shape")
     return np.array([theta]), rng.uniform(0.0, theta, size=n)
+
+
+# --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
+def sensitivity_path(*, x: np.ndarray, scale, shape, interval: float = 0.95) -> ConjugatePath:
+    """The exact posterior of theta at G values of the Pareto(scale, shape) prior at once.
+
+    ``scale`` and ``shape`` are numbers or arrays of shape (G,) (broadcast);
+    the same formulas as :func:`update` and :func:`solve`'s evidence.
+    """
+    s = sufficient_stats(x=x)
+    scale, shape = np.broadcast_arrays(np.atleast_1d(np.asarray(scale, dtype=float)),
+                                       np.atleast_1d(np.asarray(shape, dtype=float)))
+    m, k = np.maximum(scale, s.maximum), shape + s.n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(k > 1, k * m / (k - 1.0), np.inf)
+        var = np.where(k > 2, m * m * k / ((k - 1.0) ** 2 * (k - 2.0)), np.inf)
+    lo, hi = central_interval(stats.pareto, interval, k, scale=m)
+    log_ev = np.log(shape) + shape * np.log(scale) - np.log(k) - k * np.log(m)
+    mean, sd, lo, hi, mode = path_columns(mean, np.sqrt(var), lo, hi, m)
+    return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
+
+
+def power_scaled(*, x: np.ndarray, scale: float, shape: float, alpha: float,
+                 component: str) -> ParetoPosterior:
+    """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
+
+    Pareto(scale, k)^alpha on theta >= scale = Pareto(scale, alpha(k+1) - 1);
+    the Uniform(0, theta)^(alpha n) likelihood: Pareto(max(scale, max x), k + alpha n).
+    """
+    alpha = check_power(alpha, component)
+    s = sufficient_stats(x=x)
+    lower = max(scale, s.maximum)
+    if component == "prior":
+        scaled = alpha * (shape + 1.0) - 1.0  # theta^-(k+1) raised to alpha
+        if not scaled > 0:
+            raise ValueError(f"the Pareto prior^alpha with alpha={alpha:g} is improper "
+                             f"(shape {scaled:g}); use alpha closer to 1")
+        return ParetoPosterior(scale=lower, shape=scaled + s.n)
+    return ParetoPosterior(scale=lower, shape=shape + alpha * s.n)

@@ -8,8 +8,8 @@ sufficient statistics (Phi^T Phi, Phi^T y, y^T y, n)::
 
 so one gradient costs O(d^2) whatever n is.  ``build_plain_model`` is the
 same model with the per-observation likelihood, kept as the reference that
-``tests/compare/test_regression.py`` checks the sufficient-statistics form
-against.  ``f_grid`` = Phi_grid w at the prediction inputs is recorded with
+``tests/pymc_models/test_linear_regression.py`` checks the sufficient-statistics
+form against.  ``f_grid`` = Phi_grid w at the prediction inputs is recorded with
 every draw; adding the likelihood's noise gives posterior predictive draws.
 """
 

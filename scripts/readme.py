@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Regenerate (``--write``) or verify (``--check``) the program output shown in README.md.
+"""Regenerate (``--write``) or verify (``--check``) the program output shown in README.md and docs/.
 
-Every shown output sits in a fenced block right after a marker comment::
+The files are README.md and every ``docs/**/*.md`` (:func:`doc_files`).  Every shown
+output sits in a fenced block right after a marker comment::
 
     <!-- readme: cmd="run normal-inverse-gamma" keep="^checks|^  (ok|FAIL)" cost=cheap -->
     ```
@@ -12,10 +13,12 @@ Every shown output sits in a fenced block right after a marker comment::
 Marker fields (shell-quoted ``key=value`` pairs):
 
 ``cmd``
-    The ``bayes-compare`` arguments. The command runs as
-    ``python -m compare.interfaces.cli CMD`` in a fresh temporary directory (so default
-    output folders never touch the checkout), one BLAS thread, ``COLUMNS``
-    set to ``width``.
+    The ``bayes-compare`` arguments. The command runs under a pseudo-terminal in a
+    fresh temporary directory (so default output folders never touch the
+    checkout), one BLAS thread, ``COLUMNS`` set to ``width``. The cheap commands
+    of one width share one process (``main(argv)`` of :data:`CLI_MODULE`, each in a
+    folder of its own) so the package and PyMC are imported once, not per block;
+    a lone command runs as ``python -m <CLI_MODULE> CMD``.
 ``python``
     ``python=previous`` instead of ``cmd``: run the ``python`` fenced block just
     before the marker (a Python API example) and show its output, no prompt.
@@ -51,11 +54,23 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+#: The only reference to the package's layout: the module run as ``bayes-compare``.
+CLI_MODULE = "compare.interfaces.cli" if (ROOT / "compare" / "interfaces" / "cli.py").exists() \
+    else "compare.cli"
+
+
+def doc_files() -> list[Path]:
+    """README.md, then every Markdown page under docs/ (sorted): the files with blocks."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
 PROMPT = "$ .venv/bin/bayes-compare "
 MARKER = re.compile(r"^<!-- readme: (?P<fields>.*) -->\s*$")
 FIELDS = {"cmd", "python", "show", "keep", "cut", "width", "cost"}
@@ -72,7 +87,7 @@ RULES = re.compile(r"([━─═┃│┏┓┗┛┡┩┣┫┳┻╇╋└┘
 
 @dataclass(frozen=True)
 class Block:
-    """One marked block of README.md: its marker fields and its line span."""
+    """One marked block of a Markdown file: its marker fields and its line span."""
 
     fields: dict[str, str]
     marker_line: int  # index of the marker comment
@@ -89,8 +104,8 @@ class Block:
         return self.fields.get("cost", "slow")
 
 
-def parse_blocks(lines: list[str]) -> list[Block]:
-    """Every marker and the fenced block after it.
+def parse_blocks(lines: list[str], name: str = "README.md") -> list[Block]:
+    """Every marker and the fenced block after it (``name`` is the file, for messages).
 
     Raises
     ------
@@ -105,7 +120,7 @@ def parse_blocks(lines: list[str]) -> list[Block]:
         fields = dict(pair.split("=", 1) for pair in shlex.split(match["fields"]))
         unknown = set(fields) - FIELDS
         if ("cmd" in fields) == ("python" in fields) or unknown:
-            raise ValueError(f"README.md line {i + 1}: marker needs cmd=... or "
+            raise ValueError(f"{name} line {i + 1}: marker needs cmd=... or "
                              f"python=previous; known fields {sorted(FIELDS)}; "
                              f"got {sorted(fields)}")
         code = None
@@ -114,38 +129,99 @@ def parse_blocks(lines: list[str]) -> list[Block]:
             open_ = next((j for j in range(close - 1, -1, -1)
                           if lines[j].startswith("```")), None) if close else None
             if open_ is None or lines[open_].strip() != "```python":
-                raise ValueError(f"README.md line {i + 1}: python=previous needs a "
+                raise ValueError(f"{name} line {i + 1}: python=previous needs a "
                                  "```python block just before the marker")
             code = "\n".join(lines[open_ + 1:close]) + "\n"
         start = i + 1
         if start >= len(lines) or not lines[start].startswith("```"):
-            raise ValueError(f"README.md line {i + 1}: the marker must be followed by a "
+            raise ValueError(f"{name} line {i + 1}: the marker must be followed by a "
                              f"``` fence on the next line, got {lines[start:start + 1]}")
         end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("```")),
                    None)
         if end is None:
-            raise ValueError(f"README.md line {start + 1}: fence never closed")
+            raise ValueError(f"{name} line {start + 1}: fence never closed")
         blocks.append(Block(fields=fields, marker_line=i, start=start, end=end, code=code))
     return blocks
 
 
+def _env(width: int) -> dict[str, str]:
+    return dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                COLUMNS=str(width), TERM="xterm", NO_COLOR="1",
+                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+
+def _clean(text: str, work: str) -> str:
+    """Paths under the temporary working directory shown relative to it, and the
+    program named as a user starts it (a help text names it as it was started)."""
+    for prefix in (os.path.realpath(work) + os.sep, work + os.sep):
+        text = text.replace(prefix, "")
+    return text.replace(f"python -m {CLI_MODULE}", "bayes-compare")
+
+
 def run_block(block: Block) -> tuple[list[str], float]:
     """Run the block's command; return the lines to show (prompt first) and its seconds."""
-    width = int(block.fields.get("width", "200"))
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               COLUMNS=str(width), TERM="xterm", NO_COLOR="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
         argv = ([sys.executable, "-c", block.code] if block.code is not None
-                else [sys.executable, "-m", "compare.interfaces.cli", *shlex.split(block.cmd)])
-        returncode, text = _run_in_terminal(argv, cwd=work, env=env)
-        # Paths under the temporary working directory are shown relative to it.
-        text = text.replace(os.path.realpath(work) + os.sep, "").replace(work + os.sep, "")
+                else [sys.executable, "-m", CLI_MODULE, *shlex.split(block.cmd)])
+        returncode, text = _run_in_terminal(
+            argv, cwd=work, env=_env(int(block.fields.get("width", "200"))))
+        text = _clean(text, work)
     seconds = time.perf_counter() - t0
     if returncode not in (0, 1, 2):
         raise RuntimeError(f"`bayes-compare {block.cmd}` exited {returncode}:\n" + text[-3000:])
     return shape_output(block, text.splitlines()), seconds
+
+
+#: Ends each command's output in a batch: "<SEP> index exit-code seconds".
+SEP = "@@readme-block-done@@"
+BATCH = """
+import importlib, os, sys, time
+sys.argv = ["bayes-compare"]  # the program name click shows in help texts
+cli = importlib.import_module({module!r})
+for i, argv in enumerate({argvs!r}):
+    os.makedirs(str(i))
+    os.chdir(str(i))  # each command in a folder of its own, as in a fresh process
+    t0 = time.perf_counter()
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    sys.stdout.flush(); sys.stderr.flush()
+    print(f"{sep} {{i}} {{code}} {{time.perf_counter() - t0:.3f}}", flush=True)
+    os.chdir("..")
+"""
+
+
+def run_batch(blocks: list[Block]) -> list[tuple[list[str], float]]:
+    """Run several ``cmd`` blocks of one width in one process (one import of the package
+    and PyMC instead of one per block); each command's output as :func:`run_block`'s."""
+    if len(blocks) == 1:
+        return [run_block(blocks[0])]
+    width = int(blocks[0].fields.get("width", "200"))
+    argvs = [shlex.split(b.cmd) for b in blocks]
+    code = BATCH.format(module=CLI_MODULE, argvs=argvs, sep=SEP)
+    with tempfile.TemporaryDirectory(prefix="readme-") as work:
+        returncode, text = _run_in_terminal([sys.executable, "-c", code], cwd=work,
+                                            env=_env(width))
+        pieces, current = [], []
+        for line in text.splitlines():
+            if line.startswith(SEP):
+                index, exit_code, seconds = line.split()[1:]
+                block = blocks[int(index)]
+                shown = _clean("\n".join(current), os.path.join(work, index))
+                if int(exit_code) not in (0, 1, 2):
+                    raise RuntimeError(f"`bayes-compare {block.cmd}` exited {exit_code}:\n"
+                                       + shown[-3000:])
+                pieces.append((shape_output(block, _clean(shown, work).splitlines()),
+                               float(seconds)))
+                current = []
+            else:
+                current.append(line)
+    if returncode != 0 or len(pieces) != len(blocks):
+        raise RuntimeError(f"the batch of {len(blocks)} commands exited {returncode} after "
+                           f"{len(pieces)}:\n" + "\n".join(current)[-3000:])
+    return pieces
 
 
 SPINNER = re.compile(r"^\s*[\u2800-\u28ff]")
@@ -226,7 +302,7 @@ def compare_lines(shown: list[str], fresh: list[str]) -> list[str]:
     a, b = [mask(x) for x in shown], [mask(x) for x in fresh]
     if a == b:
         return []
-    return list(difflib.unified_diff(a, b, "README (masked)", "fresh run (masked)", lineterm=""))
+    return list(difflib.unified_diff(a, b, "shown (masked)", "fresh run (masked)", lineterm=""))
 
 
 def merge(shown: list[str], fresh: list[str]) -> list[str]:
@@ -251,45 +327,71 @@ def merge(shown: list[str], fresh: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help="rerun the blocks, rewrite README.md")
+    mode.add_argument("--write", action="store_true", help="rerun the blocks, rewrite the files")
     mode.add_argument("--check", action="store_true", help="rerun and compare; exit 1 on drift")
     mode.add_argument("--list", action="store_true", help="list the marked blocks")
     parser.add_argument("--cost", choices=("cheap", "slow", "all"), default="all",
                         help="which blocks (default all)")
     parser.add_argument("--match", default=None, help="only blocks whose cmd contains this")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--file", "--readme", dest="files", type=Path, action="append",
+                        default=None, help="only this Markdown file (repeatable; default "
+                        "README.md and docs/**/*.md)")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="processes at once: the commands of one width share one, a "
+                             "Python example has its own (default 2)")
     parser.add_argument("--fresh", action="store_true",
                         help="with --write: take every number from the new run (default: "
-                             "keep the README's line where only numbers differ)")
+                             "keep the file's line where only numbers differ)")
     args = parser.parse_args(argv)
 
-    lines = args.readme.read_text(encoding="utf-8").splitlines()
-    blocks = [b for b in parse_blocks(lines)
-              if args.cost in ("all", b.cost) and (args.match is None or args.match in b.cmd)]
+    files = {}
+    for path in args.files or doc_files():
+        name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        blocks = [b for b in parse_blocks(lines, name)
+                  if args.cost in ("all", b.cost) and (args.match is None or args.match in b.cmd)]
+        files[path] = (name, lines, blocks)
     if args.list:
-        for b in blocks:
-            print(f"line {b.marker_line + 1:4d}  {b.cost:5s}  {b.cmd}")
+        for name, _, blocks in files.values():
+            for b in blocks:
+                print(f"{name}:{b.marker_line + 1:<5d} {b.cost:5s}  {b.cmd}")
         return 0
+
+    # The commands run side by side (most of a block's time is a process importing PyMC).
+    # Cheap commands of one width share a process; a Python example or a slow command
+    # (a study, a cluster) has its own.
+    groups: dict[object, list[tuple[Path, Block]]] = {}
+    for path, (_, _, blocks) in files.items():
+        for block in blocks:
+            key = (("cmd", block.fields.get("width", "200"))
+                   if block.code is None and block.cost == "cheap" else (path, block.start))
+            groups.setdefault(key, []).append((path, block))
+    tasks = list(groups.values())
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        runs = pool.map(lambda task: run_batch([block for _, block in task]), tasks)
+        results = {(path, block.start): run for task, batch in zip(tasks, runs, strict=True)
+                   for (path, block), run in zip(task, batch, strict=True)}
+
     drift = 0
-    # From the last block up, so rewriting one block keeps the earlier indices valid.
-    for block in sorted(blocks, key=lambda b: b.start, reverse=True):
-        fresh, seconds = run_block(block)
-        shown = lines[block.start + 1:block.end]
-        if args.write:
-            lines[block.start + 1:block.end] = fresh if args.fresh else merge(shown, fresh)
-            print(f"wrote  {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
-            continue
-        diff = compare_lines(shown, fresh)
-        status = "ok   " if not diff else "DRIFT"
-        print(f"{status}  {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
-        if diff:
-            drift += 1
-            print("\n".join(diff), file=sys.stderr)
-    if args.write:
-        args.readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return 0
+    for path, (name, lines, blocks) in files.items():
+        # From the last block up, so rewriting one block keeps the earlier indices valid.
+        for block in sorted(blocks, key=lambda b: b.start, reverse=True):
+            fresh, seconds = results[(path, block.start)]
+            shown = lines[block.start + 1:block.end]
+            if args.write:
+                lines[block.start + 1:block.end] = fresh if args.fresh else merge(shown, fresh)
+                print(f"wrote  {name}: {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
+                continue
+            diff = compare_lines(shown, fresh)
+            print(f"{'ok   ' if not diff else 'DRIFT'}  {name}: {block.cmd}  ({seconds:.1f} s)",
+                  file=sys.stderr)
+            if diff:
+                drift += 1
+                print("\n".join(diff), file=sys.stderr)
+        if args.write and blocks:
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     if drift:
-        print(f"{drift} README block(s) no longer match the program; "
+        print(f"{drift} block(s) no longer match the program; "
               "rerun `python scripts/readme.py --write` and review the diff", file=sys.stderr)
     return 1 if drift else 0
 

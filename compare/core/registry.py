@@ -282,6 +282,124 @@ class Unsupported:
 
 
 @dataclass(frozen=True)
+class Sensitivity:
+    """What the prior-sensitivity study (``compare/studies/sensitivity.py``) needs from a topic.
+
+    Every hyperparameter of kind ``positive``, ``real`` or ``positive-list``
+    (with a default), not structural and not in ``not_swept``, can be swept,
+    plus the ``derived`` quantities.  Without ``path`` the study calls
+    ``Topic.solve`` at every grid point; without ``power_scaled`` it reports
+    no power-scaling.  ``Topic.sensitivity`` is one of these, or
+    :class:`Unsupported` with the reason the study refuses the topic; every
+    builtin topic declares one of the two.  None (a topic file that says
+    nothing) is a sweep solved point by point, without power-scaling or a
+    report section, refused when ``Topic.not_closed_form`` gives a reason.
+
+    Attributes
+    ----------
+    default_param : str
+        What the report sweeps beside a run: a hyperparameter (the prior's
+        strength or scale) or the name of a ``derived`` quantity.
+    path : callable or None
+        ``path(x=..., interval=..., **hyper) -> analytic.sensitivity.ConjugatePath``:
+        the exact posterior at G grid values at once, ``x`` as ``solve``
+        takes it, the swept hyperparameter an array of shape (G,) (or (G, 1),
+        see ``grid_column``), the others as in ``solve``; ``interval`` is the
+        central probability of the ``lower``/``upper`` bounds.  None: solve
+        point by point.
+    path_params : tuple of str or None
+        The swept parameters ``path`` handles (None: every one); the others
+        are solved point by point.
+    path_method : str
+        How ``path`` computes the sweep, as the document's ``exact.method``
+        says it (``vectorised closed form``, ``eigendecomposition``).
+    grid_column : bool
+        ``path`` takes the grid as a column, an array of shape (G, 1): the
+        swept hyperparameter is a vector (a Dirichlet concentration, one per
+        category) and each grid value is shared by all its entries.
+    power_scaled : callable or None
+        ``power_scaled(x=..., alpha=..., component=..., **hyper) -> posterior``
+        (an object with ``marginal(i)``): the exact posterior when the prior
+        (``component="prior"``) or the likelihood (``"likelihood"``) is raised
+        to the power ``alpha`` (Kallioinen et al. 2023).  It exists in closed
+        form for a conjugate prior.  None: no exact power-scaling.
+    log_densities : callable or None
+        ``log_densities(x=..., theta=..., **hyper) -> (log_prior, log_likelihood)``,
+        arrays of shape (...) for ``theta`` of shape (..., d), each up to an
+        additive constant.  Declared where the PyMC model has no
+        per-observation likelihood (a Potential on sufficient statistics), so
+        psense reads these instead of PyMC's.  None: PyMC's, or, when exact
+        densities are asked for, the zero-data posterior's log density as the
+        prior and the posterior's minus it as the likelihood.
+    derived : tuple of DerivedParameter
+        Swept quantities that are not hyperparameters (linear regression's
+        lambda = noise_sd^2 / prior_sd^2).
+    linear_grids : mapping of str to (float, float)
+        The report's grid of these parameters: evenly spaced over
+        ``[low, high]`` instead of 1e-2..1e2 times the current value (a
+        probability whose current value may be 0, or past whose ``high`` the
+        exact answer stops being computable on the builtin data).
+    not_swept : tuple of str
+        Hyperparameters that are numerical devices or display settings, not
+        prior or likelihood (a kernel jitter): never swept.
+    """
+
+    default_param: str
+    path: Callable[..., Any] | None = None
+    path_params: tuple[str, ...] | None = None
+    path_method: str = "vectorised closed form"
+    grid_column: bool = False
+    power_scaled: Callable[..., Any] | None = None
+    log_densities: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
+    derived: tuple[DerivedParameter, ...] = ()
+    linear_grids: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    not_swept: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DerivedParameter:
+    """A swept quantity that is not a hyperparameter but sets one (ridge's lambda).
+
+    ``--param NAME`` sweeps it; each value moves the hyperparameter ``sets``
+    and leaves the others where they are.
+
+    Attributes
+    ----------
+    name : str
+        What ``--param`` calls it, e.g. ``lambda``.
+    sets : str
+        The hyperparameter a value moves, e.g. ``prior_sd``.
+    value : callable
+        ``value(hyper) -> float``: its current value at the hyperparameters
+        ``hyper`` (a mapping of name to value).
+    solve_for : callable
+        ``solve_for(hyper, value) -> float or array``: the value of ``sets``
+        at which the derived quantity equals ``value`` (a number > 0, or an
+        array of shape (G,) or (G, 1) of them: it must broadcast), the other
+        hyperparameters as in ``hyper``.
+    domain : str
+        What a valid value is, shown after "grid value V for NAME is outside
+        its domain: " when a value is not a finite number > 0, e.g.
+        ``"lambda = noise_sd^2/prior_sd^2 must be > 0; e.g. --log-grid 1e-6:10:100"``.
+    range_per_n : tuple of float
+        ``(low, high)``: the default grid, ``points`` values log-spaced from
+        ``low * n`` to ``high * n``, n the number of observations.  The
+        sensitivity document then also holds the grid divided by n, under
+        ``<name>_over_n``.
+    points : int
+        Number of values of the default grid.
+    """
+
+    name: str
+    sets: str
+    value: Callable[[Mapping[str, Any]], float]
+    solve_for: Callable[[Mapping[str, Any], Any], Any]
+    domain: str
+    range_per_n: tuple[float, float]
+    points: int = 200
+
+
+@dataclass(frozen=True)
 class Topic:
     """Everything the compare layer needs to run one topic.
 
@@ -362,7 +480,7 @@ class Topic:
     text_table: Callable[..., Any] | None = None
     # --- what the studies ask of a topic (each: a declaration, or Unsupported(reason)) ---
     not_closed_form: str | None = None
-    sensitivity: Any = None
+    sensitivity: Sensitivity | Unsupported | None = None
     # (null calibration and planted bugs: compare/studies/calibration.py, planted.py)
     calibration: Any = None
     planted: Any = ()

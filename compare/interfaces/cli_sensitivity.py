@@ -116,7 +116,7 @@ def sensitivity_command(
     sens.check_param(t, param=param)
     if not mcmc_at:
         # Without MCMC points only the exact power-scaling reads draws x chains.
-        sized = t.name in sens.POWER_SCALED
+        sized = sens.power_scaled_of(t) is not None
         unused = [flag for flag, value in (("--draws", None if sized else draws),
                                            ("--chains", None if sized else chains),
                                            ("--tune", tune), ("--alpha", alpha),
@@ -131,7 +131,7 @@ def sensitivity_command(
                        f"so a fixed value would be ignored; drop --set {param}")
     values, dataset, source = load_data(t, data, column, target, features)
     hyper = t.hyper(sets, dataset=dataset, parsed=False)
-    if grid is None and log_grid is None and param == sens.LAMBDA:
+    if grid is None and log_grid is None and sens.derived_parameter(t, param) is not None:
         x, _ = sens._prepare(t, values, hyper, source)
         points = sens.default_grid(t, param=param, hyper=hyper, n_obs=sens._n_obs(x))
     else:

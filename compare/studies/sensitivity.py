@@ -2,15 +2,19 @@
 and power-scaling (exact against ``arviz_stats.psense``).
 
 Orchestration only: the maths is in :mod:`analytic.sensitivity` (the
-eigendecomposition path of the linear model, the power-scaled conjugate
-posteriors, the exact CJS distance) and in each topic's ``solve``; MCMC goes
-through :func:`compare.core.runner.run` and its compiled-model cache.
+eigendecomposition path of the linear model, the exact CJS distance), in each
+topic's analytic module (``sensitivity_path``, ``power_scaled``) and in its
+``solve``; MCMC goes through :func:`compare.core.runner.run` and its
+compiled-model cache.
 
-Which topics: every registered topic whose exact answer is closed-form.
-``logistic-regression`` (its reference is cubature or importance sampling)
-and ``gaussian-mixture`` (EM, then a conjugate model given EM's labels) are
-refused.  Power-scaling needs a conjugate prior, so it covers the six
-conjugate topics and both linear regressions (:data:`POWER_SCALED`).
+Which topics, and how: each topic says so itself in ``Topic.sensitivity``, a
+:class:`compare.core.registry.Sensitivity` (the parameter the report sweeps,
+the vectorised exact path, the power-scaled posterior, the exact log
+densities where PyMC's have no per-observation likelihood, derived
+parameters such as ridge's lambda) or :class:`compare.core.registry.Unsupported`
+with the reason the study refuses it (an exact answer that is no closed
+form).  Power-scaling needs a conjugate prior: the topics that declare a
+``power_scaled`` posterior.  This module names no topic.
 """
 
 from __future__ import annotations
@@ -30,107 +34,11 @@ import xarray as xr
 
 from analytic import sensitivity as asens
 from compare.core.defaults import DEFAULT, Settings
-from compare.core.registry import InputError, Topic
+from compare.core.registry import DerivedParameter, InputError, Sensitivity, Topic, Unsupported
 
 SENSITIVITY_FILE = "sensitivity.json"
 FIGURE_FILE = "sensitivity.png"
 
-#: Topics without a closed form, and why.
-NO_CLOSED_FORM = {
-    "logistic-regression": "its exact reference is cubature or importance sampling, not a "
-                           "closed form",
-    "gaussian-mixture": "the mixture posterior has no closed form (EM, then a conjugate model "
-                        "given EM's labels)",
-}
-
-#: Power-scaled conjugate posteriors, by topic: f(x=..., **hyper, alpha=, component=).
-POWER_SCALED: dict[str, Callable[..., Any]] = {
-    "beta-binomial": asens.power_scaled_beta_binomial,
-    "gamma-poisson": asens.power_scaled_gamma_poisson,
-    "normal-known-variance": asens.power_scaled_normal_known_variance,
-    "normal-inverse-gamma": asens.power_scaled_normal_inverse_gamma,
-    "pareto-uniform": asens.power_scaled_pareto_uniform,
-    "dirichlet-categorical": asens.power_scaled_dirichlet_categorical,
-}
-
-def _power_scaled_linear_regression(*, x: Any, noise_sd: float, prior_sd: float,
-                                    prior_mean: float = 0.0, alpha: float, component: str,
-                                    **_structure: Any):
-    """N(m0, prior_sd^2 I)^alpha = N(m0, prior_sd^2/alpha I); the Gaussian likelihood^alpha
-    has noise variance noise_sd^2/alpha."""
-    from compare.topics._regression import solve_known_noise
-
-    alpha = asens._check_power(alpha, component)
-    root = np.sqrt(alpha)
-    if component == "prior":
-        prior_sd = prior_sd / root
-    else:
-        noise_sd = noise_sd / root
-    return solve_known_noise(x=x, noise_sd=noise_sd, prior_sd=prior_sd,
-                             prior_mean=prior_mean).posterior
-
-
-def _power_scaled_linear_regression_nig(*, x: Any, alpha0: float, beta0: float,
-                                        prior_scale: float, prior_mean: float = 0.0,
-                                        alpha: float, component: str, **_structure: Any):
-    """NIG regression prior^alpha and likelihood^alpha.
-
-    N(w; m0, sigma2 s^2 I)^alpha InvGamma(sigma2; a0, b0)^alpha = N(w; m0, sigma2 s^2/alpha I)
-    (sigma2)^(-d(alpha-1)/2) InvGamma(alpha(a0+1)-1, alpha b0): NIG with scale s/sqrt(alpha),
-    shape alpha(a0+1) - 1 + d(alpha-1)/2, scale alpha b0.  The likelihood^alpha is data of
-    weight alpha: every sufficient statistic (n, Phi^T Phi, Phi^T y, y^T y) times alpha.
-    """
-    from analytic import linear_regression as lr
-    from analytic import linear_regression_nig as lrn
-    from compare.topics._regression import _prior_mean
-
-    alpha = asens._check_power(alpha, component)
-    st = x.stats
-    d = st.d
-    m0 = _prior_mean(x, {"prior_mean": prior_mean})
-    if component == "prior":
-        shape = alpha * (alpha0 + 1.0) - 1.0 + 0.5 * d * (alpha - 1.0)
-        if not shape > 0:
-            raise ValueError(f"the NIG prior^alpha with alpha={alpha:g} is improper "
-                             f"(InvGamma shape {shape:g}); use alpha closer to 1")
-        return lrn.update(suff=st, alpha0=shape, beta0=alpha * beta0, prior_mean=m0,
-                          prior_cov=(prior_scale**2 / alpha) * np.eye(d))
-    scaled = lr.Stats(n=alpha * st.n, gram=alpha * st.gram, phi_t_y=alpha * st.phi_t_y,
-                      y_t_y=alpha * st.y_t_y)
-    return lrn.update(suff=scaled, alpha0=alpha0, beta0=beta0, prior_mean=m0,
-                      prior_cov=prior_scale**2 * np.eye(d))
-
-
-POWER_SCALED["linear-regression"] = _power_scaled_linear_regression
-POWER_SCALED["linear-regression-nig"] = _power_scaled_linear_regression_nig
-#: Topics whose PyMC model has no per-observation likelihood (a Potential on the
-#: sufficient statistics): psense gets the exact log densities there.
-EXACT_LOG_DENSITIES = {"linear-regression", "linear-regression-nig"}
-
-#: Vectorised exact paths of the conjugate topics: f(x=..., **hyper with arrays).
-CONJUGATE_PATH: dict[str, Callable[..., Any]] = {
-    "beta-binomial": asens.beta_binomial_path,
-    "gamma-poisson": asens.gamma_poisson_path,
-    "normal-known-variance": asens.normal_known_variance_path,
-    "normal-inverse-gamma": asens.normal_inverse_gamma_path,
-    "pareto-uniform": asens.pareto_uniform_path,
-    "dirichlet-categorical": asens.dirichlet_categorical_path,
-}
-
-#: The regularisation parameter of linear-regression, lambda = noise_sd^2 / prior_sd^2.
-LAMBDA = "lambda"
-#: The course's range for lambda, in units of n (1e-8 n .. 0.1 n).
-LAMBDA_RANGE_PER_N = (1e-8, 0.1)
-#: Hyperparameters that are numerical devices or display settings, not prior or likelihood.
-NOT_SWEPT = {"jitter", "min_mass"}
-#: Which hyperparameter the report sweeps for each topic (its prior's strength or scale).
-REPORT_PARAM = {
-    "beta-binomial": "a", "gamma-poisson": "rate", "normal-known-variance": "prior_sd",
-    "normal-inverse-gamma": "kappa0", "pareto-uniform": "shape",
-    "dirichlet-categorical": "concentration", "linear-regression": LAMBDA,
-    "linear-regression-nig": "prior_scale", "gaussian-process": "lengthscale",
-    "naive-bayes": "alpha", "gaussian-classifier": "kappa0", "bayes-optimal": "noise",
-}
 #: Points of the report's default grid (log-spaced over 1e-2..1e2 times the value);
 #: fewer for the topics solved point by point (a GP or naive-Bayes solve takes ~50 ms).
 REPORT_POINTS = 41
@@ -139,29 +47,71 @@ REPORT_POINTS_SLOW = 25
 INTERVAL = 0.95
 
 
+# --- what the topic declares ----------------------------------------------------
+def declared(topic: Topic) -> Sensitivity | None:
+    """The topic's :class:`Sensitivity`, or None when it declares none (or Unsupported)."""
+    return topic.sensitivity if isinstance(topic.sensitivity, Sensitivity) else None
+
+
+def refusal(topic: Topic) -> str | None:
+    """Why the study refuses ``topic`` (its ``Unsupported`` reason), or None.
+
+    A topic that declares nothing (a topic file) is swept point by point
+    with ``solve``, unless ``not_closed_form`` says its exact side is no
+    closed form.
+    """
+    if isinstance(topic.sensitivity, Unsupported):
+        return topic.sensitivity.reason
+    if topic.sensitivity is None:
+        return topic.not_closed_form
+    return None
+
+
+def power_scaled_of(topic: Topic) -> Callable[..., Any] | None:
+    """The topic's exact power-scaled posterior, or None (no conjugate prior)."""
+    s = declared(topic)
+    return None if s is None else s.power_scaled
+
+
+def derived_parameter(topic: Topic, param: str) -> DerivedParameter | None:
+    """The derived quantity ``param`` of ``topic`` (ridge's lambda), or None."""
+    s = declared(topic)
+    return next((d for d in (s.derived if s else ()) if d.name == param), None)
+
+
 # --- what can be swept ----------------------------------------------------------
 def check_topic(topic: Topic) -> None:
-    """Refuse topics without a closed form (InputError, exit code 3)."""
-    if topic.name in NO_CLOSED_FORM:
-        raise InputError(f"{topic.name} has no closed-form posterior ({NO_CLOSED_FORM[topic.name]}), "
+    """Refuse a topic that declares the study Unsupported (InputError, exit code 3)."""
+    reason = refusal(topic)
+    if reason is not None:
+        raise InputError(f"{topic.name} has no closed-form posterior ({reason}), "
                          "so an exact sweep is not possible; sensitivity works for: "
                          f"{', '.join(closed_form_topics())}")
 
 
 def closed_form_topics() -> list[str]:
+    """The registered topics the study accepts (asked of each topic, see :func:`refusal`)."""
     from compare.topics import all_topics
 
-    return [t.name for t in all_topics() if t.name not in NO_CLOSED_FORM]
+    return [t.name for t in all_topics() if refusal(t) is None]
+
+
+def power_scaled_topics() -> list[str]:
+    """The registered topics with an exact power-scaled posterior."""
+    from compare.topics import all_topics
+
+    return [t.name for t in all_topics() if power_scaled_of(t) is not None]
 
 
 def sweep_parameters(topic: Topic) -> tuple[str, ...]:
-    """Hyperparameters of ``topic`` that ``--param`` accepts."""
+    """Hyperparameters of ``topic`` that ``--param`` accepts, then its derived quantities."""
+    s = declared(topic)
+    not_swept = set(s.not_swept) if s else set()
     names = [h.name for h in topic.hyperparameters
-             if not h.structural and h.name not in NOT_SWEPT
+             if not h.structural and h.name not in not_swept
              and h.kind in ("positive", "real", "positive-list")
              and not (h.kind == "positive-list" and h.default is None)]
-    if topic.name == "linear-regression":
-        names.append(LAMBDA)
+    names += [d.name for d in (s.derived if s else ())]
     return tuple(names)
 
 
@@ -211,28 +161,34 @@ def parse_grid(*, grid: str | None = None, log_grid: str | None = None) -> np.nd
 
 def default_grid(topic: Topic, *, param: str, hyper: Mapping[str, Any], n_obs: int,
                  points: int = REPORT_POINTS) -> np.ndarray:
-    """The report's grid: the course's lambda range, else 1e-2..1e2 times the value.
+    """The report's grid: 1e-2..1e2 times the value, unless the topic declares another.
 
-    A real-valued parameter (a prior mean) gets an even grid of +-10 around its value;
-    bayes-optimal's label noise [0, 0.2] (at larger noise on builtin:enjoy-sport the
-    posterior's mass leaves the compared hypotheses and ``solve`` refuses).
+    A derived quantity gets its range per observation (ridge's lambda: the
+    course's 1e-8 n .. 0.1 n), a parameter in ``Sensitivity.linear_grids`` an
+    even grid over its declared range (a label-noise probability whose value
+    may be 0), and a real-valued parameter (a prior mean) an even grid of +-10
+    around its value.
     """
-    if param == LAMBDA:
-        lo, hi = LAMBDA_RANGE_PER_N
-        return np.geomspace(lo * n_obs, hi * n_obs, 200)
-    if topic.name == "bayes-optimal" and param == "noise":
-        return np.linspace(0.0, 0.2, points)
-    value = base_value(hyper=hyper, param=param)
+    derived = derived_parameter(topic, param)
+    if derived is not None:
+        lo, hi = derived.range_per_n
+        return np.geomspace(lo * n_obs, hi * n_obs, derived.points)
+    s = declared(topic)
+    if s is not None and param in s.linear_grids:
+        lo, hi = s.linear_grids[param]
+        return np.linspace(lo, hi, points)
+    value = base_value(topic, hyper=hyper, param=param)
     spec = {h.name: h for h in topic.hyperparameters}[param]
     if spec.kind == "real":
         return np.linspace(value - 10.0, value + 10.0, points)
     return np.geomspace(value * 1e-2, value * 1e2, points)
 
 
-def base_value(*, hyper: Mapping[str, Any], param: str) -> float:
-    """The current value of ``param`` (lambda from noise_sd and prior_sd)."""
-    if param == LAMBDA:
-        return float(hyper["noise_sd"]) ** 2 / float(hyper["prior_sd"]) ** 2
+def base_value(topic: Topic, *, hyper: Mapping[str, Any], param: str) -> float:
+    """The current value of ``param`` (a derived quantity from the hyperparameters it is of)."""
+    derived = derived_parameter(topic, param)
+    if derived is not None:
+        return float(derived.value(hyper))
     value = hyper[param]
     if isinstance(value, (tuple, list)):
         value = value[0]
@@ -243,11 +199,12 @@ def hyper_at(topic: Topic, *, hyper: Mapping[str, Any], param: str,
              value: float) -> dict[str, Any]:
     """``hyper`` with ``param`` set to ``value`` (checked: a value outside the domain is InputError)."""
     out = dict(hyper)
-    if param == LAMBDA:
+    derived = derived_parameter(topic, param)
+    if derived is not None:
         if not (np.isfinite(value) and value > 0):
-            raise InputError(f"grid value {value:g} for lambda is outside its domain: lambda = "
-                             "noise_sd^2/prior_sd^2 must be > 0; e.g. --log-grid 1e-6:10:100")
-        out["prior_sd"] = float(hyper["noise_sd"]) / np.sqrt(value)
+            raise InputError(f"grid value {value:g} for {param} is outside its domain: "
+                             f"{derived.domain}")
+        out[derived.sets] = derived.solve_for(hyper, value)
         return out
     spec = {h.name: h for h in topic.hyperparameters}[param]
     try:
@@ -293,7 +250,8 @@ class Sweep:
     seconds : float
         Time of the exact sweep.
     method : str
-        ``eigendecomposition`` (linear regression) or ``per-point solve``.
+        The topic's ``Sensitivity.path_method`` (``vectorised closed form``,
+        ``eigendecomposition``) or ``per-point solve``.
     """
 
     param: str
@@ -321,9 +279,10 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
                 grid: np.ndarray, source: str = "array") -> Sweep:
     """The exact posterior at every grid value of ``param``; every value is checked first.
 
-    Linear regression's ``prior_sd``, ``noise_sd`` and ``lambda`` use one
-    eigendecomposition for the whole grid; other topics call ``solve`` per
-    point (``Topic.solve`` is what a single run uses, so the two agree).
+    A topic that declares a vectorised ``Sensitivity.path`` covering
+    ``param`` gets the whole grid from it at once (linear regression: one
+    eigendecomposition); otherwise ``solve`` runs per point (``Topic.solve``
+    is what a single run uses, so the two agree).
     """
     check_topic(topic)
     check_param(topic, param=param)
@@ -334,58 +293,29 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
     grid = check_grid(topic, hyper=hyper, param=param, grid=grid)
     x, hyper0 = _prepare(topic, data, hyper, source)
     t0 = time.perf_counter()
-    if topic.name == "linear-regression" and param in ("prior_sd", "noise_sd", LAMBDA):
-        path = _regression_path(x, hyper0, param, grid)
-        z = _normal_quantile()
-        names = tuple(f"w[{i}]" for i in range(path.mean.shape[1]))  # as GaussianPosterior
-        out = Sweep(param=param, grid=grid, parameters=names, mean=path.mean, sd=path.sd,
-                    lower=path.mean - z * path.sd, upper=path.mean + z * path.sd,
-                    map=path.mean.copy(), log_evidence=path.log_evidence,
-                    seconds=0.0, method="eigendecomposition")
-    elif topic.name in CONJUGATE_PATH:
+    s = declared(topic)
+    derived = derived_parameter(topic, param)
+    if s is not None and s.path is not None and (s.path_params is None
+                                                 or param in s.path_params):
         kw = _power_hyper(topic, hyper0)
-        kw[param] = grid[:, None] if topic.name == "dirichlet-categorical" else grid
-        if topic.name == "dirichlet-categorical":
-            kw.pop("categories", None)
-        path = CONJUGATE_PATH[topic.name](x=x, interval=INTERVAL, **kw,
-                                          **({"categories": hyper0["categories"]}
-                                             if topic.name == "dirichlet-categorical" else {}))
+        values = grid[:, None] if s.grid_column else grid
+        if derived is not None:
+            kw[derived.sets] = derived.solve_for(hyper0, values)
+        else:
+            kw[param] = values
+        path = s.path(x=x, interval=INTERVAL, **kw)
         names = tuple(topic.solve(x=x, **hyper_at(topic, hyper=hyper0, param=param,
-                                                        value=float(grid[0])))
+                                                   value=float(grid[0])))
                       .parameters)
         out = Sweep(param=param, grid=grid, parameters=names, mean=path.mean, sd=path.sd,
                     lower=path.lower, upper=path.upper, map=path.mode,
-                    log_evidence=path.log_evidence, seconds=0.0,
-                    method="vectorised closed form")
+                    log_evidence=path.log_evidence, seconds=0.0, method=s.path_method)
     else:
-        key = "prior_sd" if param == LAMBDA else param
+        key = param if derived is None else derived.sets
         hypers = [{**hyper0, key: hyper_at(topic, hyper=hyper0, param=param, value=float(v))[key]}
                   for v in grid]
         out = _solve_path(topic, x, hypers, param, grid)
     return dataclasses.replace(out, seconds=time.perf_counter() - t0)
-
-
-def _normal_quantile() -> float:
-    from scipy import stats
-
-    return float(stats.norm.ppf(0.5 + INTERVAL / 2.0))
-
-
-def _regression_path(design, hyper: Mapping[str, Any], param: str, grid: np.ndarray):
-    from compare.topics._regression import _prior_mean
-
-    s = design.stats
-    noise_var = np.full(grid.shape, float(hyper["noise_sd"]) ** 2)
-    prior_var = np.full(grid.shape, float(hyper["prior_sd"]) ** 2)
-    if param == "prior_sd":
-        prior_var = grid**2
-    elif param == "noise_sd":
-        noise_var = grid**2
-    else:  # lambda = noise_var / prior_var at fixed noise
-        prior_var = noise_var / grid
-    return asens.gaussian_linear_path(gram=s.gram, phi_t_y=s.phi_t_y, y_t_y=s.y_t_y, n=s.n,
-                                      noise_var=noise_var, prior_var=prior_var,
-                                      prior_mean=_prior_mean(design, hyper))
 
 
 def _solve_path(topic: Topic, x: Any, hypers: list[dict[str, Any]], param: str,
@@ -410,8 +340,8 @@ def _solve_path(topic: Topic, x: Any, hypers: list[dict[str, Any]], param: str,
         rows.append((np.asarray(post.mean, dtype=float), np.sqrt(np.diag(cov)), lower, upper,
                      np.full(d, np.nan) if mode is None else np.asarray(mode, dtype=float),
                      float(answer.log_evidence), tuple(post.parameters)))
-    # bayes-optimal compares its most probable hypotheses, which change with the
-    # label noise: align every row on the union of names (NaN where one is lumped).
+    # A topic may compare its most probable hypotheses, which change with the
+    # hyperparameter: align every row on the union of names (NaN where one is lumped).
     names = tuple(dict.fromkeys(n for r in rows for n in r[6]))
     stack = [np.full((len(rows), len(names)), np.nan) for _ in range(5)]
     for g, r in enumerate(rows):
@@ -477,7 +407,7 @@ def mcmc_at(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str,
         result = run(topic, data=data, hyper=h, settings=settings, source=source)
         agreement = next((c for c in result.checks if c.name == "agreement"), None)
         ps = None
-        if topic.name in POWER_SCALED:
+        if power_scaled_of(topic) is not None:
             ps = power_scaling(topic, data=data, hyper=h, source=source, tree=result.draws)
         points.append(McmcPoint(
             index=int(i), value=value, verdict=result.verdict, decided_by=result.decided_by,
@@ -552,7 +482,10 @@ def exact_power_scaling(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
 
     Returns (prior, likelihood, lower, upper), arrays of shape (d,).
     """
-    fn = scaled or POWER_SCALED[topic.name]
+    fn = scaled or power_scaled_of(topic)
+    if fn is None:
+        raise InputError(f"power-scaling is exact only for conjugate topics "
+                         f"({', '.join(power_scaled_topics())}), not {topic.name}")
     kw = _power_hyper(topic, hyper)
     base = topic.solve(x=x, **hyper).posterior
     d = len(base.parameters)
@@ -587,9 +520,9 @@ def power_scaling(topic: Topic, *, data: Any, hyper: Mapping[str, Any], source: 
     topic's compiled model) and each exact CJS is integrated over that
     parameter's range of draws, as psense's is.
     """
-    if topic.name not in POWER_SCALED:
+    if power_scaled_of(topic) is None:
         raise InputError(f"power-scaling is exact only for conjugate topics "
-                         f"({', '.join(POWER_SCALED)}), not {topic.name}")
+                         f"({', '.join(power_scaled_topics())}), not {topic.name}")
     x, hyper = _prepare(topic, data, hyper, source)
     psense_prior = psense_lik = lower = upper = None
     if tree is not None:
@@ -623,8 +556,11 @@ def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
     PyTensor compile; the report does this): the log prior is the zero-data
     posterior's log density, the log likelihood the posterior's minus it.  The
     two agree up to an additive constant, which psense ignores (a test checks it).
+    A topic whose PyMC likelihood has no per-observation terms declares its
+    exact ``Sensitivity.log_densities``, which are always used.
     """
-    if exact or topic.name in EXACT_LOG_DENSITIES:
+    s = declared(topic)
+    if exact or (s is not None and s.log_densities is not None):
         from compare.core.sampling import posterior_array
 
         theta = posterior_array(tree.posterior, topic.variables)
@@ -713,29 +649,11 @@ def iid_tree(topic: Topic, *, x: Any, hyper: Mapping[str, Any], rng: np.random.G
 
 def _exact_log_densities(topic: Topic, x: Any, hyper: Mapping[str, Any],
                          theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log prior and log likelihood (up to constants) at ``theta`` of shape (..., d)."""
-    if topic.name == "linear-regression":  # Gaussian prior, likelihood from Phi^T Phi, Phi^T y
-        from scipy import stats
-
-        from compare.topics._regression import _prior_mean
-
-        st = x.stats
-        log_prior = stats.norm.logpdf(theta, _prior_mean(x, hyper), hyper["prior_sd"]).sum(-1)
-        quad = (st.y_t_y - 2.0 * theta @ st.phi_t_y
-                + np.einsum("...i,ij,...j->...", theta, st.gram, theta))
-        return log_prior, -0.5 * quad / hyper["noise_sd"] ** 2
-    if topic.name == "linear-regression-nig":  # theta = (w, sigma2)
-        from scipy import stats
-
-        from compare.topics._regression import _prior_mean
-
-        st = x.stats
-        w, s2 = theta[..., :-1], theta[..., -1]
-        sd = hyper["prior_scale"] * np.sqrt(s2)[..., None]
-        log_prior = (stats.norm.logpdf(w, _prior_mean(x, hyper), sd).sum(-1)
-                     + stats.invgamma.logpdf(s2, hyper["alpha0"], scale=hyper["beta0"]))
-        quad = st.y_t_y - 2.0 * w @ st.phi_t_y + np.einsum("...i,ij,...j->...", w, st.gram, w)
-        return log_prior, -0.5 * st.n * np.log(s2) - 0.5 * quad / s2
+    """log prior and log likelihood (up to constants) at ``theta`` of shape (..., d):
+    the topic's declared ``log_densities``, else from the zero-data posterior."""
+    s = declared(topic)
+    if s is not None and s.log_densities is not None:
+        return s.log_densities(x=x, theta=theta, **_power_hyper(topic, hyper))
     post = topic.solve(x=x, **hyper).posterior
     prior = topic.solve(x=_empty_like(topic, x), **hyper).posterior
     log_prior = prior.logpdf(theta)
@@ -778,6 +696,9 @@ class SensitivityResult:
     n: int
     points: list[McmcPoint] = field(default_factory=list)
     power: PowerScaling | None = None
+    #: The document key of the grid divided by n (a derived quantity whose default
+    #: range is per observation, e.g. ``lambda_over_n``), or None.
+    over_n: str | None = None
 
     @property
     def verdict(self) -> str | None:
@@ -799,14 +720,16 @@ def sensitivity(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
         mcmc_indices(n_grid=len(grid), k=mcmc)  # bad K is bad input before any sampling
     x, hyper0 = _prepare(topic, data, hyper, source)
     power = None
-    if topic.name in POWER_SCALED:
+    if power_scaled_of(topic) is not None:
         power = power_scaling(topic, data=data, hyper=hyper, source=source,
                               n_draws=settings.draws * settings.chains)
     points = mcmc_at(topic, data=data, hyper=hyper, param=param, grid=grid, k=mcmc,
                      settings=settings, source=source, on_point=on_point) if mcmc else []
-    return SensitivityResult(topic=topic.name, sweep=sweep, base_value=base_value(hyper=hyper, param=param),
+    derived = derived_parameter(topic, param)
+    return SensitivityResult(topic=topic.name, sweep=sweep,
+                             base_value=base_value(topic, hyper=hyper, param=param),
                              hyper=dict(hyper0), source=source, n=_n_obs(x), points=points,
-                             power=power)
+                             power=power, over_n=None if derived is None else f"{param}_over_n")
 
 
 def _n_obs(x: Any) -> int:
@@ -843,8 +766,8 @@ def to_document(result: SensitivityResult) -> dict[str, Any]:
             "alphas": list(result.power.alphas), "threshold": asens.PSENSE_THRESHOLD,
             "n_draws": result.power.n_draws, "rows": power_rows(result.power)},
     }
-    if s.param == LAMBDA:
-        doc["lambda_over_n"] = s.grid / max(result.n, 1)
+    if result.over_n is not None:
+        doc[result.over_n] = s.grid / max(result.n, 1)
     return _clean(doc)
 
 
@@ -975,13 +898,14 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     """The sensitivity document beside a saved run, computed (exact only) unless the
     ``sensitivity`` command saved one.
 
-    A closed-form topic run on builtin data gets the exact sweep over
-    :data:`REPORT_PARAM` at the run's hyperparameters and exact power-scaling,
+    A topic that declares :class:`Sensitivity`, run on builtin data, gets the
+    exact sweep over its ``default_param`` at the run's hyperparameters and
+    exact power-scaling,
     written to ``sensitivity.json`` beside the run with ``"generated_by":
     "report"`` (recomputed at every report build, so it follows the run; MCMC
     points come only from the ``sensitivity`` command, whose file is kept).
-    Returns None for topics without a closed form or runs whose data cannot
-    be reloaded.
+    Returns None for topics that declare no Sensitivity or runs whose data
+    cannot be reloaded.
     """
     from compare.core.files import DRAWS_FILE, atomic_write, dumps
     from compare.core.files import clean as _clean
@@ -997,8 +921,10 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     all_topics()
     topic = REGISTRY.get(doc.get("topic", ""))
     source = str(doc.get("data", {}).get("source", ""))
-    if topic is None or topic.name in NO_CLOSED_FORM or topic.name not in REPORT_PARAM \
-            or not source.startswith("builtin:"):
+    if topic is None or not source.startswith("builtin:"):
+        return None
+    declaration = declared(topic)
+    if declaration is None:
         return None
     dataset = topic.builtin_data(source[len("builtin:"):])
     hyper = topic.hyper(dataset=dataset)
@@ -1008,15 +934,16 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
                 and saved_hyper.get(h.name) is not None:
             hyper[h.name] = h.check(saved_hyper[h.name])
     data = dataset.load()
-    param = REPORT_PARAM[topic.name]
+    param = declaration.default_param
     x, _ = _prepare(topic, data, hyper, source)
-    fast = topic.name in CONJUGATE_PATH or topic.name == "linear-regression"
+    fast = declaration.path is not None and (declaration.path_params is None
+                                             or param in declaration.path_params)
     grid = default_grid(topic, param=param, hyper=hyper, n_obs=_n_obs(x),
                         points=REPORT_POINTS if fast else REPORT_POINTS_SLOW)
     result = sensitivity(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
     out = {**to_document(result), "generated_by": "report"}
     draws_file = run_dir / DRAWS_FILE
-    if topic.name in POWER_SCALED and draws_file.is_file():
+    if declaration.power_scaled is not None and draws_file.is_file():
         with xr.open_datatree(draws_file) as tree:
             ps = power_scaling(topic, data=data, hyper=hyper, source=source, tree=tree.load(),
                                exact_densities=True)

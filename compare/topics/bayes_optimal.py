@@ -10,6 +10,7 @@ import pymc_models.bayes_optimal as m_bo
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics import _classification as clf
@@ -65,7 +66,10 @@ TOPIC = Topic(
     step=m_bo.step_methods,
     text_table=clf.text_table,
     # --- what the studies ask of it ---
-    sensitivity=None,
+    # Label noise over [0, 0.2]: at larger noise on builtin:enjoy-sport the posterior's
+    # mass leaves the compared hypotheses and solve refuses.
+    sensitivity=Sensitivity(default_param="noise", linear_grids={"noise": (0.0, 0.2)},
+                            not_swept=("min_mass",)),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

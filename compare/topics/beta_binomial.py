@@ -11,6 +11,7 @@ import pymc_models.beta_binomial as m_bb
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics._common import _csv, _simulated, _simulator
@@ -39,7 +40,8 @@ TOPIC = Topic(
         _simulated(_bb_sim, 40, {"a": 2.0, "b": 2.0}, "0/1 outcomes"),
     ),
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="a", path=a_bb.sensitivity_path,
+                            power_scaled=a_bb.power_scaled),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

@@ -12,6 +12,7 @@ from compare.core.registry import REGISTRY, register
 CATALOGUE = (
     "beta_binomial",
     "gamma_poisson",
+    "exponential_gamma",
     "normal_known_variance",
     "normal_inverse_gamma",
     "pareto_uniform",

@@ -17,6 +17,7 @@ from compare.core.registry import (
     BuiltinData,
     Hyperparameter,
     InputError,
+    Sensitivity,
     Simulation,
     Topic,
 )
@@ -81,7 +82,9 @@ TOPIC = Topic(
     prepare=_dc_prepare,
     structure=lambda x, hyper: {"n_categories": len(hyper["categories"])},
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="concentration", path=a_dc.sensitivity_path,
+                            grid_column=True,  # one concentration per category, swept as one
+                            power_scaled=a_dc.power_scaled),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

@@ -11,6 +11,7 @@ import pymc_models.gamma_poisson as m_gp
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics._common import _csv, _simulated, _simulator
@@ -39,7 +40,8 @@ TOPIC = Topic(
         _simulated(_gp_sim, 30, {"shape": 2.0, "rate": 1.0}, "counts"),
     ),
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="rate", path=a_gp.sensitivity_path,
+                            power_scaled=a_gp.power_scaled),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

@@ -36,6 +36,7 @@ from compare.core.registry import (
     BuiltinData,
     Hyperparameter,
     InputError,
+    Sensitivity,
     Simulation,
     Topic,
 )
@@ -457,7 +458,7 @@ TOPIC = Topic(
     extras=extras,
     text_table=_classification.text_table,
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="kappa0"),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

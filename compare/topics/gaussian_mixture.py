@@ -50,6 +50,7 @@ from compare.core.registry import (
     InputError,
     Simulation,
     Topic,
+    Unsupported,
 )
 from compare.core.sampling import CACHE
 from compare.topics._common import SIMULATED_SEED
@@ -254,10 +255,9 @@ def extras(ctx: ExtraContext) -> Extra:
                           "pm.find_MAP did not converge from the MAP-EM solution")
 
     # Label-invariant summaries.
-    plugin_mean = gm.MixtureParams(weights=post_mean[:k] / post_mean[:k].sum(),
-                                   means=post_mean[k:k + k * d].reshape(k, d),
-                                   covariances=np.linalg.inv(
-                                       post_mean[k + k * d:].reshape(k, d, d)))
+    plugin_mean = gm.MixtureParams.from_precisions(
+        weights=post_mean[:k] / post_mean[:k].sum(), means=post_mean[k:k + k * d].reshape(k, d),
+        precisions=post_mean[k + k * d:].reshape(k, d, d))
     loglik = {"ML-EM": gm.log_likelihood(x=x.x, params=x.em_ml.params),
               "MAP-EM": gm.log_likelihood(x=x.x, params=x.em_map.params),
               "posterior-mean plug-in": gm.log_likelihood(x=x.x, params=plugin_mean)}
@@ -300,8 +300,8 @@ def extras(ctx: ExtraContext) -> Extra:
 def _params_from(row: np.ndarray, k: int, d: int):
     w = np.clip(row[:k], 1e-300, None)
     lam = row[k + k * d:].reshape(k, d, d)
-    return gm.MixtureParams(weights=w / w.sum(), means=row[k:k + k * d].reshape(k, d),
-                            covariances=np.linalg.inv(lam))
+    return gm.MixtureParams.from_precisions(weights=w / w.sum(),
+                                            means=row[k:k + k * d].reshape(k, d), precisions=lam)
 
 
 def _density_grid(x: np.ndarray, points: int = 25) -> np.ndarray:
@@ -429,7 +429,8 @@ TOPIC = Topic(
     structure=structure,
     extras=extras,
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Unsupported("the mixture posterior has no closed form (EM, then a conjugate "
+                            "model given EM's labels)"),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

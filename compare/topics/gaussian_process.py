@@ -45,6 +45,7 @@ from compare.core.registry import (
     BuiltinData,
     Hyperparameter,
     InputError,
+    Sensitivity,
     Simulation,
     Topic,
 )
@@ -423,7 +424,7 @@ TOPIC = Topic(
     # on builtin:mcycle): a low-rank mass matrix learns those directions.
     sampler_options={"adaptation": "low_rank"},
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="lengthscale", not_swept=("jitter",)),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

@@ -11,6 +11,7 @@ import pymc_models.linear_regression as m_lr
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics import _regression as regression
@@ -48,7 +49,12 @@ TOPIC = Topic(
     sampler_options={"adaptation": "low_rank"},
     extra_tests=1,  # the predictive test shares the verdict's alpha
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="lambda", derived=(regression.LAMBDA,),
+                            path=regression.known_noise_path,
+                            path_params=("prior_sd", "noise_sd", "lambda"),
+                            path_method="eigendecomposition",
+                            power_scaled=regression.known_noise_power_scaled,
+                            log_densities=regression.known_noise_log_densities),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

@@ -11,6 +11,7 @@ import pymc_models.linear_regression_nig as m_lrn
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics import _regression as regression
@@ -52,7 +53,9 @@ TOPIC = Topic(
     sampler_options={"adaptation": "low_rank"},
     extra_tests=1,  # the predictive test shares the verdict's alpha
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="prior_scale",
+                            power_scaled=regression.nig_power_scaled,
+                            log_densities=regression.nig_log_densities),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

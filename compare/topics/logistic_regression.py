@@ -39,6 +39,7 @@ from compare.core.registry import (
     InputError,
     Simulation,
     Topic,
+    Unsupported,
 )
 from compare.topics import _classification
 from compare.topics._classification import LabelledRows, binary_labels, numeric_inputs
@@ -364,7 +365,8 @@ TOPIC = Topic(
     extras=extras,
     text_table=_classification.text_table,
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Unsupported("its exact reference is cubature or importance sampling, not a "
+                            "closed form"),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

@@ -11,6 +11,7 @@ import pymc_models.naive_bayes as m_nb
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics import _classification as clf
@@ -87,7 +88,7 @@ TOPIC = Topic(
     sampler_options={"target_accept": 0.95},
     text_table=clf.text_table,
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="alpha"),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

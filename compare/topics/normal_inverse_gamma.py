@@ -11,6 +11,7 @@ import pymc_models.normal_inverse_gamma as m_nig
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics._common import _csv, _simulated, _simulator
@@ -46,7 +47,8 @@ TOPIC = Topic(
                    "real observations"),
     ),
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="kappa0", path=a_nig.sensitivity_path,
+                            power_scaled=a_nig.power_scaled),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

@@ -13,6 +13,7 @@ import pymc_models.normal_known_variance as m_nkv
 from compare.core.registry import (
                               BuiltinData,
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics._common import SIMULATED_SEED, _csv, _simulated, _simulator
@@ -52,7 +53,8 @@ TOPIC = Topic(
                     hyper={"prior_mean": 0.0, "prior_sd": 0.5, "noise_sd": 1.0}),
     ),
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="prior_sd", path=a_nkv.sensitivity_path,
+                            power_scaled=a_nkv.power_scaled),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

@@ -10,6 +10,7 @@ import analytic.pareto_uniform as a_pu
 import pymc_models.pareto_uniform as m_pu
 from compare.core.registry import (
                               Hyperparameter,
+                              Sensitivity,
                               Topic,
 )
 from compare.topics._common import _simulated, _simulator
@@ -35,7 +36,8 @@ TOPIC = Topic(
                    "serial numbers (German tank problem)"),
     ),
     # --- what the studies ask of it ---
-    sensitivity=None,
+    sensitivity=Sensitivity(default_param="shape", path=a_pu.sensitivity_path,
+                            power_scaled=a_pu.power_scaled),
     # --- calibration and planted bugs ---
     calibration=None,
     planted=(),

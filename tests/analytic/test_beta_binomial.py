@@ -5,6 +5,10 @@ prior x likelihood built from scipy.stats densities, scipy.stats.betabinom
 for the evidence of the count, and hand-derived formulas whose source is
 noted.  Exact quantities are compared at ~1e-10 relative; quad is run at
 epsrel=1e-13, so that tolerance is two to three orders above its error.
+
+The identities every conjugate topic shares (no data = prior, sequential =
+batch, the evidence chain rule, merging statistics, flat prior = MLE, the
+sampler's moments) are stated once in tests/analytic/test_conjugate_identities.py.
 """
 
 from __future__ import annotations
@@ -104,61 +108,10 @@ def test_log_evidence_matches_scipy_betabinom(x):
     assert bb.solve(x=x, a=A, b=B).log_evidence == pytest.approx(ref, rel=RTOL)
 
 
-def test_log_evidence_chain_rule(x):
-    """log p(x_1..x_n) = sum_i log p(x_i | x_<i), through the module's predictive."""
-    chain = sum(float(bb.solve(x=x[:i], a=A, b=B).predictive.logpmf(x[i])) for i in range(x.size))
-    assert bb.solve(x=x, a=A, b=B).log_evidence == pytest.approx(chain, rel=RTOL)
-
-
 # ---------------------------------------------------------------- 3. identities
 
 
-def test_no_data_returns_prior():
-    ans = bb.solve(x=np.array([]), a=A, b=B)
-    assert (ans.posterior.a, ans.posterior.b) == (A, B)
-    assert ans.log_evidence == 0.0
-    assert ans.mle is None
-
-
-@pytest.mark.parametrize("cut", [0, 1, 17, 40])
-def test_sequential_update_equals_batch(x, cut):
-    s1, s2 = bb.sufficient_stats(x=x[:cut]), bb.sufficient_stats(x=x[cut:])
-    post1 = bb.update(suff=s1, a=A, b=B)
-    seq = bb.update(suff=s2, a=post1.a, b=post1.b)
-    batch = bb.update(suff=bb.sufficient_stats(x=x), a=A, b=B)
-    np.testing.assert_allclose([seq.a, seq.b], [batch.a, batch.b], rtol=1e-12)
-    # The evidence factorises the same way: p(D1, D2) = p(D1) p(D2 | D1).
-    ev = (bb.solve(x=x[:cut], a=A, b=B).log_evidence
-          + bb.solve(x=x[cut:], a=post1.a, b=post1.b).log_evidence)
-    assert ev == pytest.approx(bb.solve(x=x, a=A, b=B).log_evidence, rel=1e-12)
-
-
-def test_stats_merge_equals_stats_of_concatenation(x):
-    parts = [x[:5], x[5:5], x[5:23], x[23:]]
-    merged = bb.sufficient_stats(x=parts[0])
-    for part in parts[1:]:
-        merged = merged + bb.sufficient_stats(x=part)
-    assert merged == bb.sufficient_stats(x=x)
-
-
-@pytest.mark.parametrize("data", [[1, 0, 0, 1, 1], [0, 0, 0], [1, 1], [0, 1, 0, 0, 0, 0, 0]])
-def test_flat_prior_map_equals_mle(data):
-    # Under Beta(1, 1) the posterior is proportional to the likelihood.
-    ans = bb.solve(x=np.asarray(data, float), a=1.0, b=1.0)
-    np.testing.assert_array_equal(ans.posterior.mode, ans.mle)
-    np.testing.assert_array_equal(ans.mle, [np.mean(data)])
-
-
 # ---------------------------------------------------------------- 4. sampler, logpdf
-
-
-def test_sampler_matches_mean_cov_and_quantiles(x, rng):
-    # 5 checks at 5.7e-7 each: false-alarm rate below 3e-6 per run.
-    post = bb.posterior(x=x, a=A, b=B)
-    draws = post.sample(rng, N_DRAWS)
-    assert draws.shape == (N_DRAWS, 1)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
-    assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
 def test_sampler_check_detects_planted_bug(x, rng):

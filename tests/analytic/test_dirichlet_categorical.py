@@ -6,6 +6,10 @@ the Polya-urn chain rule written by hand, counts from collections.Counter,
 numerical integration (quad) of the Dirichlet density for the Beta
 marginals, and hand-derived formulas whose source is noted.  Exact
 quantities are compared at ~1e-10 relative; quad runs at epsrel=1e-13.
+
+The identities every conjugate topic shares (no data = prior, sequential =
+batch, the evidence chain rule, merging statistics, flat prior = MLE, the
+sampler's moments) are stated once in tests/analytic/test_conjugate_identities.py.
 """
 
 from __future__ import annotations
@@ -123,66 +127,17 @@ def test_log_evidence_matches_polya_urn(x):
     assert _solve(x).log_evidence == pytest.approx(total, rel=RTOL)
 
 
-def test_log_evidence_chain_rule_through_module_predictive(x):
-    chain = sum(float(_solve(x[:i]).predictive.logpmf(x[i])) for i in range(x.size))
-    assert _solve(x).log_evidence == pytest.approx(chain, rel=RTOL)
-
-
 # ---------------------------------------------------------------- 3. identities
 
 
-@pytest.mark.parametrize("concentration", [CONC, 0.7])
-def test_no_data_returns_prior(concentration):
-    ans = _solve(np.array([], dtype=int), concentration=concentration)
-    np.testing.assert_array_equal(ans.posterior.alpha, np.broadcast_to(concentration, (3,)))
-    assert ans.log_evidence == 0.0
-    assert ans.mle is None
-
-
-@pytest.mark.parametrize("cut", [0, 1, 13, 30])
-def test_sequential_update_equals_batch(x, cut):
-    s1 = dc.sufficient_stats(x=x[:cut], n_categories=3)
-    s2 = dc.sufficient_stats(x=x[cut:], n_categories=3)
-    post1 = dc.update(suff=s1, concentration=CONC, categories=CATEGORIES)
-    seq = dc.update(suff=s2, concentration=post1.alpha, categories=CATEGORIES)
-    batch = dc.update(suff=dc.sufficient_stats(x=x, n_categories=3), concentration=CONC,
-                      categories=CATEGORIES)
-    np.testing.assert_allclose(seq.alpha, batch.alpha, rtol=1e-12)
-    ev = _solve(x[:cut]).log_evidence + _solve(x[cut:], concentration=post1.alpha).log_evidence
-    assert ev == pytest.approx(_solve(x).log_evidence, rel=1e-12)
-
-
-def test_stats_merge_equals_stats_of_concatenation(x):
-    parts = [x[:4], x[4:4], x[4:21], x[21:]]
-    merged = dc.sufficient_stats(x=parts[0], n_categories=3)
-    for part in parts[1:]:
-        merged = merged + dc.sufficient_stats(x=part, n_categories=3)
-    np.testing.assert_array_equal(merged.counts, _counts(x))
-    assert merged.n == x.size
-
-
-@pytest.mark.parametrize("data", [[0, 1, 1, 2, 2, 2], [1, 1, 2], [0, 0, 0, 0, 1]])
-def test_flat_prior_map_equals_mle(data):
-    # Dirichlet(1, ..., 1) is flat on the simplex: the MAP is the MLE counts / n,
-    # also when a category is unseen (its alpha stays 1, its mode 0).
-    ans = _solve(np.asarray(data), concentration=1.0)
-    np.testing.assert_array_equal(ans.posterior.mode, ans.mle)
-    np.testing.assert_array_equal(ans.mle, _counts(data) / len(data))
+def test_stats_are_the_counts(x):
+    # (Merging chunks: tests/analytic/test_conjugate_identities.py.)
+    whole = dc.sufficient_stats(x=x, n_categories=3)
+    np.testing.assert_array_equal(whole.counts, _counts(x))
+    assert whole.n == x.size
 
 
 # ---------------------------------------------------------------- 4. sampler, logpdf
-
-
-def test_sampler_matches_mean_cov_and_quantiles(x, rng):
-    # 3 means + 6 covariance entries + 9 CDF points = 18 checks at 5.7e-7:
-    # false-alarm rate below 1.1e-5 per run.
-    post = _solve(x).posterior
-    draws = post.sample(rng, N_DRAWS)
-    assert draws.shape == (N_DRAWS, 3)
-    np.testing.assert_allclose(draws.sum(axis=1), 1.0, rtol=1e-12)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(i) for i in range(3)])
-    assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
 def test_sampler_check_detects_planted_bug(x, rng):

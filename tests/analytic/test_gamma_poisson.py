@@ -4,6 +4,10 @@ References are independent of the module: numerical integration (quad) of
 prior x likelihood built from scipy.stats densities (scipy's gamma takes
 ``scale = 1 / rate``), and hand-derived formulas whose source is noted.
 Exact quantities are compared at ~1e-10 relative; quad runs at epsrel=1e-13.
+
+The identities every conjugate topic shares (no data = prior, sequential =
+batch, the evidence chain rule, merging statistics, flat prior = MLE, the
+sampler's moments) are stated once in tests/analytic/test_conjugate_identities.py.
 """
 
 from __future__ import annotations
@@ -94,67 +98,19 @@ def test_log_evidence_matches_quad(x):
     assert gp.solve(x=x, shape=SHAPE, rate=RATE).log_evidence == pytest.approx(log_z, rel=RTOL)
 
 
-def test_log_evidence_chain_rule(x):
-    """log p(x_1..x_n) = sum_i log p(x_i | x_<i), through the module's predictive."""
-    chain = sum(float(gp.solve(x=x[:i], shape=SHAPE, rate=RATE).predictive.logpmf(x[i]))
-                for i in range(x.size))
-    assert gp.solve(x=x, shape=SHAPE, rate=RATE).log_evidence == pytest.approx(chain, rel=RTOL)
-
-
 # ---------------------------------------------------------------- 3. identities
 
 
-def test_no_data_returns_prior():
-    ans = gp.solve(x=np.array([]), shape=SHAPE, rate=RATE)
-    assert (ans.posterior.shape, ans.posterior.rate) == (SHAPE, RATE)
-    assert ans.log_evidence == 0.0
-    assert ans.mle is None
-
-
-@pytest.mark.parametrize("cut", [0, 1, 12, 25])
-def test_sequential_update_equals_batch(x, cut):
-    s1, s2 = gp.sufficient_stats(x=x[:cut]), gp.sufficient_stats(x=x[cut:])
-    post1 = gp.update(suff=s1, shape=SHAPE, rate=RATE)
-    seq = gp.update(suff=s2, shape=post1.shape, rate=post1.rate)
-    batch = gp.update(suff=gp.sufficient_stats(x=x), shape=SHAPE, rate=RATE)
-    np.testing.assert_allclose([seq.shape, seq.rate], [batch.shape, batch.rate], rtol=1e-12)
-    ev = (gp.solve(x=x[:cut], shape=SHAPE, rate=RATE).log_evidence
-          + gp.solve(x=x[cut:], shape=post1.shape, rate=post1.rate).log_evidence)
-    assert ev == pytest.approx(gp.solve(x=x, shape=SHAPE, rate=RATE).log_evidence, rel=1e-12)
-
-
-def test_stats_merge_equals_stats_of_concatenation(x):
-    parts = [x[:4], x[4:4], x[4:19], x[19:]]
-    merged = gp.sufficient_stats(x=parts[0])
-    for part in parts[1:]:
-        merged = merged + gp.sufficient_stats(x=part)
+def test_stats_match_the_standard_library(x):
+    # (Merging chunks: tests/analytic/test_conjugate_identities.py.)
     whole = gp.sufficient_stats(x=x)
-    assert (merged.n, merged.total) == (whole.n, whole.total)
-    # A float sum in a different order: equal to rounding.
-    assert merged.log_factorial_sum == pytest.approx(whole.log_factorial_sum, rel=1e-12)
+    assert (whole.n, whole.total) == (x.size, int(sum(int(v) for v in x)))
     # sum log x_i! from the Python standard library, independent of scipy.
     ref = math.fsum(math.log(math.factorial(int(v))) for v in x)
     assert whole.log_factorial_sum == pytest.approx(ref, rel=1e-12)
 
 
-def test_flat_prior_limit_map_equals_mle(x):
-    # Gamma(1, rate -> 0) is flat on (0, inf): the MAP tends to the MLE xbar,
-    # here (sum x) / (n + 1e-12), within 1e-12 / n relative.
-    ans = gp.solve(x=x, shape=1.0, rate=1e-12)
-    np.testing.assert_allclose(ans.posterior.mode, ans.mle, rtol=RTOL)
-    np.testing.assert_allclose(ans.mle, [x.mean()], rtol=1e-15)
-
-
 # ---------------------------------------------------------------- 4. sampler, logpdf
-
-
-def test_sampler_matches_mean_cov_and_quantiles(x, rng):
-    # 5 checks at 5.7e-7 each: false-alarm rate below 3e-6 per run.
-    post = gp.posterior(x=x, shape=SHAPE, rate=RATE)
-    draws = post.sample(rng, N_DRAWS)
-    assert draws.shape == (N_DRAWS, 1)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
-    assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
 def test_sampler_check_detects_planted_bug(x, rng):

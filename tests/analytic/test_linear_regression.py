@@ -11,6 +11,10 @@ analytic.normal_known_variance for the one-column special case.  Exact
 quantities are compared at ~1e-10 relative; where a reference solves normal
 equations the tolerance is ``C cond eps`` with the condition number computed
 in the test.
+
+The identities every conjugate topic shares (no data = prior, sequential =
+batch, the evidence chain rule, merging statistics, flat prior = MLE, the
+sampler's moments) are stated once in tests/analytic/test_conjugate_identities.py.
 """
 
 from __future__ import annotations
@@ -309,14 +313,6 @@ def test_log_evidence_matches_multivariate_normal(data, prior):
     assert got == pytest.approx(ref, rel=RTOL)
 
 
-def test_log_evidence_chain_rule(data):
-    """log p(y_1..y_n) = sum_i log p(y_i | y_<i), through the module's predictive."""
-    phi, y = data
-    chain = sum(float(lr.fit(phi=phi[:i], y=y[:i], **GENERAL).predictive.logpdf(
-        y[i:i + 1], phi[i:i + 1])[0]) for i in range(N))
-    assert lr.solve(phi=phi, y=y, **GENERAL).log_evidence == pytest.approx(chain, rel=RTOL)
-
-
 def test_one_constant_feature_is_normal_known_variance(rng):
     # Phi = 1 (n x 1): y_i = w + noise, the model of analytic.normal_known_variance with mu = w.
     x = rng.normal(0.4, NOISE_SD, size=15)
@@ -335,43 +331,22 @@ def test_one_constant_feature_is_normal_known_variance(rng):
 # ---------------------------------------------------------------- 7. identities
 
 
-def test_no_data_returns_prior():
+def test_no_data_fit_has_no_effective_parameters_and_no_mle():
+    # (The posterior is the prior: tests/analytic/test_conjugate_identities.py.)
     ans = lr.fit(phi=np.empty((0, 4)), y=np.empty(0), **GENERAL)
-    np.testing.assert_array_equal(ans.posterior.mean, M0)  # m0 + P^-1 0
-    # S0 -> S0^-1 -> S0 through two Cholesky solves: ~cond(S0) eps.
-    np.testing.assert_allclose(ans.posterior.cov, S0, rtol=_tol(S0), atol=_tol(S0))
-    assert ans.log_evidence == pytest.approx(0.0, abs=_tol(S0))
     assert ans.effective_parameters == 0.0
     assert ans.mle.w is None and ans.answer().mle is None and ans.mle.rank == 0
 
 
-@pytest.mark.parametrize("cut", [0, 1, 10, N])
-def test_sequential_update_equals_batch(data, cut):
-    phi, y = data
-    s1 = lr.sufficient_stats(phi=phi[:cut], y=y[:cut])
-    s2 = lr.sufficient_stats(phi=phi[cut:], y=y[cut:])
-    post1 = lr.update(suff=s1, **GENERAL)
-    seq = lr.update(suff=s2, noise_sd=NOISE_SD, prior_mean=post1.mean, prior_cov=post1.cov)
-    batch = lr.update(suff=s1 + s2, **GENERAL)
-    # Passing S_1 on re-factors it: the round trip costs ~cond(S_1) eps.
-    tol = _tol(post1.cov)
-    np.testing.assert_allclose(seq.mean, batch.mean, rtol=tol)
-    np.testing.assert_allclose(seq.cov, batch.cov, rtol=tol, atol=tol * np.abs(batch.cov).max())
-    ev = (lr.log_evidence(suff=s1, **GENERAL)
-          + lr.log_evidence(suff=s2, noise_sd=NOISE_SD, prior_mean=post1.mean,
-                            prior_cov=post1.cov))
-    assert ev == pytest.approx(lr.log_evidence(suff=s1 + s2, **GENERAL), rel=tol)
-
-
-def test_flat_prior_limit_gives_mle(data):
+def test_flat_prior_limit_gives_the_least_squares_covariance(data):
     # prior_sd = 1e8 adds precision 1e-16 I against Phi^T Phi / s^2 (eigenvalues
     # >= ~1e-2 here): the posterior is N(w_hat, s^2 (Phi^T Phi)^-1) up to the
-    # normal equations' cond(Phi^T Phi) eps.
+    # normal equations' cond(Phi^T Phi) eps (its mode = w_hat:
+    # tests/analytic/test_conjugate_identities.py).
     phi, y = data
     fit = lr.fit(phi=phi, y=y, noise_sd=NOISE_SD, prior_sd=1e8, prior_mean=5.0)
     gram = phi.T @ phi
     tol = _tol(gram)
-    np.testing.assert_allclose(fit.map, fit.mle.w, rtol=tol)
     np.testing.assert_allclose(fit.posterior.cov, NOISE_SD**2 * linalg.solve(gram, np.eye(4)),
                                rtol=tol)
 
@@ -461,18 +436,6 @@ def test_predictive_needs_new_inputs(data):
 
 
 # ---------------------------------------------------------------- 10. sampler
-
-
-def test_sampler_matches_mean_cov_and_quantiles(data, rng):
-    # 4 means + 10 covariance entries + 12 CDF points = 26 checks at 5.7e-7
-    # each: false-alarm rate below 1.5e-5 per run.
-    phi, y = data
-    post = lr.solve(phi=phi, y=y, **GENERAL).posterior
-    draws = post.sample(rng, N_DRAWS)
-    assert draws.shape == (N_DRAWS, 4)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(i) for i in range(4)])
-    assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
 def test_sampler_check_detects_planted_bug(data, rng):

@@ -11,6 +11,10 @@ the MLE, and analytic.normal_inverse_gamma for the one-column special case.
 Exact quantities are compared at ~1e-10 relative (quad at epsrel=1e-13);
 where a reference solves normal equations the tolerance is ``100 cond eps``
 with the condition number computed here; Monte Carlo at 5 standard errors.
+
+The identities every conjugate topic shares (no data = prior, sequential =
+batch, the evidence chain rule, merging statistics, flat prior = MLE, the
+sampler's moments) are stated once in tests/analytic/test_conjugate_identities.py.
 """
 
 from __future__ import annotations
@@ -221,17 +225,6 @@ def test_exact_joint_draws_match_the_module_marginals(data, rng):
     assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
-def test_sampler_matches_mean_cov_and_quantiles(data, rng):
-    # The module's own sampler; 35 checks as above.
-    phi, y = data
-    post = lrn.solve(phi=phi, y=y, **GENERAL).posterior
-    draws = post.sample(rng, N_DRAWS)
-    assert draws.shape == (N_DRAWS, 5) and np.all(draws[:, 4] > 0)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(i) for i in range(5)])
-    assert max(abs(v) for v in z.values()) < Z_MAX, z
-
-
 def test_sampler_check_detects_planted_bug(data, rng):
     """Power: drawing w from N(m_n, V_n), forgetting the factor sigma2 (E[sigma2] ~0.2
     here), inflates Var(w) ~6-fold, hundreds of standard errors."""
@@ -277,14 +270,6 @@ def test_log_evidence_matches_multivariate_t(data, prior):
     assert got == pytest.approx(ref, rel=RTOL)
 
 
-def test_log_evidence_chain_rule(data):
-    """log p(y) = sum_i log p(y_i | y_<i), through the module's Student-t predictive."""
-    phi, y = data
-    chain = sum(float(lrn.fit(phi=phi[:i], y=y[:i], **GENERAL).predictive.logpdf(
-        y[i:i + 1], phi[i:i + 1])[0]) for i in range(N))
-    assert lrn.solve(phi=phi, y=y, **GENERAL).log_evidence == pytest.approx(chain, rel=RTOL)
-
-
 def test_one_constant_feature_is_normal_inverse_gamma(rng):
     # Phi = 1 (n x 1), V0 = 1/kappa0: the model of analytic.normal_inverse_gamma with mu = w.
     x = rng.normal(1.0, 0.8, size=20)
@@ -309,36 +294,6 @@ def test_one_constant_feature_is_normal_inverse_gamma(rng):
 
 
 # ---------------------------------------------------------------- 4. identities
-
-
-def test_no_data_returns_prior():
-    ans = lrn.fit(phi=np.empty((0, 4)), y=np.empty(0), **GENERAL)
-    p = ans.posterior
-    np.testing.assert_array_equal(p.loc, M0)
-    np.testing.assert_allclose(p.scale_cov, V0, rtol=_tol(V0), atol=_tol(V0))
-    assert (p.alpha, p.beta) == (ALPHA0, BETA0)
-    assert ans.log_evidence == pytest.approx(0.0, abs=_tol(V0))
-    assert ans.answer().mle is None
-
-
-@pytest.mark.parametrize("cut", [0, 1, 10, N])
-def test_sequential_update_equals_batch(data, cut):
-    phi, y = data
-    s1 = lr.sufficient_stats(phi=phi[:cut], y=y[:cut])
-    s2 = lr.sufficient_stats(phi=phi[cut:], y=y[cut:])
-    post1 = lrn.update(suff=s1, **GENERAL)
-    prior2 = dict(alpha0=post1.alpha, beta0=post1.beta, prior_mean=post1.loc,
-                  prior_cov=post1.scale_cov)
-    seq = lrn.update(suff=s2, **prior2)
-    batch = lrn.update(suff=s1 + s2, **GENERAL)
-    tol = _tol(post1.scale_cov)
-    np.testing.assert_allclose(seq.loc, batch.loc, rtol=tol)
-    np.testing.assert_allclose(seq.scale_cov, batch.scale_cov, rtol=tol,
-                               atol=tol * np.abs(batch.scale_cov).max())
-    assert seq.alpha == batch.alpha
-    assert seq.beta == pytest.approx(batch.beta, rel=tol)
-    ev = lrn.log_evidence(suff=s1, **GENERAL) + lrn.log_evidence(suff=s2, **prior2)
-    assert ev == pytest.approx(lrn.log_evidence(suff=s1 + s2, **GENERAL), rel=tol)
 
 
 def test_solve_stats_equals_solve(data):

@@ -8,6 +8,10 @@ and of prior x likelihood, a Student-t chain rule built from scipy.stats.t,
 and scipy.stats.norm.fit for the MLE.  Exact quantities are compared at
 ~1e-10 relative (quad at epsrel=1e-13); two-dimensional quadrature at the
 looser level its own error estimate supports, stated at each use.
+
+The identities every conjugate topic shares (no data = prior, sequential =
+batch, the evidence chain rule, merging statistics, flat prior = MLE, the
+sampler's moments) are stated once in tests/analytic/test_conjugate_identities.py.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from scipy import integrate, optimize, stats
 
 from analytic import ExactPosterior
 from analytic import normal_inverse_gamma as nig
-from analytic import normal_known_variance as nkv
 from tests.analytic.reference import N_DRAWS, QUAD, RTOL, Z_MAX, sampler_z_scores
 
 PRIOR = dict(mu0=0.5, kappa0=2.0, alpha0=3.0, beta0=2.0)
@@ -176,40 +179,7 @@ def test_log_evidence_matches_student_t_chain_rule(x):
     assert nig.solve(x=x, **PRIOR).log_evidence == pytest.approx(total, rel=RTOL)
 
 
-def test_log_evidence_chain_rule_through_module_predictive(x):
-    chain = sum(float(nig.solve(x=x[:i], **PRIOR).predictive.logpdf(x[i])) for i in range(x.size))
-    assert nig.solve(x=x, **PRIOR).log_evidence == pytest.approx(chain, rel=RTOL)
-
-
 # ---------------------------------------------------------------- 3. identities
-
-
-def test_no_data_returns_prior():
-    ans = nig.solve(x=np.array([]), **PRIOR)
-    p = ans.posterior
-    assert (p.mu, p.kappa, p.alpha, p.beta) == tuple(PRIOR.values())
-    assert ans.log_evidence == 0.0
-    assert ans.mle is None
-
-
-@pytest.mark.parametrize("cut", [0, 1, 8, 20])
-def test_sequential_update_equals_batch(x, cut):
-    s1, s2 = nkv.sufficient_stats(x=x[:cut]), nkv.sufficient_stats(x=x[cut:])
-    post1 = nig.update(suff=s1, **PRIOR)
-    prior2 = dict(mu0=post1.mu, kappa0=post1.kappa, alpha0=post1.alpha, beta0=post1.beta)
-    seq = nig.update(suff=s2, **prior2)
-    batch = nig.update(suff=nkv.sufficient_stats(x=x), **PRIOR)
-    np.testing.assert_allclose([seq.mu, seq.kappa, seq.alpha, seq.beta],
-                               [batch.mu, batch.kappa, batch.alpha, batch.beta], rtol=1e-12)
-    ev = nig.solve(x=x[:cut], **PRIOR).log_evidence + nig.solve(x=x[cut:], **prior2).log_evidence
-    assert ev == pytest.approx(nig.solve(x=x, **PRIOR).log_evidence, rel=1e-12)
-
-
-def test_stats_merge_equals_stats_of_concatenation(x):
-    merged = nig.sufficient_stats(x=x[:6]) + nig.sufficient_stats(x=x[6:])
-    whole = nig.sufficient_stats(x=x)
-    assert merged.n == whole.n
-    np.testing.assert_allclose([merged.mean, merged.m2], [whole.mean, whole.m2], rtol=1e-12)
 
 
 def test_mle_matches_scipy_norm_fit(x):
@@ -227,18 +197,6 @@ def test_vague_prior_limit(x):
 
 
 # ---------------------------------------------------------------- 4. sampler, logpdf
-
-
-def test_sampler_matches_mean_cov_and_quantiles(x, rng):
-    # 2 means + 3 covariance entries + 6 CDF points = 11 checks at 5.7e-7:
-    # false-alarm rate below 7e-6 per run.  alpha_n = 13 gives the draws the
-    # eighth moments a plug-in SE for the covariance needs.
-    post = nig.posterior(x=x, **PRIOR)
-    draws = post.sample(rng, N_DRAWS)
-    assert draws.shape == (N_DRAWS, 2)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(0), post.marginal(1)])
-    assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
 def test_sampler_check_detects_planted_bug(x, rng):

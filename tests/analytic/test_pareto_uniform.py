@@ -5,6 +5,10 @@ prior x likelihood built from scipy.stats.pareto and scipy.stats.uniform,
 split at max(scale, max x) where the integrand jumps from 0, and
 hand-derived formulas whose source is noted.  Exact quantities are compared
 at ~1e-10 relative; quad runs at epsrel=1e-13.
+
+The identities every conjugate topic shares (no data = prior, sequential =
+batch, the evidence chain rule, merging statistics, flat prior = MLE, the
+sampler's moments) are stated once in tests/analytic/test_conjugate_identities.py.
 """
 
 from __future__ import annotations
@@ -124,62 +128,15 @@ def test_log_evidence_matches_quad(x, prior):
     assert pu.solve(x=x, **prior).log_evidence == pytest.approx(log_z, rel=RTOL)
 
 
-@pytest.mark.parametrize("prior", PRIORS)
-def test_log_evidence_chain_rule(x, prior):
-    """log p(x_1..x_n) = sum_i log p(x_i | x_<i), through the module's predictive."""
-    chain = sum(float(pu.solve(x=x[:i], **prior).predictive.logpdf(x[i])) for i in range(x.size))
-    assert pu.solve(x=x, **prior).log_evidence == pytest.approx(chain, rel=RTOL)
-
-
 # ---------------------------------------------------------------- 3. identities
 
 
-def test_no_data_returns_prior():
-    ans = pu.solve(x=np.array([]), **PRIOR)
-    assert (ans.posterior.scale, ans.posterior.shape) == (PRIOR["scale"], PRIOR["shape"])
-    assert ans.log_evidence == 0.0
-    assert ans.mle is None
-
-
-@pytest.mark.parametrize("cut", [0, 1, 7, 15])
-def test_sequential_update_equals_batch(x, cut):
-    s1, s2 = pu.sufficient_stats(x=x[:cut]), pu.sufficient_stats(x=x[cut:])
-    post1 = pu.update(suff=s1, **PRIOR)
-    seq = pu.update(suff=s2, scale=post1.scale, shape=post1.shape)
-    batch = pu.update(suff=pu.sufficient_stats(x=x), **PRIOR)
-    np.testing.assert_allclose([seq.scale, seq.shape], [batch.scale, batch.shape], rtol=1e-12)
-    ev = (pu.solve(x=x[:cut], **PRIOR).log_evidence
-          + pu.solve(x=x[cut:], scale=post1.scale, shape=post1.shape).log_evidence)
-    assert ev == pytest.approx(pu.solve(x=x, **PRIOR).log_evidence, rel=1e-12)
-
-
-def test_stats_merge_equals_stats_of_concatenation(x):
-    parts = [x[:3], x[3:3], x[3:11], x[11:]]
-    merged = pu.sufficient_stats(x=parts[0])
-    for part in parts[1:]:
-        merged = merged + pu.sufficient_stats(x=part)
-    assert merged == pu.sufficient_stats(x=x) == pu.Stats(n=x.size, maximum=float(x.max()))
-
-
-def test_vague_prior_mode_is_mle(x):
-    # shape -> 0 with the prior scale below max x: the posterior's lower end,
-    # which is its mode, is the sample maximum, the MLE of theta.
-    ans = pu.solve(x=x, scale=0.1, shape=1e-12)
-    np.testing.assert_array_equal(ans.posterior.mode, ans.mle)
-    np.testing.assert_array_equal(ans.mle, [x.max()])
+def test_stats_are_the_count_and_the_maximum(x):
+    # (Merging chunks: tests/analytic/test_conjugate_identities.py.)
+    assert pu.sufficient_stats(x=x) == pu.Stats(n=x.size, maximum=float(x.max()))
 
 
 # ---------------------------------------------------------------- 4. sampler, logpdf
-
-
-def test_sampler_matches_mean_cov_and_quantiles(x, rng):
-    # 5 checks at 5.7e-7 each: false-alarm rate below 3e-6 per run.  shape_n = 17.5
-    # gives the draws the eighth moments a plug-in SE for the variance needs.
-    post = pu.posterior(x=x, **PRIOR)
-    draws = post.sample(rng, N_DRAWS)
-    assert draws.shape == (N_DRAWS, 1) and np.all(draws >= post.scale)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(0)])
-    assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
 def test_sampler_check_detects_planted_bug(x, rng):

@@ -397,7 +397,7 @@ def test_crash_exit_code_from_a_fresh_process(tmp_path):
     import sys
 
     script = ("import runpy, sys\n"
-              "import compare.core.registry as registry\n"
+              "import compare.topics as registry\n"
               "def boom():\n"
               "    raise ZeroDivisionError('planted in a fresh process')\n"
               "registry.all_topics = boom\n"

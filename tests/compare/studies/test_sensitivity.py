@@ -1,6 +1,10 @@
-"""Prior sensitivity (compare/sensitivity.py, analytic/sensitivity.py, the CLI command).
+"""Prior sensitivity (compare/studies/sensitivity.py, analytic/sensitivity.py, each
+topic's ``sensitivity_path`` and ``power_scaled``, the CLI command).
 
 What is checked, and against what:
+
+* every builtin topic declares ``Sensitivity`` or ``Unsupported`` (whose
+  reason the study gives), and the study names no topic;
 
 * the exact sweep equals single exact runs (``Topic.solve`` at each grid
   value; for linear regression also a per-point Cholesky formulation) to 1e-9;
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +36,19 @@ import pytest
 from scipy import stats
 
 from analytic import linear_regression as lr
+from analytic import normal_known_variance as a_nkv
 from analytic import sensitivity as asens
-from compare.studies import sensitivity as sens
+from compare.core.registry import InputError, Sensitivity, Unsupported
 from compare.interfaces.cli import main
-from compare.core.registry import InputError
-from compare.topics import get_topic
+from compare.studies import sensitivity as sens
+from compare.topics import all_topics, get_topic
+from compare.topics.catalogue import CATALOGUE
 
-CONJUGATE = tuple(sens.POWER_SCALED)
+#: The builtin topics, by CLI name (a topic's module is named after it).
+BUILTIN = tuple(entry.replace("_", "-") for entry in CATALOGUE)
+#: The builtin topics the study sweeps, and those with exact power-scaling.
+SWEPT = tuple(name for name in BUILTIN if sens.declared(get_topic(name)) is not None)
+CONJUGATE = tuple(name for name in SWEPT if sens.power_scaled_of(get_topic(name)) is not None)
 
 
 def _builtin(name: str, dataset: str | None = None, **override):
@@ -45,6 +56,69 @@ def _builtin(name: str, dataset: str | None = None, **override):
     ds = topic.builtin[0] if dataset is None else topic.builtin_data(dataset)
     hyper = {**topic.hyper(dataset=ds), **override}
     return topic, ds.load(), hyper, f"builtin:{ds.name}"
+
+
+# --- what each topic declares ------------------------------------------------------
+@pytest.mark.parametrize("name", BUILTIN)
+def test_every_builtin_topic_declares_sensitivity_or_unsupported(name):
+    topic = get_topic(name)
+    assert isinstance(topic.sensitivity, (Sensitivity, Unsupported)), topic.sensitivity
+    if isinstance(topic.sensitivity, Sensitivity):
+        s = topic.sensitivity
+        swept = sens.sweep_parameters(topic)
+        assert s.default_param in swept
+        assert set(s.path_params or ()) <= set(swept)
+        assert set(s.linear_grids) <= set(swept)
+        assert not set(s.not_swept) & set(swept)
+        sens.check_topic(topic)  # accepted
+
+
+def test_the_supported_list_is_asked_of_the_topics():
+    supported = [n for n in sens.closed_form_topics() if n in BUILTIN]
+    assert supported == [t.name for t in all_topics() if t.name in BUILTIN
+                         and isinstance(t.sensitivity, Sensitivity)]
+    assert set(BUILTIN) - set(supported) == {"gaussian-mixture", "logistic-regression"}
+    conjugate = [n for n in sens.power_scaled_topics() if n in BUILTIN]
+    assert conjugate == [t.name for t in all_topics() if t.name in BUILTIN
+                         and isinstance(t.sensitivity, Sensitivity)
+                         and t.sensitivity.power_scaled is not None]
+    assert len(conjugate) == 8  # the six conjugate topics and both linear regressions
+
+
+def test_an_unsupported_topic_is_refused_with_its_declared_reason():
+    topic = dataclasses.replace(get_topic("beta-binomial"), name="planted-unsupported",
+                                sensitivity=Unsupported("a planted reason"))
+    with pytest.raises(InputError) as info:
+        sens.check_topic(topic)
+    message = str(info.value)
+    assert message.startswith("planted-unsupported has no closed-form posterior "
+                              "(a planted reason), so an exact sweep is not possible; "
+                              "sensitivity works for: ")
+    assert set(message.rsplit(": ", 1)[1].split(", ")) >= set(SWEPT)
+    for name in BUILTIN:  # the builtin refusals say the reason each topic declares
+        declared = get_topic(name).sensitivity
+        if isinstance(declared, Unsupported):
+            with pytest.raises(InputError, match=re.escape(f"({declared.reason})")):
+                sens.check_topic(get_topic(name))
+    # A topic that declares nothing (a topic file) is swept point by point, with no
+    # power-scaling and no report section, unless it says it has no closed form.
+    bare = dataclasses.replace(get_topic("beta-binomial"), name="planted-bare", sensitivity=None)
+    sens.check_topic(bare)
+    assert sens.power_scaled_of(bare) is None and sens.sweep_parameters(bare) == ("a", "b")
+    topic, data, hyper, source = _builtin("beta-binomial")
+    sweep = sens.exact_sweep(bare, data=data, hyper=hyper, param="a", grid=np.array([1.0, 2.0]),
+                             source=source)
+    assert sweep.method == "per-point solve"
+    with pytest.raises(InputError, match="[(]no closed form here[)]"):
+        sens.check_topic(dataclasses.replace(bare, not_closed_form="no closed form here"))
+
+
+def test_the_study_names_no_topic():
+    """The study asks each topic (``Topic.sensitivity``); it holds no topic's name."""
+    source = Path(sens.__file__).read_text()
+    named = [name for name in BUILTIN if f'"{name}"' in source or f"'{name}'" in source]
+    assert named == []
+    assert "topic.name ==" not in source and "topic.name in" not in source
 
 
 # --- the exact sweep equals single runs ---------------------------------------------
@@ -90,11 +164,11 @@ def test_eigendecomposition_path_equals_per_point_cholesky(rng):
     np.testing.assert_allclose(path.log_evidence[k], ref, rtol=1e-10)
 
 
-@pytest.mark.parametrize("name", [t for t in sens.REPORT_PARAM])
+@pytest.mark.parametrize("name", SWEPT)
 def test_sweep_equals_single_exact_runs(name):
     """Every closed-form topic, on its report grid's first, middle and last value."""
     topic, data, hyper, source = _builtin(name)
-    param = sens.REPORT_PARAM[name]
+    param = topic.sensitivity.default_param
     x, hyper0 = sens._prepare(topic, data, hyper, source)
     full = sens.default_grid(topic, param=param, hyper=hyper, n_obs=sens._n_obs(x))
     grid = full[[0, 1, len(full) // 2, -2, -1]]
@@ -119,7 +193,10 @@ def test_sweep_equals_single_exact_runs(name):
                                        post.marginal(0).ppf([0.025, 0.975]), rtol=1e-10)
 
 
-_ALL_CONJUGATE_PARAMS = [(name, param) for name in sens.CONJUGATE_PATH
+#: Every parameter of the topics whose vectorised path covers all of them.
+_ALL_CONJUGATE_PARAMS = [(name, param) for name in SWEPT
+                         if get_topic(name).sensitivity.path is not None
+                         and get_topic(name).sensitivity.path_params is None
                          for param in sens.sweep_parameters(get_topic(name))]
 
 
@@ -150,7 +227,8 @@ def test_vectorised_conjugate_path_equals_single_runs(name, param):
 
 def _swept(topic, hyper0, param, value):
     h = sens.hyper_at(topic, hyper=hyper0, param=param, value=value)
-    key = "prior_sd" if param == sens.LAMBDA else param
+    derived = sens.derived_parameter(topic, param)
+    key = param if derived is None else derived.sets
     return {key: h[key]}
 
 
@@ -182,7 +260,7 @@ def _is_zscores(topic, data, hyper, source, *, alpha, component, rng, scaled=Non
     logw = (alpha - 1.0) * (log_prior if component == "prior" else log_lik)
     w = np.exp(logw - logw.max())
     w /= w.sum()
-    fn = scaled or sens.POWER_SCALED[topic.name]
+    fn = scaled or sens.power_scaled_of(topic)
     target = fn(x=x, **sens._power_hyper(topic, h), alpha=alpha, component=component)
     z = []
     for i in range(theta.shape[1]):
@@ -240,7 +318,7 @@ def test_planted_power_scaling_bugs_are_caught(rng):
     topic, data, hyper, source = _builtin("normal-known-variance", "conflict")
 
     def nkv_bug(*, x, prior_mean, prior_sd, noise_sd, alpha, component):
-        return asens.power_scaled_normal_known_variance(
+        return a_nkv.power_scaled(
             x=x, prior_mean=prior_mean, prior_sd=prior_sd * alpha ** 0.5, noise_sd=noise_sd,
             alpha=1.0, component=component)
 
@@ -391,10 +469,10 @@ def test_psense_on_mcmc_agrees_with_exact(mcmc_fits, rng):
         assert np.all(np.abs(z) <= t_crit), (name, diff, centre, spread)
         if name == "normal-known-variance":
             def bug(*, x, prior_mean, prior_sd, noise_sd, alpha, component):
-                return asens.power_scaled_normal_known_variance(
+                return a_nkv.power_scaled(
                     x=x, prior_mean=prior_mean, prior_sd=prior_sd / alpha, noise_sd=noise_sd,
                     alpha=1.0, component=component) if component == "prior" else \
-                    asens.power_scaled_normal_known_variance(
+                    a_nkv.power_scaled(
                         x=x, prior_mean=prior_mean, prior_sd=prior_sd, noise_sd=noise_sd,
                         alpha=alpha, component=component)
             wrong, *_ = sens.exact_power_scaling(topic, x=x, hyper=h, lower=flat.min(axis=0),

@@ -1,0 +1,24 @@
+"""PyMC model: rate ~ Gamma(shape, rate=hp_rate); x_i ~ Exponential(rate).  See analytic/exponential_gamma.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+
+from pymc_models._common import hyper_data, obs_coords
+
+VARIABLES = ("rate",)
+
+
+def build_model(*, n_obs: int = 1) -> pm.Model:
+    with pm.Model(coords=obs_coords(n_obs)) as model:
+        x = pm.Data("x", np.ones(n_obs), dims="obs")
+        shape = pm.Data("hp_shape", 1.0)
+        rate = pm.Data("hp_rate", 1.0)
+        lam = pm.Gamma("rate", alpha=shape, beta=rate)  # PyMC's beta is the rate
+        pm.Exponential("x_obs", lam=lam, observed=x, dims="obs")  # lam is the rate, mean 1/lam
+    return model
+
+
+def model_data(*, x: np.ndarray, shape: float, rate: float) -> dict[str, np.ndarray]:
+    return {"x": np.asarray(x, dtype=float), **hyper_data(shape=shape, rate=rate)}
