@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import (
@@ -137,7 +138,7 @@ def simulate(rng: np.random.Generator, *, n: int, a: float, b: float) -> tuple[n
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, a, b, interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(*, x: np.ndarray, a: npt.ArrayLike, b: npt.ArrayLike, interval: float = 0.95) -> ConjugatePath:
     """The exact posterior at G values of the Beta(a, b) prior at once.
 
     ``a`` and ``b`` are numbers or arrays of shape (G,) (broadcast); the same

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import ConjugatePath, ExactAnswer, central_interval, check_power
@@ -194,7 +195,7 @@ def simulate(rng: np.random.Generator, *, n: int, categories: Sequence[str],
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration,
+def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration: npt.ArrayLike,
                      interval: float = 0.95) -> ConjugatePath:
     """The exact posterior over K category probabilities at G concentrations at once.
 
@@ -224,7 +225,8 @@ def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration,
                          log_evidence=log_ev)
 
 
-def power_scaled(*, x: np.ndarray, categories: Sequence[str], concentration,
+def power_scaled(*, x: np.ndarray, categories: Sequence[str],
+                 concentration: float | Sequence[float],
                  alpha: float, component: str) -> DirichletPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 

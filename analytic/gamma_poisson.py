@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import (
@@ -141,7 +142,8 @@ def simulate(rng: np.random.Generator, *, n: int, shape: float, rate: float) -> 
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, shape, rate, interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(*, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike,
+                     interval: float = 0.95) -> ConjugatePath:
     """The exact posterior at G values of the Gamma(shape, rate) prior at once.
 
     ``shape`` and ``rate`` are numbers or arrays of shape (G,) (broadcast);

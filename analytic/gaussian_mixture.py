@@ -102,7 +102,6 @@ from analytic._base import ExactAnswer
 from analytic._multivariate import student_t_logpdf
 from analytic._normal_wishart import (
     Groups,
-    NormalWishartPrior,
     as_points,
     check_int,
     check_labels,
@@ -115,6 +114,9 @@ from analytic._normal_wishart import (
     log_evidence,
     require_prior,
     update,
+)
+from analytic._normal_wishart import (
+    NormalWishartPrior as NormalWishartPrior,  # public here (analytic.gaussian_mixture)
 )
 
 _LOG_2PI = math.log(2.0 * math.pi)

@@ -162,7 +162,7 @@ class Stats:
 
     Attributes
     ----------
-    n : int
+    n : int (a real number for a power-scaled likelihood, alpha * n)
     gram : array of shape (d, d)
         ``Phi^T Phi``.
     phi_t_y : array of shape (d,)
@@ -172,7 +172,7 @@ class Stats:
         (residual sums of squares) lose ``log10(y^T y / RSS)`` digits.
     """
 
-    n: int
+    n: float  # a count, or alpha * n for a power-scaled likelihood
     gram: np.ndarray
     phi_t_y: np.ndarray
     y_t_y: float
@@ -550,7 +550,7 @@ def log_evidence(*, suff: Stats, noise_sd: float, prior_mean: np.ndarray | float
     return _gaussian_log_evidence(suff.n, noise_var, _log_det_ratio(prior, prec_chol), quad)
 
 
-def _gaussian_log_evidence(n: int, noise_var: float, log_det_ratio: float, quad: float) -> float:
+def _gaussian_log_evidence(n: float, noise_var: float, log_det_ratio: float, quad: float) -> float:
     return float(-0.5 * n * (_LOG_2PI + math.log(noise_var)) - 0.5 * log_det_ratio - 0.5 * quad)
 
 
@@ -777,7 +777,8 @@ def sinusoid(rng: np.random.Generator, *, n: int = 25,
 
 
 # ---------------------------------------------------------------- prior sensitivity
-def sensitivity_path(*, suff: Stats, noise_sd, prior_sd, prior_mean: np.ndarray | float = 0.0,
+def sensitivity_path(*, suff: Stats, noise_sd: npt.ArrayLike, prior_sd: npt.ArrayLike,
+                     prior_mean: np.ndarray | float = 0.0,
                      interval: float = 0.95) -> ConjugatePath:
     """The exact posterior of ``w`` at G values of (noise_sd, prior_sd) at once.
 

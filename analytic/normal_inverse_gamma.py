@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import (
@@ -162,7 +163,8 @@ def simulate(rng: np.random.Generator, *, n: int, mu0: float, kappa0: float, alp
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, mu0, kappa0, alpha0, beta0,
+def sensitivity_path(*, x: np.ndarray, mu0: npt.ArrayLike, kappa0: npt.ArrayLike,
+                     alpha0: npt.ArrayLike, beta0: npt.ArrayLike,
                      interval: float = 0.95) -> ConjugatePath:
     """The exact posterior of (mu, sigma2) at G values of the NIG prior at once.
 

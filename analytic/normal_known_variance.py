@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from analytic._base import (
@@ -147,7 +148,8 @@ def simulate(rng: np.random.Generator, *, n: int, prior_mean: float, prior_sd: f
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, prior_mean, prior_sd, noise_sd,
+def sensitivity_path(*, x: np.ndarray, prior_mean: npt.ArrayLike, prior_sd: npt.ArrayLike,
+                     noise_sd: npt.ArrayLike,
                      interval: float = 0.95) -> ConjugatePath:
     """The exact posterior at G values of (prior_mean, prior_sd, noise_sd) at once.
 

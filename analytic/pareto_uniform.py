@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from analytic._base import (
@@ -171,7 +172,8 @@ def simulate(rng: np.random.Generator, *, n: int, scale: float, shape: float) ->
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, scale, shape, interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(*, x: np.ndarray, scale: npt.ArrayLike, shape: npt.ArrayLike,
+                     interval: float = 0.95) -> ConjugatePath:
     """The exact posterior of theta at G values of the Pareto(scale, shape) prior at once.
 
     ``scale`` and ``shape`` are numbers or arrays of shape (G,) (broadcast);
