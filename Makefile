@@ -9,7 +9,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: install test report bench study readme readme-check clean
+.PHONY: install test lint report bench study readme readme-check clean
 
 install: $(STAMP)
 
@@ -23,6 +23,19 @@ $(STAMP): pyproject.toml
 TEST_WORKERS ?= 2
 test: install
 	$(PYTHON) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+# ruff (lint and format check) and mypy, from the `lint` extra, configured in
+# pyproject.toml.  Nothing is rewritten: `ruff check --fix .` and
+# `ruff format .` do that by hand (or the pre-commit hooks).
+LINT_STAMP := $(VENV)/.installed-lint
+$(LINT_STAMP): $(STAMP)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
+	@touch $(LINT_STAMP)
+
+lint: install $(LINT_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # Every topic on its builtin data, then the summary table and the HTML site
 # (reports/index.html).  Both are written even when a topic disagrees, and

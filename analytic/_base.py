@@ -42,7 +42,8 @@ class ExactPosterior(Protocol):
         tests a moment only where the moments its null variance needs exist.
     """
 
-    parameters: tuple[str, ...]
+    @property
+    def parameters(self) -> tuple[str, ...]: ...
 
     @property
     def mean(self) -> np.ndarray: ...

@@ -12,6 +12,7 @@ form an inverse.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import linalg, special, stats
@@ -74,7 +75,7 @@ class MultivariateNormal:
     def free(self) -> tuple[int, ...]:
         return tuple(range(len(self.parameters)))
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         return stats.norm(self.mean[index], np.sqrt(self.cov[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
@@ -128,7 +129,7 @@ class MultivariateT:
     def free(self) -> tuple[int, ...]:
         return tuple(range(len(self.parameters)))
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         return stats.t(self.df, loc=self.loc[index], scale=np.sqrt(self.scale[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -188,18 +189,18 @@ class ConjunctionSpace:
 def conjunctions(*, attributes: Sequence[str],
                  domains: Sequence[Sequence[str]]) -> ConjunctionSpace:
     """Every conjunction of ``attribute = value`` or ``?`` constraints, then the empty one."""
-    domains = tuple(tuple(str(v) for v in d) for d in domains)
-    if len(domains) != len(attributes) or not domains:
-        raise ValueError(f"{len(attributes)} attributes but {len(domains)} domains")
-    for name, d in zip(attributes, domains):
+    values: tuple[tuple[str, ...], ...] = tuple(tuple(str(v) for v in d) for d in domains)
+    if len(values) != len(attributes) or not values:
+        raise ValueError(f"{len(attributes)} attributes but {len(values)} domains")
+    for name, d in zip(attributes, values):
         if not d:
             raise ValueError(f"attribute {name!r} has no values")
-    size = int(np.prod([len(d) + 1 for d in domains], dtype=float)) + 1
+    size = int(np.prod([len(d) + 1 for d in values], dtype=float)) + 1
     if size > MAX_HYPOTHESES:
         raise ValueError(f"the conjunctive hypothesis space has {size} hypotheses, more than "
                          f"{MAX_HYPOTHESES}; use fewer attributes (--features a,b)")
-    grids = np.indices([len(d) + 1 for d in domains]).reshape(len(domains), -1).T
-    return ConjunctionSpace(attributes=tuple(str(a) for a in attributes), domains=domains,
+    grids = np.indices([len(d) + 1 for d in values]).reshape(len(values), -1).T
+    return ConjunctionSpace(attributes=tuple(str(a) for a in attributes), domains=values,
                             constraints=grids - 1)
 
 
@@ -474,7 +475,7 @@ class BucketPosterior:
         out[int(np.argmax(self.probs))] = 1.0
         return out
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         """Bernoulli(p_index); discrete, so the agreement test tests moments only."""
         return stats.bernoulli(self.probs[index])
 
@@ -542,7 +543,7 @@ def solve_problem(*, problem: FiniteProblem, noise: float = 0.0,
 
 
 def solve(*, x: FiniteProblem, noise: float = 0.0, prior: Sequence[float] | None = None,
-          top: int = 10, min_mass: float = 0.02, **_structure) -> ExactAnswer:
+          top: int = 10, min_mass: float = 0.02, **_structure: Any) -> ExactAnswer:
     """Posterior (bucket indicators), ML bucket, log evidence and label predictive."""
     return solve_problem(problem=x, noise=noise, prior=prior, top=top,
                          min_mass=min_mass).answer

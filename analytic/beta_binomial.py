@@ -13,8 +13,10 @@ evidence is that of the observed *sequence*, ``B(a + s, b + n - s) / B(a, b)``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import (
@@ -38,7 +40,7 @@ class Stats:
     n: int
     successes: int
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.n + other.n, self.successes + other.successes)
 
 
@@ -62,7 +64,7 @@ class BetaPosterior:
     is_gaussian: bool = False
     moments_below: float = float("inf")
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.beta(self.a, self.b)
 
     @property
@@ -136,7 +138,7 @@ def simulate(rng: np.random.Generator, *, n: int, a: float, b: float) -> tuple[n
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, a, b, interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(*, x: np.ndarray, a: npt.ArrayLike, b: npt.ArrayLike, interval: float = 0.95) -> ConjugatePath:
     """The exact posterior at G values of the Beta(a, b) prior at once.
 
     ``a`` and ``b`` are numbers or arrays of shape (G,) (broadcast); the same

@@ -8,16 +8,18 @@ numerical integration otherwise.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import stats
 
 
-def expected_squared_loss(dist, a: float) -> float:
+def expected_squared_loss(dist: Any, a: float) -> float:
     """E[(y - a)^2] = var + (mean - a)^2 for a frozen scipy distribution."""
     return float(dist.var() + (dist.mean() - a) ** 2)
 
 
-def expected_absolute_loss(dist, a: float) -> float:
+def expected_absolute_loss(dist: Any, a: float) -> float:
     """E|y - a| for a frozen scipy distribution.
 
     Normal(m, s): ``s [2 phi(z) + z (2 Phi(z) - 1)]`` with ``z = (a - m)/s``.

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import ConjugatePath, ExactAnswer, central_interval, check_power
@@ -31,7 +33,7 @@ class Stats:
     def n(self) -> int:
         return int(self.counts.sum())
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.counts + other.counts)
 
 
@@ -80,7 +82,7 @@ class DirichletPosterior:
     def free(self) -> tuple[int, ...]:
         return tuple(range(len(self.alpha) - 1))
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         a0 = self.alpha.sum()
         return stats.beta(self.alpha[index], a0 - self.alpha[index])
 
@@ -193,7 +195,7 @@ def simulate(rng: np.random.Generator, *, n: int, categories: Sequence[str],
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration,
+def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration: npt.ArrayLike,
                      interval: float = 0.95) -> ConjugatePath:
     """The exact posterior over K category probabilities at G concentrations at once.
 
@@ -223,7 +225,8 @@ def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration,
                          log_evidence=log_ev)
 
 
-def power_scaled(*, x: np.ndarray, categories: Sequence[str], concentration,
+def power_scaled(*, x: np.ndarray, categories: Sequence[str],
+                 concentration: float | Sequence[float],
                  alpha: float, component: str) -> DirichletPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 

@@ -23,8 +23,10 @@ rate_n^shape_n)``.  The Gamma is in shape/*rate* form throughout;
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import ExactAnswer, as_data, require_drawable, require_positive
@@ -66,7 +68,7 @@ class GammaPosterior:
     is_gaussian: bool = False
     moments_below: float = float("inf")
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.gamma(self.shape, scale=1.0 / self.rate)
 
     @property
@@ -99,7 +101,7 @@ def update(*, suff: Stats, shape: float, rate: float) -> GammaPosterior:
     return GammaPosterior(shape + suff.n, rate + suff.total)
 
 
-def _log_evidence(shape, rate, shape_n, rate_n):
+def _log_evidence(shape: Any, rate: Any, shape_n: Any, rate_n: Any) -> Any:
     """``shape log rate - lgamma(shape) + lgamma(shape_n) - shape_n log rate_n`` (arrays too)."""
     return (shape * np.log(rate) - special.gammaln(shape)
             + special.gammaln(shape_n) - shape_n * np.log(rate_n))
@@ -170,7 +172,8 @@ def simulate(rng: np.random.Generator, *, n: int, shape: float, rate: float
 
 
 # --- the sensitivity study ---------------------------------------------------------
-def sensitivity_path(*, x: np.ndarray, shape, rate, interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(*, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike,
+                     interval: float = 0.95) -> ConjugatePath:
     """The exact posterior at G prior values (as :func:`solve`, vectorised).
 
     Parameters

@@ -14,8 +14,10 @@ negative binomial with ``r = shape_n`` and success probability
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import (
@@ -46,7 +48,7 @@ class Stats:
     total: int
     log_factorial_sum: float
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.n + other.n, self.total + other.total,
                      self.log_factorial_sum + other.log_factorial_sum)
 
@@ -73,7 +75,7 @@ class GammaPosterior:
     is_gaussian: bool = False
     moments_below: float = float("inf")
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.gamma(self.shape, scale=1.0 / self.rate)
 
     @property
@@ -140,7 +142,8 @@ def simulate(rng: np.random.Generator, *, n: int, shape: float, rate: float) -> 
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, shape, rate, interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(*, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike,
+                     interval: float = 0.95) -> ConjugatePath:
     """The exact posterior at G values of the Gamma(shape, rate) prior at once.
 
     ``shape`` and ``rate`` are numbers or arrays of shape (G,) (broadcast);

@@ -483,7 +483,7 @@ class ClassifierPosterior:
     is_gaussian = property(lambda self: self.inner.is_gaussian)
     moments_below = property(lambda self: self.inner.moments_below)
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         return self.inner.marginal(index)
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:

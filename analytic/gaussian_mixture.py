@@ -92,7 +92,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import linalg, optimize, special, stats
@@ -102,7 +102,6 @@ from analytic._base import ExactAnswer
 from analytic._multivariate import student_t_logpdf
 from analytic._normal_wishart import (
     Groups,
-    NormalWishartPrior,
     as_points,
     check_int,
     check_labels,
@@ -115,6 +114,9 @@ from analytic._normal_wishart import (
     log_evidence,
     require_prior,
     update,
+)
+from analytic._normal_wishart import (
+    NormalWishartPrior as NormalWishartPrior,  # public here (analytic.gaussian_mixture)
 )
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -722,13 +724,15 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
 
     shift = x.mean(axis=0)
     xc = x - shift  # EM is translation invariant; centring keeps x x^T sums well scaled
-    m0 = prior.m0 - shift if is_map else None
+    m0 = prior.m0 - shift if prior is not None else None
 
     def m_step(st: _Stats) -> MixtureParams:
-        return _m_step_map(st, prior, m0) if is_map else _m_step_ml(st, reg_covar)
+        if prior is None or m0 is None:  # ML-EM
+            return _m_step_ml(st, reg_covar)
+        return _m_step_map(st, prior, m0)
 
     def objective(ll: float, p: MixtureParams) -> float:
-        if not is_map:
+        if prior is None or m0 is None:  # ML-EM
             return ll
         return ll + _log_prior_parts(p.weights, p.means, p.precision_cholesky, prior, m0)
 
@@ -736,7 +740,7 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
     finals = []
     for _ in range(restarts):
         if init is None:
-            centres = xc[_kmeans_pp(xc, k_count, rng)]
+            centres = xc[_kmeans_pp(xc, k_count, cast(np.random.Generator, rng))]  # checked above
             dist = np.stack([np.einsum("ij,ij->i", xc - c, xc - c) for c in centres], axis=1)
             params = m_step(_stats_from_labels(xc, np.argmin(dist, axis=1), k_count))
         elif isinstance(init, MixtureParams):
@@ -744,13 +748,13 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
                                    covariances=init.covariances)
         else:
             params = m_step(_stats_from_resp(xc, init))
-        history = []
+        history: list[float] = []
         converged = False
         n_iter = 0
         for it in range(max_iter):
             ll, st = _sweep(xc, params)
             history.append(objective(ll, params))
-            params = m_step(st)
+            params = m_step(cast(_Stats, st))  # want_stats=True: the statistics are there
             n_iter = it + 1
             if it > 0 and abs(history[-1] - history[-2]) < tol * n:
                 converged = True
@@ -762,11 +766,12 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
         finals.append(obj)
         if best is None or obj > best[1]:
             best = (params, obj, ll, np.asarray(history), n_iter, converged, resp)
-    params, obj, ll, history, n_iter, converged, resp = best
+    assert best is not None  # restarts >= 1
+    params, obj, ll, trace, n_iter, converged, resp = best
     return EMResult(
         params=MixtureParams(weights=params.weights, means=params.means + shift,
                              covariances=params.covariances),
-        objective=float(obj), log_likelihood=float(ll), history=history, n_iter=n_iter,
+        objective=float(obj), log_likelihood=float(ll), history=trace, n_iter=n_iter,
         converged=converged, responsibilities=resp, restart_objectives=np.asarray(finals),
         is_map=is_map)
 
@@ -956,7 +961,7 @@ class MixturePosterior:
         """Every ``alpha_k > 1`` and every ``nu_k > d``."""
         return bool(np.all(self.alpha > 1.0) and np.all(self.nu > self.d))
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         """Frozen scipy marginal of parameter ``index``, or None.
 
         ``w[k]``: Beta; ``mu[k,j]``: Student-t with ``nu_k - d + 1`` dof, location

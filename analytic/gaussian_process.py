@@ -52,8 +52,10 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import linalg, optimize, stats
 
 from analytic._base import ExactAnswer, require_positive
@@ -105,7 +107,7 @@ class Hyper:
         object.__setattr__(self, "jitter", require_nonnegative("jitter", self.jitter))
 
 
-def as_inputs(name: str, x, p: int | None = None) -> np.ndarray:
+def as_inputs(name: str, x: npt.ArrayLike, p: int | None = None) -> np.ndarray:
     """``x`` as a finite float array of shape (n, p); a 1-D ``x`` is one input column."""
     arr = np.asarray(x, dtype=float)
     if arr.ndim == 1:
@@ -123,7 +125,7 @@ def as_inputs(name: str, x, p: int | None = None) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def _as_targets(y, n: int) -> np.ndarray:
+def _as_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
     arr = np.asarray(y, dtype=float)
     if arr.shape != (n,):
         raise ValueError(f"y must be an array of shape ({n},), one target per row of x, "
@@ -175,7 +177,7 @@ def _sq_dist(a: np.ndarray, b: np.ndarray, same: bool) -> np.ndarray:
 
 
 def _kernel(kernel: str, a: np.ndarray, b: np.ndarray, lengthscale: float, signal_sd: float,
-            same: bool, grad: bool = False):
+            same: bool, grad: bool = False) -> Any:
     """k(a, b) without jitter, array of shape (len(a), len(b)); with ``grad``,
     also ``dk / d log lengthscale`` of the same shape.
 
@@ -183,8 +185,8 @@ def _kernel(kernel: str, a: np.ndarray, b: np.ndarray, lengthscale: float, signa
     few passes over an (n, m) array.
     """
     var = signal_sd * signal_sd
-    a, b = _scaled(a, lengthscale), (_scaled(b, lengthscale) if not same else None)
-    b = a if same else b
+    a = _scaled(a, lengthscale)
+    b = a if same else _scaled(b, lengthscale)
     if kernel == "linear":
         dot = a @ b.T  # x.x' / lengthscale^2
         k = var * (1.0 + dot)
@@ -216,13 +218,14 @@ def _kernel(kernel: str, a: np.ndarray, b: np.ndarray, lengthscale: float, signa
         k = poly * e
         dk = s * s * (1.0 + s) / 3.0 * e if grad else None  # s^2 (1 + s) exp(-s) / 3
     k *= var
-    if grad:
+    if dk is not None:  # exactly when grad
         dk *= var
         return k, dk
     return k
 
 
-def kernel_matrix(*, kernel: str, x1, x2=None, lengthscale: float, signal_sd: float,
+def kernel_matrix(*, kernel: str, x1: npt.ArrayLike, x2: npt.ArrayLike | None = None,
+                  lengthscale: float, signal_sd: float,
                   jitter: float = 0.0) -> np.ndarray:
     """The kernel matrix ``k(x1, x2)``, array of shape (n1, n2).
 
@@ -308,7 +311,7 @@ def _factor(x: np.ndarray, hyper: Hyper) -> np.ndarray:
     return chol
 
 
-def condition(*, x, y, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
+def condition(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
               jitter: float = DEFAULT_JITTER) -> Conditioned:
     """Factor ``K_y`` once and solve for ``alpha`` (Rasmussen & Williams 2006, Algorithm 2.1).
 
@@ -343,7 +346,7 @@ def condition(*, x, y, kernel: str, lengthscale: float, signal_sd: float, noise_
                        log_marginal_likelihood=lml)
 
 
-def predict(gp: Conditioned, *, x_new, noisy: bool = False,
+def predict(gp: Conditioned, *, x_new: npt.ArrayLike, noisy: bool = False,
             full_cov: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mean and covariance of f (or, with ``noisy``, of y) at ``x_new``.
 
@@ -390,14 +393,14 @@ def predict(gp: Conditioned, *, x_new, noisy: bool = False,
 # ---------------------------------------------------------------- evidence
 
 
-def log_marginal_likelihood(*, x, y, kernel: str, lengthscale: float, signal_sd: float,
+def log_marginal_likelihood(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float,
                             noise_sd: float, jitter: float = DEFAULT_JITTER) -> float:
     """``log Normal(y; 0, K_y)`` (Rasmussen & Williams 2006, eq. 2.30)."""
     return condition(x=x, y=y, kernel=kernel, lengthscale=lengthscale, signal_sd=signal_sd,
                      noise_sd=noise_sd, jitter=jitter).log_marginal_likelihood
 
 
-def log_marginal_likelihood_grad(*, x, y, kernel: str, lengthscale: float, signal_sd: float,
+def log_marginal_likelihood_grad(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float,
                                  noise_sd: float, jitter: float = DEFAULT_JITTER
                                  ) -> tuple[float, np.ndarray]:
     """Log marginal likelihood and its gradient in the log-hyperparameters.
@@ -477,7 +480,7 @@ class TypeIIML:
 _LOG_BOUND = 20.0
 
 
-def type2_ml(*, x, y, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
+def type2_ml(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
              jitter: float = DEFAULT_JITTER, max_iter: int = 500) -> TypeIIML:
     """Maximise the log marginal likelihood over (lengthscale, signal_sd, noise_sd).
 
@@ -555,7 +558,7 @@ def posterior_names(m: int) -> tuple[str, ...]:
     return tuple(f"f[{i}]" for i in range(m))
 
 
-def solve(*, x, y, x_test, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
+def solve(*, x: npt.ArrayLike, y: npt.ArrayLike, x_test: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
           jitter: float = DEFAULT_JITTER) -> ExactAnswer:
     """The exact posterior of f at ``x_test`` as an :class:`analytic.ExactAnswer`.
 
@@ -593,7 +596,8 @@ def solve(*, x, y, x_test, kernel: str, lengthscale: float, signal_sd: float, no
 # ---------------------------------------------------------------- simulation
 
 
-def simulate(rng: np.random.Generator, *, x, x_test, kernel: str, lengthscale: float,
+def simulate(rng: np.random.Generator, *, x: npt.ArrayLike, x_test: npt.ArrayLike,
+             kernel: str, lengthscale: float,
              signal_sd: float, noise_sd: float,
              jitter: float = DEFAULT_JITTER) -> tuple[np.ndarray, np.ndarray]:
     """Draw f at ``x`` and ``x_test`` jointly from the prior, then y = f(x) + noise.

@@ -32,8 +32,10 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import linalg, stats
 
 from analytic._base import ConjugatePath, ExactAnswer, as_data, check_power, require_positive
@@ -113,16 +115,16 @@ def design_matrix(*, x: np.ndarray, degree: int | None = None, intercept: bool =
     return np.ascontiguousarray(feats, dtype=float), fnames
 
 
-def _check_degree(degree) -> int:
-    ok = (isinstance(degree, numbers.Real) and not isinstance(degree, bool)
-          and math.isfinite(degree) and degree == int(degree) and degree >= 0)
+def _check_degree(degree: Any) -> int:
+    real = isinstance(degree, numbers.Real) and not isinstance(degree, bool)
+    ok = real and math.isfinite(degree) and degree == int(degree) and degree >= 0
     if not ok:
         raise ValueError(f"degree must be an integer >= 0, got {degree!r}; "
                          f"pass e.g. degree=3")
     return int(degree)
 
 
-def _as_design(name: str, phi, d: int | None = None) -> np.ndarray:
+def _as_design(name: str, phi: npt.ArrayLike, d: int | None = None) -> np.ndarray:
     """``phi`` as a finite float array of shape (n, d), d >= 1."""
     arr = np.asarray(phi, dtype=float)
     if arr.ndim != 2:
@@ -141,7 +143,7 @@ def _as_design(name: str, phi, d: int | None = None) -> np.ndarray:
     return arr
 
 
-def _as_targets(y, n: int) -> np.ndarray:
+def _as_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
     arr = as_data("y", y)
     if arr.size != n:
         raise ValueError(f"y must have one value per row of phi ({n}), got {arr.size}; "
@@ -149,7 +151,7 @@ def _as_targets(y, n: int) -> np.ndarray:
     return arr
 
 
-def _check_data(phi, y) -> tuple[np.ndarray, np.ndarray]:
+def _check_data(phi: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     phi = _as_design("phi", phi)
     return phi, _as_targets(y, phi.shape[0])
 
@@ -160,7 +162,7 @@ class Stats:
 
     Attributes
     ----------
-    n : int
+    n : int (a real number for a power-scaled likelihood, alpha * n)
     gram : array of shape (d, d)
         ``Phi^T Phi``.
     phi_t_y : array of shape (d,)
@@ -170,7 +172,7 @@ class Stats:
         (residual sums of squares) lose ``log10(y^T y / RSS)`` digits.
     """
 
-    n: int
+    n: float  # a count, or alpha * n for a power-scaled likelihood
     gram: np.ndarray
     phi_t_y: np.ndarray
     y_t_y: float
@@ -338,7 +340,8 @@ class _Prior:
         return 2.0 * float(np.sum(np.log(np.diag(self.chol))))
 
 
-def _factor_prior(*, prior_mean, prior_cov, d: int, mean_name: str = "prior_mean",
+def _factor_prior(*, prior_mean: npt.ArrayLike | None, prior_cov: npt.ArrayLike | None,
+                  d: int, mean_name: str = "prior_mean",
                   cov_name: str = "prior_cov") -> _Prior:
     """Validate a prior mean (scalar or (d,)) and covariance (d, d) and factor it."""
     m0 = np.asarray(0.0 if prior_mean is None else prior_mean, dtype=float)
@@ -369,7 +372,8 @@ def _factor_prior(*, prior_mean, prior_cov, d: int, mean_name: str = "prior_mean
     return _Prior(mean=m0, cov=s0, chol=chol, prec=0.5 * (prec + prec.T))
 
 
-def _resolve_prior(*, d: int, prior_sd, prior_mean, prior_cov, sd_name: str = "prior_sd",
+def _resolve_prior(*, d: int, prior_sd: float | None, prior_mean: npt.ArrayLike | None,
+                   prior_cov: npt.ArrayLike | None, sd_name: str = "prior_sd",
                    cov_name: str = "prior_cov") -> _Prior:
     """Exactly one of an isotropic sd (cov = sd^2 I) or a full covariance."""
     if (prior_sd is None) == (prior_cov is None):
@@ -476,7 +480,7 @@ class GaussianPosterior:
     def mode(self) -> np.ndarray:
         return self.mean
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         return stats.norm(self.mean[index], math.sqrt(self.cov[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
@@ -546,7 +550,7 @@ def log_evidence(*, suff: Stats, noise_sd: float, prior_mean: np.ndarray | float
     return _gaussian_log_evidence(suff.n, noise_var, _log_det_ratio(prior, prec_chol), quad)
 
 
-def _gaussian_log_evidence(n: int, noise_var: float, log_det_ratio: float, quad: float) -> float:
+def _gaussian_log_evidence(n: float, noise_var: float, log_det_ratio: float, quad: float) -> float:
     return float(-0.5 * n * (_LOG_2PI + math.log(noise_var)) - 0.5 * log_det_ratio - 0.5 * quad)
 
 
@@ -665,7 +669,7 @@ class LinearRegressionFit:
                            log_evidence=self.log_evidence, predictive=self.predictive)
 
 
-def _fit(suff: Stats, mle_fit: MLE, noise_sd: float, prior: _Prior, prior_sd,
+def _fit(suff: Stats, mle_fit: MLE, noise_sd: float, prior: _Prior, prior_sd: float | None,
          data: tuple[np.ndarray, np.ndarray] | None) -> LinearRegressionFit:
     noise_var = noise_sd**2
     mean, prec_chol = _posterior_factor(suff, prior, noise_var)
@@ -752,7 +756,7 @@ def simulate(rng: np.random.Generator, *, phi: np.ndarray, noise_sd: float,
     phi = _as_design("phi", phi)
     noise_sd = require_positive("noise_sd", noise_sd)
     prior_sd = require_positive("prior_sd", prior_sd)
-    w = prior_sd * rng.standard_normal(phi.shape[1])
+    w = prior_sd * rng.standard_normal(int(phi.shape[1]))
     return w, phi @ w + noise_sd * rng.standard_normal(phi.shape[0])
 
 
@@ -773,7 +777,8 @@ def sinusoid(rng: np.random.Generator, *, n: int = 25,
 
 
 # ---------------------------------------------------------------- prior sensitivity
-def sensitivity_path(*, suff: Stats, noise_sd, prior_sd, prior_mean: np.ndarray | float = 0.0,
+def sensitivity_path(*, suff: Stats, noise_sd: npt.ArrayLike, prior_sd: npt.ArrayLike,
+                     prior_mean: np.ndarray | float = 0.0,
                      interval: float = 0.95) -> ConjugatePath:
     """The exact posterior of ``w`` at G values of (noise_sd, prior_sd) at once.
 

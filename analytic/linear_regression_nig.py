@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import linalg, special, stats
 
 from analytic._base import ExactAnswer, check_power, require_drawable, require_positive
@@ -112,7 +114,7 @@ class NIGRegressionPosterior:
         """t marginals (2 a_n dof): moments below 2 a_n; InvGamma(a_n): below a_n."""
         return float(self.alpha)
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         """``t_{2 a_n}(m_n[i], sqrt(b_n/a_n V_n[i, i]))`` for w_i; ``InvGamma(a_n, scale=b_n)`` last."""
         if not 0 <= index <= self.d:
             raise ValueError(f"index must be in 0..{self.d}, got {index!r}")
@@ -180,7 +182,7 @@ class NIGRegressionPosterior:
         return np.column_stack([w, s2])
 
 
-def _check_shape_scale(alpha0, beta0) -> tuple[float, float]:
+def _check_shape_scale(alpha0: float, beta0: float) -> tuple[float, float]:
     return require_positive("alpha0", alpha0), require_positive("beta0", beta0)
 
 
@@ -243,7 +245,8 @@ def log_evidence(*, suff: Stats, alpha0: float, beta0: float, prior_mean: np.nda
 # ---------------------------------------------------------------- predictive
 
 
-def _predictive_parts(posterior: NIGRegressionPosterior, phi_new) -> tuple[np.ndarray, np.ndarray]:
+def _predictive_parts(posterior: NIGRegressionPosterior,
+                      phi_new: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     phi_new = _as_design("phi_new", phi_new, d=posterior.d)
     a = linalg.solve_triangular(posterior.prec_chol, phi_new.T, lower=True)
     return phi_new, a  # a^T a = Phi_new V_n Phi_new^T
@@ -351,12 +354,13 @@ class NIGRegressionFit:
     def answer(self) -> ExactAnswer:
         """The :class:`analytic.ExactAnswer`; its mle is ``(w, RSS/n)`` or None."""
         m = self.mle
-        vec = None if m.w is None else np.append(m.w, m.noise_var)
+        vec = None if m.w is None or m.noise_var is None else np.append(m.w, m.noise_var)
         return ExactAnswer(posterior=self.posterior, mle=vec, log_evidence=self.log_evidence,
                            predictive=self.predictive)
 
 
-def _fit(suff, mle_fit, alpha0, beta0, prior, data) -> NIGRegressionFit:
+def _fit(suff: Stats, mle_fit: MLE, alpha0: float, beta0: float, prior: _Prior,
+         data: tuple[np.ndarray, np.ndarray] | None) -> NIGRegressionFit:
     post, log_ev = _make_posterior(suff, alpha0, beta0, prior, data)
     return NIGRegressionFit(posterior=post, mle=mle_fit, map=post.mode, log_evidence=log_ev,
                             predictive=NIGPredictive(posterior=post))

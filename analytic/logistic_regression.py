@@ -48,6 +48,7 @@ the importance pool is seeded by the ``seed`` argument.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -482,7 +483,7 @@ def quadrature(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Lapla
 _BOX_DROP = 46.0
 
 
-def _box_radius(log_ratio, d: int) -> float:
+def _box_radius(log_ratio: Callable[[np.ndarray], np.ndarray], d: int) -> float:
     """Half-width R of the box [-R, R]^d in whitened units holding all but ~1e-20 of the mass.
 
     Doubles R from 8 until the log density on the box's boundary (checked on
@@ -602,6 +603,7 @@ class LogisticAnswer(ExactAnswer):
     mle_fit : NewtonFit or None
     """
 
+    posterior: LogisticPosterior
     map_fit: NewtonFit
     separation: Separation
     mle_fit: NewtonFit | None
@@ -620,7 +622,8 @@ def reference(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Laplac
         return _reference(phi, y, prior_sd, approx, method, draws, proposal_df, seed)
 
 
-def _reference(phi, y, prior_sd, approx, method, draws, proposal_df, seed):
+def _reference(phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Laplace, method: str,
+               draws: int, proposal_df: float, seed: int) -> tuple[Reference, ImportancePool]:
     d = approx.mean.size
     if method == "auto":
         method = "quadrature" if d <= QUADRATURE_MAX_D else "importance"
@@ -758,6 +761,6 @@ def simulate(rng: np.random.Generator, *, phi: np.ndarray,
     """Weights from the prior, then 0/1 labels: returns (w of shape (d,), y of shape (n,))."""
     prior_sd = require_positive("prior_sd", prior_sd)
     phi = np.asarray(phi, dtype=float)
-    w = prior_sd * rng.standard_normal(phi.shape[1])
+    w = prior_sd * rng.standard_normal(int(phi.shape[1]))
     y = (rng.uniform(size=phi.shape[0]) < special.expit(phi @ w)).astype(float)
     return w, y

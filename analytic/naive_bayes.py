@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -107,7 +108,7 @@ class Stats:
     def n(self) -> int:
         return int(self.class_counts.sum())
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.class_counts + other.class_counts,
                      self.feature_counts + other.feature_counts)
 
@@ -143,7 +144,7 @@ class GaussianStats:
         return NormalStats(int(self.class_counts[c]), float(self.mean[c, j]),
                            float(self.m2[c, j]))
 
-    def __add__(self, other: "GaussianStats") -> "GaussianStats":
+    def __add__(self, other: GaussianStats) -> GaussianStats:
         na, nb_ = self.class_counts[:, None], other.class_counts[:, None]
         n = na + nb_
         safe = np.where(n > 0, n, 1.0)
@@ -293,7 +294,7 @@ class ProductPosterior:
     ExactPosterior attributes.
     """
 
-    blocks: tuple
+    blocks: tuple[Any, ...]
     parameters: tuple[str, ...]
     is_gaussian: bool = False
 
@@ -333,7 +334,7 @@ class ProductPosterior:
     def mode_interior(self) -> bool:
         return all(b.mode_interior for b in self.blocks)
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         b = int(np.searchsorted(self._offsets, index, side="right") - 1)
         return self.blocks[b].marginal(int(index - self._offsets[b]))
 
@@ -385,7 +386,7 @@ class NaiveBayesPosterior:
     feature_beta: np.ndarray | None
     groups: tuple[tuple[int, int], ...]
     product: ProductPosterior
-    gaussian: "GaussianBlocks | None" = None
+    gaussian: GaussianBlocks | None = None
 
     # ExactPosterior, by delegation to the product of blocks.
     parameters = property(lambda self: self.product.parameters)
@@ -397,7 +398,7 @@ class NaiveBayesPosterior:
     is_gaussian = property(lambda self: False)
     moments_below = property(lambda self: self.product.moments_below)
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         return self.product.marginal(index)
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
@@ -454,14 +455,31 @@ class GaussianBlocks:
 
 
 def _gaussian_update(suff: GaussianStats, *, mu0: float, kappa0: float, alpha0: float,
-                     beta0: float) -> tuple[list, GaussianBlocks]:
+                     beta0: float) -> tuple[list[nig.NIGPosterior], GaussianBlocks]:
     """One NIG block per class and feature, by analytic.normal_inverse_gamma.update."""
     c, p = suff.mean.shape
     blocks = [nig.update(suff=suff.block(i, j), mu0=mu0, kappa0=kappa0, alpha0=alpha0,
                          beta0=beta0) for i in range(c) for j in range(p)]
-    field = lambda name: np.array([getattr(b, name) for b in blocks]).reshape(c, p)  # noqa: E731
+
+    def field(name: str) -> np.ndarray:
+        return np.array([getattr(b, name) for b in blocks]).reshape(c, p)
+
     return blocks, GaussianBlocks(mu=field("mu"), kappa=field("kappa"), alpha=field("alpha"),
                                   beta=field("beta"), stats=suff)
+
+
+def _gaussian_suff(suff: Stats | GaussianStats) -> GaussianStats:
+    if not isinstance(suff, GaussianStats):
+        raise ValueError(f"the gaussian variant takes GaussianStats, got {type(suff).__name__}; "
+                         "pass gaussian_stats(x=..., y=..., n_classes=...)")
+    return suff
+
+
+def _count_suff(suff: Stats | GaussianStats, variant: str) -> Stats:
+    if not isinstance(suff, Stats):
+        raise ValueError(f"the {variant} variant takes count Stats, got {type(suff).__name__}; "
+                         "GaussianStats are for the gaussian variant")
+    return suff
 
 
 def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
@@ -484,6 +502,7 @@ def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
     class_concentration = _positive("class_concentration", class_concentration)
     c, p = len(classes), len(names)
     if variant == "gaussian":
+        suff = _gaussian_suff(suff)
         if suff.class_counts.shape != (c,) or suff.mean.shape != (c, p):
             raise ValueError(f"statistics of shapes {suff.class_counts.shape}, "
                              f"{suff.mean.shape} for {c} classes and {p} features")
@@ -495,16 +514,17 @@ def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
                                          beta0=_positive("beta0", beta0))
         params = [f"pi[{k}]" for k in classes] + [
             f"{v}[{k},{f}]" for k in classes for f in names for v in ("mu", "sigma2")]
-        blocks = (DirichletPosterior(alpha=class_alpha, categories=classes), *nig_blocks)
+        product = (DirichletPosterior(alpha=class_alpha, categories=classes), *nig_blocks)
         return NaiveBayesPosterior(
             variant=variant, classes=classes, feature_names=names, class_alpha=class_alpha,
             feature_alpha=g.alpha, feature_beta=g.beta, groups=(),
-            product=ProductPosterior(blocks=blocks, parameters=tuple(params)), gaussian=g)
+            product=ProductPosterior(blocks=product, parameters=tuple(params)), gaussian=g)
+    suff = _count_suff(suff, variant)
     if suff.class_counts.shape != (c,) or suff.feature_counts.shape != (c, p):
         raise ValueError(f"statistics of shapes {suff.class_counts.shape}, "
                          f"{suff.feature_counts.shape} for {c} classes and {p} features")
     class_alpha = class_concentration + suff.class_counts
-    blocks: list = [DirichletPosterior(alpha=class_alpha, categories=classes)]
+    blocks: list[Any] = [DirichletPosterior(alpha=class_alpha, categories=classes)]
     params = [f"pi[{k}]" for k in classes]
     feature_beta = None
     if variant == "bernoulli":
@@ -713,8 +733,9 @@ def log_evidence(*, suff: Stats | GaussianStats, post: NaiveBayesPosterior, alph
     if post.variant == "bernoulli":
         a, b = post.feature_alpha, post.feature_beta
         return total + float(np.sum(special.betaln(a, b) - special.betaln(alpha, alpha)))
+    feature_counts = _count_suff(suff, post.variant).feature_counts
     for s, e in post.groups:
-        counts = suff.feature_counts[:, s:e]
+        counts = feature_counts[:, s:e]
         total += _log_dirichlet_evidence(np.full(counts.shape, alpha), counts)
     return total
 
@@ -727,16 +748,17 @@ def _mle(suff: Stats | GaussianStats, post: NaiveBayesPosterior) -> np.ndarray |
         return None
     if post.gaussian is not None:
         try:
-            share, mean, var = gaussian_mle(suff)
+            share, mean, var = gaussian_mle(_gaussian_suff(suff))
         except ValueError:
             return None
         return np.concatenate([share, np.stack([mean, var], axis=-1).ravel()])
+    feature_counts = _count_suff(suff, post.variant).feature_counts
     if post.variant == "bernoulli":
-        theta = suff.feature_counts / n_c[:, None]
+        theta = feature_counts / n_c[:, None]
     else:
-        theta = np.empty_like(suff.feature_counts)
+        theta = np.empty_like(feature_counts)
         for s, e in post.groups:
-            block = suff.feature_counts[:, s:e]
+            block = feature_counts[:, s:e]
             sums = block.sum(axis=1, keepdims=True)
             if np.any(sums == 0):
                 return None

@@ -21,8 +21,10 @@ beta_n / (alpha_n kappa_n))`` and ``sigma2 ~ InvGamma(alpha_n, beta_n)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 from analytic._base import (
@@ -57,7 +59,7 @@ class NIGPosterior:
         """t with 2 alpha dof: moments below 2 alpha; InvGamma(alpha): below alpha."""
         return self.alpha
 
-    def marginal(self, index: int):
+    def marginal(self, index: int) -> Any:
         if index == 0:
             return stats.t(2 * self.alpha, loc=self.mu,
                            scale=np.sqrt(self.beta / (self.alpha * self.kappa)))
@@ -161,7 +163,8 @@ def simulate(rng: np.random.Generator, *, n: int, mu0: float, kappa0: float, alp
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, mu0, kappa0, alpha0, beta0,
+def sensitivity_path(*, x: np.ndarray, mu0: npt.ArrayLike, kappa0: npt.ArrayLike,
+                     alpha0: npt.ArrayLike, beta0: npt.ArrayLike,
                      interval: float = 0.95) -> ConjugatePath:
     """The exact posterior of (mu, sigma2) at G values of the NIG prior at once.
 

@@ -15,8 +15,10 @@ costs O(1) given the statistics and never forms an n x n matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from analytic._base import (
@@ -45,7 +47,7 @@ class Stats:
     mean: float
     m2: float
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         n = self.n + other.n
         if n == 0:
             return self
@@ -76,7 +78,7 @@ class NormalPosterior:
     moments_below: float = float("inf")
     mode_interior: bool = True
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.norm(self.loc, self.sd)
 
     @property
@@ -146,7 +148,8 @@ def simulate(rng: np.random.Generator, *, n: int, prior_mean: float, prior_sd: f
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, prior_mean, prior_sd, noise_sd,
+def sensitivity_path(*, x: np.ndarray, prior_mean: npt.ArrayLike, prior_sd: npt.ArrayLike,
+                     noise_sd: npt.ArrayLike,
                      interval: float = 0.95) -> ConjugatePath:
     """The exact posterior at G values of (prior_mean, prior_sd, noise_sd) at once.
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from analytic._base import (
@@ -38,7 +40,7 @@ class Stats:
     n: int
     maximum: float
 
-    def __add__(self, other: "Stats") -> "Stats":
+    def __add__(self, other: Stats) -> Stats:
         return Stats(self.n + other.n, max(self.maximum, other.maximum))
 
 
@@ -66,7 +68,7 @@ class ParetoPosterior:
     def moments_below(self) -> float:
         return self.shape
 
-    def marginal(self, index: int = 0):
+    def marginal(self, index: int = 0) -> Any:
         return stats.pareto(self.shape, scale=self.scale)
 
     @property
@@ -170,7 +172,8 @@ def simulate(rng: np.random.Generator, *, n: int, scale: float, shape: float) ->
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, scale, shape, interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(*, x: np.ndarray, scale: npt.ArrayLike, shape: npt.ArrayLike,
+                     interval: float = 0.95) -> ConjugatePath:
     """The exact posterior of theta at G values of the Pareto(scale, shape) prior at once.
 
     ``scale`` and ``shape`` are numbers or arrays of shape (G,) (broadcast);

@@ -32,6 +32,7 @@ given range ``[lower, upper]``: the draws' range when compared with psense.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import linalg
@@ -73,7 +74,7 @@ class GaussianPath:
     log_evidence: np.ndarray
 
 
-def gaussian_linear_path(*, gram: np.ndarray, phi_t_y: np.ndarray, y_t_y: float, n: int,
+def gaussian_linear_path(*, gram: np.ndarray, phi_t_y: np.ndarray, y_t_y: float, n: float,
                          noise_var: np.ndarray | float, prior_var: np.ndarray | float,
                          prior_mean: np.ndarray | float = 0.0) -> GaussianPath:
     """Posterior of Bayesian linear regression at many (noise_var, prior_var) pairs.
@@ -182,7 +183,7 @@ def _cjs_integrand(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return pq / np.log(2.0), qp / np.log(2.0)
 
 
-def _nodes(base, lower: float, upper: float, per_piece: int = 24
+def _nodes(base: Any, lower: float, upper: float, per_piece: int = 24
            ) -> tuple[np.ndarray, np.ndarray]:
     """Gauss-Legendre nodes and weights on [lower, upper], pieces split at base quantiles."""
     probs = np.concatenate([[1e-6, 1e-4, 1e-3], np.linspace(0.005, 0.995, 100),
@@ -198,7 +199,7 @@ def _nodes(base, lower: float, upper: float, per_piece: int = 24
     return nodes, weights
 
 
-def cjs_distance(*, base, scaled, lower: float, upper: float) -> float:
+def cjs_distance(*, base: Any, scaled: Any, lower: float, upper: float) -> float:
     """psense's CJS distance between two continuous distributions on [lower, upper].
 
     ``sqrt((cjs_pq + cjs_qp) / int (P + Q))`` with exact CDFs P (base) and Q
@@ -222,7 +223,8 @@ def cjs_distance(*, base, scaled, lower: float, upper: float) -> float:
     return out
 
 
-def power_scaling_sensitivity(*, base, lower_scaled, upper_scaled, lower: float, upper: float,
+def power_scaling_sensitivity(*, base: Any, lower_scaled: Any, upper_scaled: Any, lower: float,
+                              upper: float,
                               alphas: tuple[float, float] = PSENSE_ALPHAS) -> float:
     """psense's finite-difference sensitivity of one marginal, with exact CDFs.
 
@@ -234,7 +236,7 @@ def power_scaling_sensitivity(*, base, lower_scaled, upper_scaled, lower: float,
     return 0.5 * (lo / -np.log2(alphas[0]) + hi / np.log2(alphas[1]))
 
 
-def expected_range(base, n_draws: int) -> tuple[float, float]:
+def expected_range(base: Any, n_draws: int) -> tuple[float, float]:
     """Where the smallest and largest of ``n_draws`` draws fall on average (quantiles
     1/(N+1) and N/(N+1)): the integration range for an exact value 'at N draws'."""
     return (float(base.ppf(1.0 / (n_draws + 1.0))),

@@ -136,7 +136,7 @@ def bonferroni_threshold(alpha: float, n_tests: int) -> float:
     return float(stats.norm.isf(alpha / (2.0 * n_tests)))
 
 
-def _whitener(posterior: ExactPosterior):
+def _whitener(posterior: ExactPosterior) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (free index array, mean, lower Cholesky factor) over the free coordinates."""
     free = np.asarray(posterior.free, dtype=int)
     mean = np.asarray(posterior.mean, dtype=float)[free]
@@ -168,7 +168,7 @@ class _Spec:
     null_sd: float
 
 
-def _is_discrete(marginal) -> bool:
+def _is_discrete(marginal: Any) -> bool:
     """True for a frozen scipy distribution over a discrete set (it has a pmf)."""
     return isinstance(getattr(marginal, "dist", None), stats.rv_discrete)
 
@@ -195,7 +195,8 @@ def _square_null_variances(posterior: ExactPosterior, n_reference: int,
         if excess is not None:
             return np.array([max(excess + 2.0, 0.0)]), np.empty(0)
         # No closed-form marginal (a logistic regression's one weight): exact draws.
-    return _reference_variances(posterior, n_reference, seed)
+    # Posteriors hash by identity (eq=False dataclasses); the protocol does not say so.
+    return _reference_variances(posterior, n_reference, seed)  # type: ignore[arg-type]
 
 
 def _excess_kurtosis(marginal: Any) -> float | None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import codecs
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from compare.core.registry import InputError
+from compare.core.registry import BuiltinData, InputError, Topic
 
 MISSING = {"", "na", "nan", "null", "none"}
 
@@ -90,7 +90,7 @@ def check_text_file(path: str | Path, *, chunk_bytes: int = 1 << 20) -> None:
     _TEXT_OK.add(key)
 
 
-def _csv_rows(fh, path: Path):
+def _csv_rows(fh: Iterable[str], path: Path) -> Iterator[list[str]]:
     """``csv.reader`` rows, with a CSV syntax problem reported as InputError."""
     reader = csv.reader(fh)
     while True:
@@ -222,7 +222,7 @@ def check_array(values: np.ndarray, kind: str, source: str) -> np.ndarray:
     return out
 
 
-def natural_sort(labels) -> list[str]:
+def natural_sort(labels: Iterable[Any]) -> list[str]:
     """Sort labels numerically when they all are numbers, else as text."""
     labels = list(labels)
     if all(_is_number(s) for s in labels):
@@ -286,7 +286,7 @@ def _select(header: list[str], target: str | None, features: tuple[str, ...] | N
 def read_table(path: str | Path, *, target: str | None = None,
                features: tuple[str, ...] | None = None) -> Table:
     """Read the target and feature columns of a CSV file, checking every cell."""
-    header, target, features = table_columns(path, target=target, features=features)
+    _, target, features = table_columns(path, target=target, features=features)
     chunks = list(iter_table(path, target=target, features=features))
     x = np.concatenate([c[0] for c in chunks])
     y = np.concatenate([c[1] for c in chunks])
@@ -304,7 +304,7 @@ def table_columns(path: str | Path, *, target: str | None = None,
 
 
 def iter_table(path: str | Path, *, target: str, features: tuple[str, ...],
-               chunk_rows: int = 100_000):
+               chunk_rows: int = 100_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield ``(x, y)`` blocks of at most ``chunk_rows`` rows: one pass, bounded memory.
 
     Every cell is checked; an error names its line and column.
@@ -386,7 +386,7 @@ class StreamedTable:
     def source(self) -> str:
         return self.path
 
-    def chunks(self):
+    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         return iter_table(self.path, target=self.target, features=self.features,
                           chunk_rows=self.chunk_rows)
 
@@ -477,8 +477,9 @@ def feature_names(features: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def load_data(topic, data: str | None, column: str | None, target: str | None = None,
-               features: str | None = None, stream: bool = False):
+def load_data(topic: Topic, data: str | None, column: str | None, target: str | None = None,
+               features: str | None = None,
+               stream: bool = False) -> tuple[Any, BuiltinData | None, str]:
     """Read a topic's data as the commands give it: ``(data, builtin data set or None, source)``.
 
     ``data`` is ``None`` (the first builtin set), ``builtin:NAME`` or a CSV path;
@@ -539,10 +540,10 @@ def topic_data(topic: Any, data: Any, column: str | None, target: str | None,
         if not (isinstance(data, tuple) and len(data) == 2):
             raise InputError(f"{topic.name} reads a table: pass data=(x, y) with x of shape "
                              "(n, k) and y of shape (n,), a CSV path or 'builtin:NAME'")
-        feats = None if features is None else tuple(features)
-        return table_from_arrays(np.asarray(data[0]), np.asarray(data[1]), features=feats,
+        names = None if features is None else tuple(features)
+        return table_from_arrays(np.asarray(data[0]), np.asarray(data[1]), features=names,
                                  target=target or "y"), None, "array"
     if topic.data_kind == "points":
-        feats = None if features is None else tuple(features)
-        return points_from_array(np.asarray(data, dtype=float), features=feats), None, "array"
+        names = None if features is None else tuple(features)
+        return points_from_array(np.asarray(data, dtype=float), features=names), None, "array"
     return np.asarray(data), None, "array"

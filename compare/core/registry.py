@@ -115,8 +115,7 @@ class Hyperparameter:
         except ValueError:
             raise InputError(f"--set {self.name}={text!r} is not a number; "
                              f"e.g. --set {self.name}={self._example()}") from None
-        value = values[0] if len(values) == 1 else tuple(values)
-        return self.check(value)
+        return self.check(values[0] if len(values) == 1 else tuple(values))
 
     def check(self, value: Any) -> Any:
         """Validate a value given in Python (or parsed from text).
@@ -236,7 +235,7 @@ class Simulation:
     """Parameters drawn from the prior and data drawn given them."""
 
     theta: np.ndarray
-    data: np.ndarray
+    data: Any  # what the topic reads: an array, or a Table / Points for structured data
 
 
 @dataclass(frozen=True)
@@ -250,7 +249,7 @@ class BuiltinData:
     name: str
     description: str
     source: str
-    load: Callable[[], np.ndarray]
+    load: Callable[[], Any]  # the topic's data: an array, or a Table / Points
     hyper: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -556,9 +555,8 @@ class Topic:
     variables: tuple[str, ...]
     simulate: Callable[[np.random.Generator, int, dict[str, Any]], Simulation]
     builtin: tuple[BuiltinData, ...]
-    prepare: Callable[[np.ndarray, dict[str, Any]], tuple[np.ndarray, dict[str, Any]]] = \
-        _identity_prepare
-    structure: Callable[[np.ndarray, Mapping[str, Any]], dict[str, Any]] = _no_structure
+    prepare: Callable[[Any, dict[str, Any]], tuple[Any, dict[str, Any]]] = _identity_prepare
+    structure: Callable[[Any, Mapping[str, Any]], dict[str, Any]] = _no_structure
     extras: Callable[[Any], Any] | None = None
     sampler_options: Mapping[str, Any] = field(default_factory=dict)
     extra_tests: int = 0

@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from analytic import ExactAnswer
+from analytic import ExactAnswer, ExactPosterior
 from compare.core.agreement import Agreement, agreement_test, posterior_array
 from compare.core.checks import MODES, SHORT, Check, Diagnosis, Extra, ExtraContext, diagnose
 from compare.core.data import check_array
@@ -82,7 +82,7 @@ class RunResult:
         return np.abs(self.mcmc.map - mode) / posterior_scale(self.exact.posterior)
 
 
-def posterior_scale(posterior) -> np.ndarray:
+def posterior_scale(posterior: ExactPosterior) -> np.ndarray:
     """Per-parameter exact sd, or IQR / 1.349 where the sd is infinite.
 
     IQR / 1.349 equals the sd for a normal and exists for every posterior,
@@ -371,7 +371,9 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     result's ``settings.draws`` is the last sampling's draws per chain.
     """
     if cache is None:
-        from compare.core.sampling import CACHE as cache
+        from compare.core.sampling import CACHE  # heavy: PyMC; check_draws needs none
+
+        cache = CACHE
     stage = on_stage or (lambda _: None)
     t0 = time.perf_counter()
     hyper = dict(topic.hyper() if hyper is None else hyper)

@@ -9,18 +9,26 @@ objective) see the same data without recompiling.
 
 from __future__ import annotations
 
+import itertools
+import logging
 import threading
+import time
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pymc as pm
 import xarray as xr
+from pymc.blocking import DictToArrayBijection
+from pymc.initial_point import make_initial_point_fn
+from pymc.tuning.scipy_interface import scipy_optimize_funcs_from_loss
+from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 from scipy import optimize
 from threadpoolctl import threadpool_limits
 
-from compare.core.agreement import posterior_array  # noqa: F401  (re-exported)
+from compare.core.agreement import posterior_array as posterior_array  # re-exported
 from compare.core.defaults import Settings
 
 
@@ -55,10 +63,6 @@ class MapFinder:
     """
 
     def __init__(self, model: pm.Model, variables: Sequence[str]):
-        from pymc.blocking import DictToArrayBijection
-        from pymc.initial_point import make_initial_point_fn
-        from pymc.tuning.scipy_interface import scipy_optimize_funcs_from_loss
-
         self._model = model
         self._variables = tuple(variables)
         self._value_vars = list(model.value_vars)
@@ -83,7 +87,7 @@ class MapFinder:
         start = self._initial_point(0)
         names = [v.name for v in self._value_vars]
         x0 = self._bijection.map({n: start[n] for n in names})
-        def fused(x):
+        def fused(x: np.ndarray) -> tuple[float, np.ndarray]:
             # Copy: a compiled PyTensor function may reuse its output buffers.
             loss, grad = self._f_fused(x)
             return float(loss), np.array(grad, dtype=float)
@@ -116,7 +120,7 @@ class CompiledModel:
 
     model: pm.Model
     variables: tuple[str, ...]
-    nutpie_model: object
+    nutpie_model: Any  # nutpie's compiled model: its class is internal to nutpie
     compile_seconds: float
     _map_finder: MapFinder | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -129,10 +133,10 @@ class CompiledModel:
         pm.set_data(data, model=self.model, coords=coords)
 
     def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
-               progress: Callable | None = None,
-               options: dict | None = None) -> xr.DataTree:
+               progress: Callable[..., None] | None = None,
+               options: dict[str, Any] | None = None) -> xr.DataTree:
         """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
-        import nutpie
+        import nutpie  # heavy: nutpie (numba) only when sampling with it
 
         with self._lock:
             self.set_data(data)  # the initial point is computed from the PyMC graph
@@ -195,17 +199,13 @@ class StepModel:
     # Built once and reused: both read the pm.Data shared variables at call
     # time, and pm.sample gives the step a fresh generator per chain.
     _step: object | None = field(default=None, repr=False)
-    _enum_fn: object | None = field(default=None, repr=False)
+    _enum_fn: Callable[..., Any] | None = field(default=None, repr=False)
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
         pm.set_data(data, model=self.model)
 
-    def _enumerate(self):
+    def _enumerate(self) -> tuple[list[dict[str, np.ndarray]], np.ndarray, np.ndarray] | None:
         """(points, log densities, recorded values) at every joint value, or None."""
-        import itertools
-
-        from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
-
         start = self.model.initial_point()
         coords = []  # (value variable name, flat position, number of values)
         for rv in self.model.free_RVs:
@@ -239,10 +239,8 @@ class StepModel:
         return points, np.array(logps), np.array(recorded)
 
     def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
-               progress: Callable | None = None, options: dict | None = None) -> xr.DataTree:
+               progress: Callable[..., None] | None = None, options: dict[str, Any] | None = None) -> xr.DataTree:
         """Run ``pm.sample`` with this model's step methods on ``data``."""
-        import logging
-
         with self._lock:
             self.set_data(data)
             initvals = None
@@ -273,7 +271,7 @@ class StepModel:
         tree["sample_stats"] = xr.DataTree(stats)
         return tree
 
-    def _steps(self):
+    def _steps(self) -> object:
         if self._step is None:
             self._step = self.step(self.model)
         return self._step
@@ -296,11 +294,11 @@ class ModelCache:
     """Compiled models keyed by (topic, structure, builder); one compile each."""
 
     def __init__(self) -> None:
-        self._models: dict[Hashable, CompiledModel] = {}
+        self._models: dict[Hashable, CompiledModel | StepModel] = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, build: Callable[[], pm.Model], variables: Sequence[str],
-            **compile_kwargs) -> CompiledModel:
+            **compile_kwargs: Any) -> CompiledModel | StepModel:
         with self._lock:
             if key not in self._models:
                 self._models[key] = compile_model(build(), variables, **compile_kwargs)
@@ -324,9 +322,7 @@ def compile_model(model: pm.Model, variables: Sequence[str], *,
     ``step`` (discrete models), nothing is compiled ahead: the model is
     sampled by ``pm.sample`` with ``step(model)`` (see :class:`StepModel`).
     """
-    import time
-
-    import nutpie
+    import nutpie  # heavy: nutpie (numba) only when compiling a model with it
 
     missing = [v for v in variables if v not in model.named_vars]
     if missing:

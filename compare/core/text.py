@@ -1,11 +1,24 @@
-"""Text shared by every page and table: numbers for a cell, and the HTML templates."""
+"""Text shared by every page and table: numbers for a cell, the checks of a run
+as lines (the CLI and the Python API print the same ones), and the HTML templates."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from compare.core.runner import RunResult
+
+#: A check's mark: passed, failed, not applicable.
+CHECK_MARKS = {True: "ok  ", False: "FAIL", None: "--  "}
+
+#: A MAP vector is printed in the check's line up to this many parameters (longer
+#: vectors are in the JSON).
+MAP_VECTOR_MAX = 6
 
 
 def fmt(value: Any, spec: str = ".4g") -> str:
@@ -25,9 +38,62 @@ def fmt(value: Any, spec: str = ".4g") -> str:
     return str(value)
 
 
-def template_env():
+def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
+    """The checks of a run, one line each: mark, name, statistic against threshold, context.
+
+    Parameters
+    ----------
+    run : compare.core.runner.RunResult
+        A finished run (its ``checks``, ``agreement``, ``mcmc`` and ``exact``).
+    map_vectors : bool
+        Show PyMC's MAP and the exact mode in the ``map`` line (up to
+        :data:`MAP_VECTOR_MAX` parameters), as the CLI does; otherwise name
+        them, as the Python API's text does.
+
+    Returns
+    -------
+    list of str
+        ``"checks:"`` then one indented line per check, then one line per
+        quantity the agreement test flagged.
+    """
+    lines = ["checks:"]
+    agreement = run.agreement
+    for c in run.checks:
+        stat, threshold = c.statistic, c.threshold
+        if stat is None:
+            text = c.note
+        elif c.name == "rhat":
+            text = f"{fmt(stat, '.4f')} < {threshold:g} (worst rank-normalised split R-hat)"
+        elif c.name in ("ess_bulk", "ess_tail"):
+            text = f"{fmt(stat, '.0f')} > {threshold:g} (smallest over parameters)"
+        elif c.name == "divergences":
+            text = f"{fmt(stat, '.0f')} divergent transitions"
+        elif c.name == "agreement":
+            n = 0 if agreement is None else len(agreement.quantities)
+            alpha = run.settings.alpha if agreement is None else agreement.alpha
+            text = (f"max |z| {fmt(stat, '.2f')} <= {threshold:.2f} (Bonferroni over "
+                    f"{n} quantities, alpha={alpha:g})")
+        elif c.name == "map":
+            text = f"{stat:.1e} sd <= {threshold:g} sd"
+            if not map_vectors:
+                text += " (PyMC's MAP vs the exact mode)"
+            elif len(run.parameters) <= MAP_VECTOR_MAX and (
+                    run.mcmc.map is not None and run.exact.posterior.mode is not None):
+                text += (f": PyMC {np.array2string(run.mcmc.map, precision=5)} vs exact "
+                         f"mode {np.array2string(run.exact.posterior.mode, precision=5)}")
+            text += "" if c.passed is not None else f" ({c.note})"
+        else:
+            text = f"{fmt(stat, '.3g')} vs threshold {fmt(threshold, '.3g')} ({c.note})"
+        lines.append(f"  {CHECK_MARKS[c.passed]} {c.name:12s} {text}")
+    for q in agreement.flagged if agreement is not None else ():
+        lines.append(f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
+                     f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}")
+    return lines
+
+
+def template_env() -> jinja2.Environment:
     """The Jinja2 environment of ``compare/templates`` (autoescaped, strict, with ``fmt``)."""
-    import jinja2
+    import jinja2  # heavy: Jinja2 only where a page is rendered (report, SBC pages)
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("compare", "templates"),

@@ -3,6 +3,7 @@ in the order the draws and the exact mean line up."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,9 +41,7 @@ def variable_shapes(model: Any, var_names: Sequence[str], *,
     shapes = model.eval_rv_shapes()  # free variables; FAST_COMPILE, nothing is JIT-compiled
     others = [v for v in var_names if v not in shapes]
     if others:  # deterministics: evaluate them once at the initial point, in Python mode
-        import warnings
-
-        import pytensor
+        import pytensor  # heavy: PyTensor only to evaluate a model's deterministics
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -31,6 +31,7 @@ import html
 import math
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -38,15 +39,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import xarray as xr
 from scipy import linalg, stats
 
+import compare.topics
+from analytic import ExactAnswer
+from compare.core import defaults
+from compare.core.agreement import agreement_test, posterior_array
+from compare.core.checks import Check, Extra
 from compare.core.data import topic_data
+from compare.core.defaults import Settings
 from compare.core.registry import InputError
+from compare.core.runner import (
+    RunResult,
+    cap_note,
+    convergence_checks,
+    decide,
+    extension_line,
+    extension_section,
+    map_check,
+    sample_enough,
+    summarise,
+)
+from compare.core.runner import run as run_topic
+from compare.core.text import check_lines, fmt
 from compare.core.variables import flat_names
+from compare.outputs.document import dumps, save_run, to_document
 
 if TYPE_CHECKING:
-    from compare.core.defaults import Settings
-    from compare.core.runner import RunResult
+    from compare.core.sampling import ModelCache
 
 #: Exact iid draws used for an empirical marginal quantile when a
 #: one-parameter posterior comes with a sampler but no quantile function.
@@ -159,7 +180,7 @@ class Exact:
         free = tuple(range(d)) if self.free is None else tuple(int(i) for i in self.free)
         if not free or len(set(free)) != len(free) or min(free) < 0 or max(free) >= d:
             raise InputError(f"exact.free must list distinct coordinates in 0..{d - 1}, "
-                             f"got {list(self.free)}")
+                             f"got {list(free)}")
         sub = cov[np.ix_(free, free)]
         try:
             linalg.cholesky(sub, lower=True)
@@ -329,8 +350,6 @@ def scipy_moments_below(dist: Any) -> float:
     tail = HEAVY_TAILS.get(dist.dist.name)
     if tail is not None:
         return float(tail(*(float(v) for v in shapes)))
-    import warnings
-
     for order in range(1, 10):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -402,7 +421,7 @@ class ExactPosteriorAdapter:
 
     @property
     def free(self) -> tuple[int, ...]:
-        return tuple(self.exact.free)
+        return tuple(self.exact.free or ())  # a tuple after Exact.__post_init__
 
     @property
     def is_gaussian(self) -> bool:
@@ -585,20 +604,14 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The run document as a dict (the keys of the CLI's ``result.json``)."""
-        from compare.outputs.document import to_document
-
         return to_document(self.run)
 
     def to_json(self) -> str:
         """The run document as JSON text: the CLI's ``result.json`` contract."""
-        from compare.outputs.document import dumps
-
         return dumps(self.to_dict())
 
     def save(self, directory: str | Path) -> Path:
         """Write ``result.json`` and ``draws.nc`` under ``directory``; return the JSON path."""
-        from compare.outputs.document import save_run
-
         return save_run(self.run, directory)
 
     def to_html(self, out: str | Path | None = None, *, workers: int = 1) -> Path:
@@ -609,7 +622,7 @@ class CheckResult:
         ``result.json`` and ``draws.nc``, with ``out/index.html`` listing it.
         ``out`` defaults to a new temporary directory.
         """
-        from compare.outputs.report import build_site
+        from compare.outputs.report import build_site  # heavy: Jinja2 and the figures
 
         out = Path(tempfile.mkdtemp(prefix="bayes-compare-")) if out is None else Path(out)
         run_dir = out / "runs" / self.run.topic
@@ -632,7 +645,7 @@ class CheckResult:
                 "R-hat", "ESS bulk"]
         specs = {"exact mean": ".4g", "exact sd": ".4g", "MCMC mean": ".4g", "MCMC sd": ".4g",
                  "MCSE": ".2g", "z": "+.2f", "R-hat": ".4f", "ESS bulk": ".0f"}
-        rows = [[row["parameter"]] + [_fmt(row[c], specs[c]) for c in cols[1:]]
+        rows = [[row["parameter"]] + [fmt(row[c], specs[c]) for c in cols[1:]]
                 for row in self.table[:20]]
         widths = [max(len(c), *(len(x[k]) for x in rows)) if rows else len(c)
                   for k, c in enumerate(cols)]
@@ -640,29 +653,7 @@ class CheckResult:
         lines += ["  ".join(x.rjust(w) for x, w in zip(row, widths)) for row in rows]
         if len(self.table) > 20:
             lines.append(f"... {len(self.table) - 20} more parameters (see .table)")
-        lines.append("checks:")
-        for c in r.checks:  # as the CLI prints them
-            mark = {True: "ok  ", False: "FAIL", None: "--  "}[c.passed]
-            if c.statistic is None:
-                text = c.note
-            elif c.name == "rhat":
-                text = f"{c.statistic:.4f} < {c.threshold:g} (worst rank-normalised split R-hat)"
-            elif c.name in ("ess_bulk", "ess_tail"):
-                text = f"{c.statistic:.0f} > {c.threshold:g} (smallest over parameters)"
-            elif c.name == "divergences":
-                text = f"{c.statistic:.0f} divergent transitions"
-            elif c.name == "agreement":
-                text = (f"max |z| {c.statistic:.2f} <= {c.threshold:.2f} (Bonferroni over "
-                        f"{len(self.quantities)} quantities, alpha={r.settings.alpha:g})")
-            elif c.name == "map":
-                text = f"{c.statistic:.1e} sd <= {c.threshold:g} sd (PyMC's MAP vs the exact mode)"
-            else:
-                text = f"{_fmt(c.statistic, '.3g')} vs threshold {_fmt(c.threshold, '.3g')} " \
-                       f"({c.note})"
-            lines.append(f"  {mark} {c.name:12s} {text}")
-        for q in (r.agreement.flagged if r.agreement is not None else ()):
-            lines.append(f"  flagged {q.name}: estimate {q.estimate:.4g} vs exact "
-                         f"{q.expected:.4g}, z={q.z:+.2f}, Holm p={q.p_holm:.2g}")
+        lines += check_lines(r, map_vectors=False)  # as the CLI prints them
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -672,12 +663,12 @@ class CheckResult:
         cols = list(self.table[0]) if self.table else []
         head = "".join(f"<th>{esc(c)}</th>" for c in cols)
         body = "".join(
-            "<tr>" + "".join(f"<td>{esc(_fmt(v, '.4g') if not isinstance(v, str) else v)}</td>"
+            "<tr>" + "".join(f"<td>{esc(fmt(v, '.4g') if not isinstance(v, str) else v)}</td>"
                              for v in row.values()) + "</tr>" for row in self.table[:50])
         checks = "".join(
             f"<tr><td>{esc({True: 'ok', False: 'FAIL', None: '-'}[c.passed])}</td>"
-            f"<td>{esc(c.name)}</td><td>{esc(_fmt(c.statistic, '.4g'))}</td>"
-            f"<td>{esc(_fmt(c.threshold, '.4g'))}</td><td>{esc(c.note)}</td></tr>"
+            f"<td>{esc(c.name)}</td><td>{esc(fmt(c.statistic, '.4g'))}</td>"
+            f"<td>{esc(fmt(c.threshold, '.4g'))}</td><td>{esc(c.note)}</td></tr>"
             for c in r.checks)
         return (f"<div><p><b>{esc(r.topic)}</b> on {esc(r.data_source)}: "
                 f"<b style='color:{colour}'>{esc(r.verdict.upper())}</b> "
@@ -688,32 +679,21 @@ class CheckResult:
                 "</div>")
 
 
-def _fmt(value: Any, spec: str) -> str:
-    if value is None:
-        return "n/a"
-    try:
-        return "n/a" if not np.isfinite(value) else format(value, spec)
-    except (TypeError, ValueError):
-        return str(value)
-
-
 # --- settings --------------------------------------------------------------------
 def _settings(*, draws: int | None = None, chains: int | None = None, tune: int | None = None,
               seed: int | None = None, alpha: float | None = None,
               base: Settings | Mapping[str, Any] | None = None) -> Settings:
-    from compare.core.defaults import DEFAULT, Settings
-
     if isinstance(base, Settings):
         settings = base
     else:
-        settings = DEFAULT
+        settings = defaults.DEFAULT
         if base:
             known = {f.name for f in dataclasses.fields(Settings)}
             unknown = sorted(set(base) - known)
             if unknown:
                 raise InputError(f"unknown setting(s) {unknown}; known: {', '.join(sorted(known))}")
             base = dict(base)
-    overrides = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
+    overrides: dict[str, Any] = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
                                        alpha=alpha).items() if v is not None}
     if isinstance(base, dict):
         overrides = {**base, **overrides}
@@ -742,13 +722,13 @@ def _observed(model: Any) -> tuple[dict[str, np.ndarray], int]:
     return cols, n
 
 
-_USER_CACHE: Any = None
+_USER_CACHE: ModelCache | None = None
 
 
-def _user_cache():
+def _user_cache() -> ModelCache:
     global _USER_CACHE
     if _USER_CACHE is None:
-        from compare.core.sampling import ModelCache
+        from compare.core.sampling import ModelCache  # heavy: PyMC only when sampling
 
         _USER_CACHE = ModelCache()
     return _USER_CACHE
@@ -813,7 +793,7 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
         raise InputError(f"var_names {var_names} give {len(names)} values per draw ({parts}) "
                          f"but exact.mean has {exact.d}; list the variables whose flattened "
                          "values line up with exact.mean, in its order")
-    posterior = ExactPosteriorAdapter(exact, exact.parameters or tuple(names), seed=settings.seed,
+    posterior = ExactPosteriorAdapter(exact, tuple(exact.parameters or names), seed=settings.seed,
                                       n_reference=settings.n_reference)
     if posterior.has_sampler:
         posterior.sample(np.random.default_rng(0), 4)  # a wrong shape fails here, not mid-run
@@ -827,8 +807,6 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
     # The model's pm.Data as they are now: after pm.set_data, a check of the same
     # model samples the new values without compiling again.
     data = {v.name: np.asarray(v.get_value()) for v in model.data_vars}
-    from compare.core.runner import sample_enough
-
     # Extended like a built-in topic's run when ESS alone is short (compare.core.runner.run).
     sampled = sample_enough(compiled, data, settings, variables=tuple(var_names),
                             options=dict(sampler_options or {}))
@@ -855,19 +833,6 @@ def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
     ``sampled`` (a :class:`compare.core.runner.Sampled`) is how :func:`check`
     sampled, extensions included (None for draws from elsewhere).
     """
-    from analytic import ExactAnswer
-    from compare.core.agreement import agreement_test
-    from compare.core.checks import Check, Extra
-    from compare.core.runner import (
-        RunResult,
-        cap_note,
-        convergence_checks,
-        decide,
-        extension_line,
-        extension_section,
-        map_check,
-        summarise,
-    )
 
     t3 = time.perf_counter()
     extra = Extra()
@@ -888,8 +853,10 @@ def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
                             agreement.passed,
                             f"max |z| over {len(agreement.quantities)} quantities must not "
                             f"exceed the Bonferroni threshold for alpha={settings.alpha:g}")
+    # A user's Exact may give no evidence: None, which the run document writes as null.
     answer = ExactAnswer(posterior=posterior, mle=exact.mle,
-                         log_evidence=exact.log_evidence, predictive=_NoPredictive())
+                         log_evidence=exact.log_evidence,  # type: ignore[arg-type]
+                         predictive=_NoPredictive())
     if posterior.mode is None:
         map_result = Check("map", None, settings.map_tol_sd, None,
                            "no exact mode given (pass mode=... to compare.Exact to check "
@@ -914,11 +881,7 @@ def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
 def _as_tree(draws: Any, var_names: Sequence[str] | None, d: int
              ) -> tuple[Any, np.ndarray, tuple[str, ...], int]:
     """(DataTree, array (chain, draw, d), variables, divergences) from the user's draws."""
-    import xarray as xr
-
-    from compare.core.agreement import posterior_array
-
-    if isinstance(draws, np.ndarray) or isinstance(draws, (list, tuple)):
+    if isinstance(draws, (np.ndarray, list, tuple)):
         arr = np.asarray(draws, dtype=float)
         if arr.ndim == 2 and d == 1:
             arr = arr[..., None]
@@ -954,7 +917,7 @@ def _as_tree(draws: Any, var_names: Sequence[str] | None, d: int
                          f"shape (chain, draw, d), got {type(draws).__name__}")
     if isinstance(var_names, str):
         var_names = [var_names]
-    names = list(posterior.data_vars) if var_names is None else [str(v) for v in var_names]
+    names = [str(v) for v in (posterior.data_vars if var_names is None else var_names)]
     missing = [v for v in names if v not in posterior.data_vars]
     if missing:
         raise InputError(f"var_names: the draws have no variable(s) {missing}; they have "
@@ -1013,7 +976,8 @@ def check_draws(draws: Any, exact: Exact, *, var_names: Sequence[str] | None = N
     default_names = tuple(f"x[{i}]" for i in range(exact.d)) if variables == ("theta",) else None
     if default_names is None:
         default_names = tuple(_names_from_tree(tree, variables))
-    posterior = ExactPosteriorAdapter(exact, exact.parameters or default_names, seed=settings.seed,
+    posterior = ExactPosteriorAdapter(exact, tuple(exact.parameters or default_names),
+                                      seed=settings.seed,
                                       n_reference=settings.n_reference)
     if posterior.has_sampler:
         posterior.sample(np.random.default_rng(0), 4)
@@ -1063,10 +1027,7 @@ def run(topic: str, *, data: Any = None, column: str | None = None, target: str 
         ``categories="a,b,c"`` is three labels, ``prior="1,2"`` two
         numbers); other values are checked as given (``categories=("a", "b")``).
     """
-    from compare.core.runner import run as run_topic
-    from compare.topics import get_topic
-
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     values, dataset, source = topic_data(t, data, column, target, features)
     hyper = t.hyper(hyperparameters, dataset=dataset)  # text parsed as --set
     return CheckResult(run_topic(t, data=values, hyper=hyper, settings=_settings(base=settings),

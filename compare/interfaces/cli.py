@@ -15,25 +15,50 @@ a verdict.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
+import os
 import sys
+import tempfile
+import time
+import traceback
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress
 from rich.table import Table
 
+import compare.topics
+from compare.core import defaults
 from compare.core.data import load_data
+from compare.core.defaults import Settings
+from compare.core.files import DRAWS_FILE, RESULT_FILE, atomic_write, dumps
+from compare.core.registry import DATA_KINDS, REGISTRY, InputError
+from compare.core.text import check_lines
 from compare.interfaces.cli_common import (
     EXIT_AGREE,
     EXIT_BAD_INPUT,
     EXIT_CRASH,
     EXIT_DISAGREE,
     EXIT_INCONCLUSIVE,
-    TOPIC_FILE_HELP,
     BadInput,
+    ChainsOpt,
+    ColumnOpt,
+    DataOpt,
+    DrawsOpt,
+    FeaturesOpt,
+    JsonOpt,
+    SeedOpt,
+    SetOpt,
+    TargetOpt,
+    TopicArg,
+    TopicFileOpt,
+    TuneOpt,
     app,
     check_out_dir,
     check_out_file,
@@ -46,51 +71,54 @@ from compare.interfaces.cli_common import (
     parse_degrees,
     parse_sets,
 )
+from compare.outputs import document
+from compare.outputs.document import (
+    _clean,
+    check_room,
+    estimate_run_bytes,
+    recover_run,
+    run_dirs_under,
+    save_run,
+    summary_markdown,
+    to_document,
+)
+
+if TYPE_CHECKING:
+    from compare.core.runner import RunResult
 
 
 @app.command("list")
-def list_topics(
-    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help="a Python file defining TOPIC = Topic(...) (repeatable)")] = None,
-) -> None:
+def list_topics(topic_file: TopicFileOpt = None) -> None:
     """List the topics."""
-    from compare.core.registry import DATA_KINDS
-    from compare.topics import all_topics
-
     load_topic_files(topic_file)
     table = Table(title="bayes-compare topics")
     for col in ("topic", "model", "data", "builtin data"):
         table.add_column(col)
-    for t in all_topics():
+    for t in compare.topics.all_topics():
         table.add_row(t.name, t.title, DATA_KINDS[t.data_kind],
                       ", ".join("builtin:" + d.name for d in t.builtin))
     make_console().print(table)
 
 
 @app.command()
-def describe(
-    topic: Annotated[str, typer.Argument(help="topic name, see `list`")],
-    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help="a Python file defining TOPIC = Topic(...) (repeatable)")] = None,
-) -> None:
+def describe(topic: TopicArg, topic_file: TopicFileOpt = None) -> None:
     """Show a topic's model, hyperparameters, parameters, builtin data and CSV format."""
-    from compare.core.registry import DATA_KINDS
-    from compare.topics import get_topic
-
     load_topic_files(topic_file)
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     out = make_console()
     out.print(f"[bold]{t.name}[/bold]: {t.title}\n")
     out.print("[bold]Model[/bold]")
     for line in t.model.splitlines():
         out.print("  " + line, markup=False)
-    hyper = Table(title="Hyperparameters (--set NAME=VALUE)", title_justify="left")
+    hyper_table = Table(title="Hyperparameters (--set NAME=VALUE)", title_justify="left")
     for col in ("name", "default", "meaning"):
-        hyper.add_column(col)
+        hyper_table.add_column(col)
     for h in t.hyperparameters:
         default = "from the data" if h.default is None else f"{h.default:g}" \
             if isinstance(h.default, float) else str(h.default)
-        hyper.add_row(h.name, default, h.doc)
+        hyper_table.add_row(h.name, default, h.doc)
     out.print()
-    out.print(hyper)
+    out.print(hyper_table)
     data = Table(title="Builtin data (--data builtin:NAME; the first is the default)",
                  title_justify="left")
     for col in ("name", "what", "source", "suggested hyperparameters"):
@@ -126,55 +154,15 @@ def describe(
         out.print(f"  bayes-compare run {t.name} --data my.csv --column x --json -", markup=False)
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def _fmt(v: Any, spec: str = ".4g") -> str:
+def _cell(v: Any, spec: str = ".4g") -> str:
+    """A table cell: n/a for missing; an infinite moment shows as inf."""
     try:
         return "n/a" if v is None else format(v, spec)
     except (TypeError, ValueError):
         return str(v)
 
 
-def _print_result(result, out: Console) -> None:
-    import numpy as np
-
+def _print_result(result: RunResult, out: Console) -> None:
     post = result.exact.posterior
     mcmc = result.mcmc
     exact_sd = np.sqrt(np.diag(post.cov))
@@ -185,68 +173,31 @@ def _print_result(result, out: Console) -> None:
     for i, name in enumerate(result.parameters):
         z = (mcmc.mean[i] - post.mean[i]) / mcmc.mcse_mean[i]
         z = z if np.isfinite(z) else None  # no finite exact mean: nothing to compare
-        table.add_row(escape(name), _fmt(post.mean[i]), _fmt(exact_sd[i]), _fmt(mcmc.mean[i]),
-                      _fmt(mcmc.sd[i]), _fmt(mcmc.mcse_mean[i], ".2g"), _fmt(z, "+.2f"),
-                      _fmt(mcmc.rhat[i], ".4f"), _fmt(mcmc.ess_bulk[i], ".0f"),
-                      _fmt(mcmc.ess_tail[i], ".0f"))
+        table.add_row(escape(name), _cell(post.mean[i]), _cell(exact_sd[i]),
+                      _cell(mcmc.mean[i]), _cell(mcmc.sd[i]), _cell(mcmc.mcse_mean[i], ".2g"),
+                      _cell(z, "+.2f"), _cell(mcmc.rhat[i], ".4f"),
+                      _cell(mcmc.ess_bulk[i], ".0f"), _cell(mcmc.ess_tail[i], ".0f"))
     out.print(table)
     for line in result.extra.lines:
         out.print(line, markup=False)
-    out.print(_checks_text(result), markup=False)
-    ag = result.agreement
-    for q in (ag.flagged if ag is not None else ()):
-        out.print(f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
-                  f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}", markup=False)
+    out.print("\n".join(check_lines(result)), markup=False)
     colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]
     out.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] "
               f"(decided by {result.decided_by}); log evidence "
               f"{result.exact.log_evidence:.6g}; {result.timings['total']:.2f} s")
 
 
-def _checks_text(result) -> str:
-    """One line per check: mark, name, statistic against threshold, context."""
-    import numpy as np
+def _run_one(topic_name: str, *, data: str | None, column: str | None,
+             sets: dict[str, str], settings: Settings, json_path: str | None, out_dir: Path,
+             out: Console, target: str | None = None, features: str | None = None,
+             stream: bool = False) -> RunResult:
+    from compare.core.runner import run  # heavy: ArviZ, xarray and scipy only when running
 
-    lines = ["checks:"]
-    for c in result.checks:
-        mark = {True: "ok  ", False: "FAIL", None: "--  "}[c.passed]
-        if c.name == "rhat":
-            text = f"{_fmt(c.statistic, '.4f')} < {c.threshold:g} (worst rank-normalised split R-hat)"
-        elif c.name in ("ess_bulk", "ess_tail"):
-            text = f"{_fmt(c.statistic, '.0f')} > {c.threshold:g} (smallest over parameters)"
-        elif c.name == "divergences":
-            text = f"{_fmt(c.statistic, '.0f')} divergent transitions"
-        elif c.name == "agreement":
-            n = len(result.agreement.quantities)
-            text = (f"max |z| {_fmt(c.statistic, '.2f')} <= {c.threshold:.2f} (Bonferroni over "
-                    f"{n} quantities, alpha={result.agreement.alpha:g})")
-        elif c.name == "map" and c.statistic is not None:
-            text = f"{c.statistic:.1e} sd <= {c.threshold:g} sd"
-            if len(result.parameters) <= 6:  # long vectors are in the JSON
-                text += (f": PyMC {np.array2string(result.mcmc.map, precision=5)} vs exact "
-                         f"mode {np.array2string(result.exact.posterior.mode, precision=5)}")
-            text += "" if c.passed is not None else f" ({c.note})"
-        elif c.statistic is not None and c.name != "map":
-            text = f"{_fmt(c.statistic, '.3g')} vs threshold {_fmt(c.threshold, '.3g')} ({c.note})"
-        else:
-            text = c.note
-        lines.append(f"  {mark} {c.name:12s} {text}")
-    return "\n".join(lines)
-
-
-def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_dir,
-             out: Console, target=None, features=None, stream=False):
-    from compare.core.runner import run
-    from compare.core.files import dumps
-    from compare.outputs.document import save_run, to_document
-    from compare.topics import get_topic
-
-    topic = get_topic(topic_name)
+    topic = compare.topics.get_topic(topic_name)
     values, dataset, source = load_data(topic, data, column, target, features, stream)
     hyper = topic.hyper(sets, dataset=dataset, parsed=False)
     # Refuse a folder without room for the draws before compiling and sampling
-    # (compare/output.py; save_run checks again with the exact size).
-    from compare.outputs.document import check_room, estimate_run_bytes
+    # (compare/outputs/document.py; save_run checks again with the exact size).
     check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
     with err.status(f"{topic.name}: starting") as status:
         def on_stage(stage: str) -> None:
@@ -262,7 +213,6 @@ def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_di
         sys.stdout.write(dumps(to_document(result)))
         sys.stdout.flush()
     elif json_path is not None:
-        from compare.core.files import atomic_write
         atomic_write(json_path, dumps(to_document(result)))
     return result
 
@@ -271,26 +221,24 @@ def _run_one(topic_name: str, *, data, column, sets, settings, json_path, out_di
 def run_command(
     topic: Annotated[str | None, typer.Argument(help="topic name (see `list`)")] = None,
     all_: Annotated[bool, typer.Option("--all", help="run every topic on its default builtin data")] = False,
-    data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
-    column: Annotated[str | None, typer.Option(help="CSV column to read")] = None,
-    target: Annotated[str | None, typer.Option(help="regression: the target column (default y)")] = None,
-    features: Annotated[str | None, typer.Option(help="regression: input columns a,b,... (default: all but the target)")] = None,
+    data: DataOpt = None,
+    column: ColumnOpt = None,
+    target: TargetOpt = None,
+    features: FeaturesOpt = None,
     stream: Annotated[bool, typer.Option(help="regression: read the CSV in chunks, one pass, bounded memory (automatic above 256 MiB)")] = False,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    set_: SetOpt = None,
     sizes: Annotated[str | None, typer.Option(help="logistic-regression: rows of the Laplace-error sweep, e.g. 20,50,100,200 (<= 1: shares of the rows); same as --set sizes=...")] = None,
-    draws: Annotated[int | None, typer.Option(help="kept draws per chain")] = None,
-    chains: Annotated[int | None, typer.Option(help="number of chains")] = None,
-    tune: Annotated[int | None, typer.Option(help="warm-up draws per chain")] = None,
-    seed: Annotated[int | None, typer.Option(help="random seed")] = None,
+    draws: DrawsOpt = None,
+    chains: ChainsOpt = None,
+    tune: TuneOpt = None,
+    seed: SeedOpt = None,
     alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate of the agreement test")] = None,
-    json_path: Annotated[str | None, typer.Option("--json", help="write the JSON document to PATH, or - for stdout")] = None,
+    json_path: JsonOpt = None,
     out: Annotated[str | None, typer.Option(help="directory for draws and result.json "
                                                  "(default reports/runs/<topic>/; with --all, the parent)")] = None,
-    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
+    topic_file: TopicFileOpt = None,
 ) -> None:
     """Run the exact and the MCMC posterior side by side and give a verdict."""
-    from compare.topics import all_topics
-
     settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
     sets = parse_sets(set_)
     if sizes is not None:
@@ -313,11 +261,10 @@ def run_command(
                            "each run's JSON is saved under --out")
         base = Path(out or "reports/runs")
         verdicts = []
-        for t in all_topics():
+        for t in compare.topics.all_topics():
             result = _run_one(t.name, data=None, column=None, sets={}, settings=settings,
                               json_path=None, out_dir=base / t.name, out=console)
             if json_path == "-":
-                from compare.outputs.document import to_document
                 sys.stdout.write(json.dumps(to_document(result), allow_nan=False) + "\n")
             verdicts.append(result.verdict)
         code = (EXIT_DISAGREE if "disagree" in verdicts else
@@ -326,8 +273,6 @@ def run_command(
     if topic is None:
         raise BadInput("give a TOPIC (see `bayes-compare list`) or --all")
     if sizes is not None:
-        from compare.core.registry import REGISTRY
-
         known = REGISTRY.get(topic)
         if known is not None and "sizes" not in {h.name for h in known.hyperparameters}:
             raise BadInput(f"--sizes {sizes}: {topic} has no size sweep; it is the "
@@ -343,26 +288,21 @@ def run_command(
 def evidence(
     topic: Annotated[str, typer.Argument(help="a regression topic, e.g. linear-regression")],
     degrees: Annotated[str, typer.Option(help="polynomial degrees: a range 0-9 or a list 0,3,9")] = "0-9",
-    data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
-    target: Annotated[str | None, typer.Option(help="the target column (default y)")] = None,
+    data: DataOpt = None,
+    target: TargetOpt = None,
     features: Annotated[str | None, typer.Option(help="the one input column")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    set_: SetOpt = None,
     smc_degrees: Annotated[str | None, typer.Option(help="degrees to check with pm.sample_smc "
                                                         "(default: smallest, best, largest; 'none' to skip)")] = None,
     seed: Annotated[int | None, typer.Option(help="random seed for SMC")] = None,
     json_path: Annotated[str | None, typer.Option("--json", help="write the table as JSON to PATH, or - for stdout")] = None,
 ) -> None:
     """Exact log evidence per polynomial degree: which degree do the data support?"""
-    import dataclasses
-
-    from compare.core.files import atomic_write, dumps
-    from compare.outputs.document import _clean
-    from compare.topics import _regression as regression
-    from compare.topics import get_topic
+    from compare.topics import _regression as regression  # heavy: scipy, xarray, ArviZ
 
     settings = make_settings(seed=seed)
     check_out_file(json_path, "--json")
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     if t.data_kind != "table" or "degree" not in {h.name for h in t.hyperparameters}:
         raise BadInput(f"{topic} has no polynomial degree; evidence tables are for "
                        "linear-regression and linear-regression-nig")
@@ -421,19 +361,14 @@ def summary(
                                       callback=lambda v: checked_file(v, "--out"))] = Path("reports/summary.md"),
 ) -> None:
     """Write a Markdown table with one row per saved run."""
-    from compare.core.files import atomic_write
-    from compare.outputs.document import load_runs, run_dirs_under, summary_markdown
-
     dirs = run_dirs_under(runs)
     if not dirs:
         raise BadInput(f"no runs under {str(runs)!r}; run `bayes-compare run --all` first")
-    loaded, skipped = load_runs(dirs, need_draws=False,
+    loaded, skipped = document.load_runs(dirs, need_draws=False,
                                 warn=lambda line: err.print(f"warning: {line}", markup=False,
                                                             soft_wrap=True))
     docs = [run.doc for run in loaded]
-    from compare.topics import all_topics
-
-    order = {t.name: i for i, t in enumerate(all_topics())}
+    order = {t.name: i for i, t in enumerate(compare.topics.all_topics())}
     docs.sort(key=lambda d: (order.get(d["topic"], len(order)), d["topic"]))
     atomic_write(out, summary_markdown(docs, skipped=skipped))
     make_console().print(f"wrote {out} ({len(docs)} runs"
@@ -447,15 +382,10 @@ def report(
     out: Annotated[str, typer.Option(help="where index.html goes")] = "reports",
     runs: Annotated[str | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")] = None,
     workers: Annotated[int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")] = None,
-    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
+    topic_file: TopicFileOpt = None,
 ) -> None:
     """Build the HTML report from saved runs, running the topics that have none."""
-    from rich.progress import Progress
-
-    from compare.core.defaults import DEFAULT
-    from compare.core.files import DRAWS_FILE, RESULT_FILE
-    from compare.outputs.report import build_site
-    from compare.topics import all_topics, get_topic
+    from compare.outputs.report import build_site  # heavy: xarray, Jinja2, the figures
 
     if topics and all_:
         raise BadInput("give TOPIC names or --all, not both")
@@ -464,22 +394,21 @@ def report(
     check_out_dir(out, "--out")
     check_out_dir(runs, "--runs")
     load_topic_files(topic_file)
-    chosen = [get_topic(t) for t in topics] if topics else all_topics()
+    chosen = [compare.topics.get_topic(t) for t in topics] if topics else compare.topics.all_topics()
     out_dir = Path(out)
     runs_dir = Path(runs) if runs is not None else out_dir / "runs"
     check_out_dir(runs_dir, "--runs")
     console = make_console()
     for t in chosen:
         run_dir = runs_dir / t.name
-        try:  # a save killed after its commit (compare/output.py): finish it, do not rerun
-            from compare.outputs.document import recover_run
+        # A save killed after its commit (compare/outputs/document.py): finish it, do not
+        # rerun.  A folder it cannot read is named by build_site.
+        with contextlib.suppress(OSError):
             recover_run(run_dir)
-        except OSError:
-            pass  # build_site names the folder it cannot read
         if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
             console.print(f"{t.name}: no saved run under {run_dir}; running it on its "
                           "default data")
-            _run_one(t.name, data=None, column=None, sets={}, settings=DEFAULT,
+            _run_one(t.name, data=None, column=None, sets={}, settings=defaults.DEFAULT,
                      json_path=None, out_dir=run_dir, out=console)
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("drawing figures", total=None)
@@ -492,10 +421,12 @@ def report(
     console.print(str(site.index.resolve()))
 
 
-from compare.interfaces import (
-    cli_export,  # noqa: E402,F401  (registers `export` on app)
-    cli_sbc,  # noqa: E402,F401  (registers `sbc` on app)
-    cli_sensitivity,  # noqa: E402,F401  (registers `sensitivity` on app)
+# The other commands register themselves on `app` when imported; they come after
+# this module's commands so that `--help` lists run, describe, ... first.
+from compare.interfaces import (  # noqa: E402
+    cli_export,  # noqa: F401
+    cli_sbc,  # noqa: F401
+    cli_sensitivity,  # noqa: F401
 )
 
 
@@ -505,8 +436,6 @@ def main(argv: list[str] | None = None) -> int:
     0/1/2 come only from a finished verdict; 3 is bad input or usage (one
     line); any other exception is 4 (one line, the traceback saved to a file).
     """
-    from compare.core.registry import InputError
-
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
@@ -545,12 +474,6 @@ def _given(exc: Exception, args: list[str]) -> str:
 
 def _crash(exc: BaseException, args: list[str]) -> int:
     """Save the traceback, print one line, return :data:`EXIT_CRASH`."""
-    import contextlib
-    import os
-    import tempfile
-    import time
-    import traceback
-
     command = next((a for a in args if not a.startswith("-")), "bayes-compare")
     text = "".join(traceback.format_exception(exc))
     where = "(the traceback could not be saved)"

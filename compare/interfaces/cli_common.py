@@ -1,12 +1,24 @@
 """What the ``bayes-compare`` commands share: the Typer app, the consoles, the
-exit codes and the checks of their options (each names the option and the fix)."""
+exit codes, the options that several commands take (each defined once below, so
+its name, help and default are the same everywhere), and the checks of the
+options (each names the option and the fix)."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import os
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+
+from compare.core import defaults
+from compare.core.defaults import Settings
+from compare.topics.user import load_topic_file
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INCONCLUSIVE, EXIT_BAD_INPUT, EXIT_CRASH = 0, 1, 2, 3, 4
 
@@ -16,7 +28,7 @@ app = typer.Typer(
     help="Check closed-form Bayesian posteriors against PyMC's MCMC.")
 
 
-def make_console(**kwargs) -> Console:
+def make_console(**kwargs: Any) -> Console:
     """A console that is not squeezed to 80 columns when output is piped."""
     console = Console(highlight=False, **kwargs)
     if not console.is_terminal:
@@ -53,9 +65,7 @@ MAX_DEGREE = 100
 
 def parse_degrees(text: str, what: str) -> list[int]:
     """``regression.parse_degrees`` with the range checked first (exit 3)."""
-    import re
-
-    from compare.topics import _regression as regression
+    from compare.topics import _regression as regression  # heavy: scipy, xarray, ArviZ
 
     if not text.strip():
         raise BadInput(f"{what} {text!r} is empty; give a range like 0-9 or a list like 0,3,9")
@@ -69,11 +79,30 @@ def parse_degrees(text: str, what: str) -> list[int]:
 TOPIC_FILE_HELP = ("a Python file defining TOPIC = compare.core.registry.Topic(...) (repeatable); "
                    "its topics are checked and can then be used by name")
 
+# --- options shared by several commands ------------------------------------------
+# Typer reads the help and the flag from the Annotated metadata and the default
+# from the parameter (``= None``).  Options whose meaning differs by command
+# (--out, --all, an SBC fit's --draws) stay with their command.
+TopicArg = Annotated[str, typer.Argument(help="topic name (see `list`)")]
+TopicFileOpt = Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)]
+DataOpt = Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")]
+ColumnOpt = Annotated[str | None, typer.Option(help="CSV column to read")]
+TargetOpt = Annotated[str | None, typer.Option(
+    help="table topics: the target column (default y)")]
+FeaturesOpt = Annotated[str | None, typer.Option(
+    help="table topics: input columns a,b,... (default: all but the target)")]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", help="hyperparameter NAME=VALUE (repeatable)")]
+DrawsOpt = Annotated[int | None, typer.Option(help="kept draws per chain")]
+ChainsOpt = Annotated[int | None, typer.Option(help="number of chains")]
+TuneOpt = Annotated[int | None, typer.Option(help="warm-up draws per chain")]
+SeedOpt = Annotated[int | None, typer.Option(help="random seed")]
+JsonOpt = Annotated[str | None, typer.Option(
+    "--json", help="write the JSON document to PATH, or - for stdout")]
+
 
 def load_topic_files(paths: list[Path] | None) -> None:
     """Register the topics of each ``--topic-file`` (checked against the protocol)."""
-    from compare.topics.user import load_topic_file
-
     for path in paths or []:
         try:
             load_topic_file(path)
@@ -95,8 +124,6 @@ def _nearest_existing(path: Path) -> Path:
 
 def _check_under(path: Path, what: str, shown: str) -> None:
     """The nearest existing folder above ``path`` is a folder and writable."""
-    import os
-
     probe = _nearest_existing(path)
     if not probe.is_dir():
         raise BadInput(f"{what} {shown}: {str(probe)!r} is a file, so nothing can be "
@@ -106,12 +133,11 @@ def _check_under(path: Path, what: str, shown: str) -> None:
                        "you can write to")
 
 
-def _os_checked(check):
+def _os_checked[F: Callable[..., None]](check: F) -> F:
     """Run a path check; an OS refusal (name too long, ...) is bad input naming the path."""
-    import functools
 
     @functools.wraps(check)
-    def wrapper(path, what, *args, **kwargs):
+    def wrapper(path: str | Path | None, what: str, *args: Any, **kwargs: Any) -> None:
         # A name the file system refuses fails only when the first file is written:
         # check the usual limits (255 bytes a name, 4096 a path) up front.
         if path is not None and (len(str(path).encode()) > 4096 or any(
@@ -119,11 +145,11 @@ def _os_checked(check):
             raise BadInput(f"{what} {str(path)[:60]!r}...: a file name is longer than 255 "
                            "bytes (or the path than 4096); give a shorter path")
         try:
-            return check(path, what, *args, **kwargs)
+            check(path, what, *args, **kwargs)
         except OSError as e:
             raise BadInput(f"{what} {str(path)!r}: {e.strerror or e}; give another "
                            "path") from None
-    return wrapper
+    return wrapper  # type: ignore[return-value]  # same signature, wraps() keeps it
 
 
 @_os_checked
@@ -171,7 +197,7 @@ def _feature_names(features: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def checked_file(value, what: str):
+def checked_file(value: Path | None, what: str) -> Path | None:
     """An option callback: :func:`check_out_file` at parse time (before the command runs)."""
     if value is not None and str(value) in ("", "."):
         raise BadInput(f"{what} '' is empty; give a file name")
@@ -213,28 +239,22 @@ def check_seed(seed: int | None) -> None:
 def check_sizes(*, draws: int | None = None, chains: int | None = None,
                 tune: int | None = None) -> None:
     """Refuse sampler sizes beyond the bounds above (exit 3)."""
-    from compare.core.defaults import DEFAULT
-
     if chains is not None and chains > MAX_CHAINS:
         raise BadInput(f"--chains must be at most {MAX_CHAINS}, got {chains}")
     if tune is not None and tune > MAX_TUNE:
         raise BadInput(f"--tune must be at most {MAX_TUNE:.0e}, got {tune}")
-    d, c = draws or DEFAULT.draws, chains or DEFAULT.chains
+    d, c = draws or defaults.DEFAULT.draws, chains or defaults.DEFAULT.chains
     if draws is not None and d * c > MAX_TOTAL_DRAWS:
         raise BadInput(f"--draws {draws} x {c} chains is more than {MAX_TOTAL_DRAWS:.0e} kept "
                        "draws (8 bytes each per parameter); use fewer draws")
 
 
-def make_settings(**overrides):
+def make_settings(**overrides: Any) -> Settings:
     """:class:`compare.core.defaults.Settings` from the command's options, checked (exit 3)."""
-    import dataclasses
-
-    from compare.core.defaults import DEFAULT
-
     given = {k: v for k, v in overrides.items() if v is not None}
     check_seed(given.get("seed"))
     check_sizes(draws=given.get("draws"), chains=given.get("chains"), tune=given.get("tune"))
     try:
-        return dataclasses.replace(DEFAULT, **given)
+        return dataclasses.replace(defaults.DEFAULT, **given)
     except ValueError as e:
         raise BadInput(str(e)) from None

@@ -11,8 +11,14 @@ from typing import Annotated
 import typer
 
 from compare.interfaces.cli_common import (
-    TOPIC_FILE_HELP,
     BadInput,
+    ColumnOpt,
+    DataOpt,
+    FeaturesOpt,
+    SetOpt,
+    TargetOpt,
+    TopicArg,
+    TopicFileOpt,
     app,
     check_out_dir,
     check_seed,
@@ -20,26 +26,25 @@ from compare.interfaces.cli_common import (
     make_console,
     parse_sets,
 )
+from compare.outputs import export
 
 FORMATS = ("posteriordb",)
 
 
 @app.command("export")
 def export_command(
-    topic: Annotated[str, typer.Argument(help="topic name (see `list`)")],
+    topic: TopicArg,
     format_: Annotated[str, typer.Option("--format", help="output layout: posteriordb")] = "posteriordb",
     out: Annotated[str | None, typer.Option(help="the posteriordb root to write under")] = None,
-    data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
-    column: Annotated[str | None, typer.Option(help="CSV column to read")] = None,
-    target: Annotated[str | None, typer.Option(help="table topics: the target column")] = None,
-    features: Annotated[str | None, typer.Option(help="table topics: input columns a,b,...")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    data: DataOpt = None,
+    column: ColumnOpt = None,
+    target: TargetOpt = None,
+    features: FeaturesOpt = None,
+    set_: SetOpt = None,
     seed: Annotated[int | None, typer.Option(help="seed of the exact draws")] = None,
-    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
+    topic_file: TopicFileOpt = None,
 ) -> None:
     """Write a topic's exact posterior as a posteriordb reference posterior (exact iid draws)."""
-    from compare.outputs.export import POSTERIORDB_CHAINS, POSTERIORDB_DRAWS, export_posteriordb
-
     if format_ not in FORMATS:
         raise BadInput(f"--format {format_!r} is not supported; use --format posteriordb")
     if out is None:
@@ -48,11 +53,11 @@ def export_command(
     check_seed(seed)
     load_topic_files(topic_file)
     features_list = None if features is None else [f.strip() for f in features.split(",")]
-    result = export_posteriordb(topic, out=Path(out), data=data, column=column, target=target,
+    result = export.export_posteriordb(topic, out=Path(out), data=data, column=column, target=target,
                                 features=features_list, sets=parse_sets(set_) or None, seed=seed)
     console = make_console()
-    console.print(f"wrote {result.posterior_name}: {POSTERIORDB_CHAINS} chains x "
-                  f"{POSTERIORDB_DRAWS} exact draws of {len(result.parameters)} parameter(s), "
+    console.print(f"wrote {result.posterior_name}: {export.POSTERIORDB_CHAINS} chains x "
+                  f"{export.POSTERIORDB_DRAWS} exact draws of {len(result.parameters)} parameter(s), "
                   "validated against posteriordb's format", markup=False)
     for kind, path in result.files.items():
         console.print(f"  {kind:26s} {path}", markup=False)

@@ -8,14 +8,31 @@ fit failing on the workers (a few failed fits are data, counted in the verdict).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
 
+import compare.topics
 from compare.interfaces.cli_common import (
-    TOPIC_FILE_HELP,
     BadInput,
+    SetOpt,
+    TopicArg,
+    TopicFileOpt,
     app,
     check_out_dir,
     check_seed,
@@ -26,6 +43,9 @@ from compare.interfaces.cli_common import (
     parse_sets,
 )
 
+if TYPE_CHECKING:
+    from compare.studies.sbc import SbcResult
+
 #: Most simulations of one study (the exact side keeps a few floats per
 #: simulation and parameter; 10 million is ~1 GB for a 10-parameter topic).
 MAX_SIMS = 10_000_000
@@ -33,7 +53,7 @@ MAX_SIMS = 10_000_000
 
 @app.command("sbc")
 def sbc_command(
-    topic: Annotated[str, typer.Argument(help="topic name (see `list`)")],
+    topic: TopicArg,
     sims: Annotated[int, typer.Option(help="number of simulations")] = 1000,
     draws: Annotated[int | None, typer.Option(help="kept draws per chain of every fit (default 250)")] = None,
     thin: Annotated[int | None, typer.Option(help="keep every T-th draw before ranking (default: thin to about the ESS)")] = None,
@@ -41,31 +61,17 @@ def sbc_command(
     scheduler: Annotated[str | None, typer.Option(help="tcp://HOST:PORT of a running Dask scheduler")] = None,
     out: Annotated[str | None, typer.Option(help="folder for sbc.zarr, sbc.json, figures (default reports/runs/<topic>/sbc)")] = None,
     resume: Annotated[bool, typer.Option(help="keep the finished simulations in --out and run the rest")] = False,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
+    set_: SetOpt = None,
     n: Annotated[int | None, typer.Option("--n", help="observations per simulated data set (default 20)")] = None,
     chains: Annotated[int | None, typer.Option(help="chains per fit (default 4)")] = None,
     tune: Annotated[int | None, typer.Option(help="warm-up draws per chain (default 300)")] = None,
     seed: Annotated[int | None, typer.Option(help="base seed; simulation i uses (seed, i)")] = None,
     alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate (default 0.01)")] = None,
     exact_only: Annotated[bool, typer.Option(help="only the exact side: checks the analytic code, no fits, no cluster (default --out reports/runs/<topic>/sbc-exact)")] = False,
-    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
+    topic_file: TopicFileOpt = None,
 ) -> None:
     """Simulation-based calibration: are the ranks of prior draws among posterior draws uniform?"""
-    import dataclasses
-
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    from compare.studies.sbc import RUN_SUBDIR, SbcSettings, SbcSpec, run_sbc
-    from compare.topics import get_topic
+    from compare.studies import sbc  # heavy: scipy; Dask and PyMC when the study runs
 
     if sims < 1:
         raise BadInput(f"--sims must be >= 1, got {sims}; e.g. --sims 1000")
@@ -88,19 +94,19 @@ def sbc_command(
         raise BadInput(f"--workers must be >= 1, got {workers}; e.g. --workers 2")
     check_out_dir(out, "--out")
     load_topic_files(topic_file)  # workers inherit them (BAYES_COMPARE_TOPIC_FILES)
-    t = get_topic(topic)
-    overrides = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
+    t = compare.topics.get_topic(topic)
+    overrides: dict[str, Any] = {k: v for k, v in dict(draws=draws, thin=thin, n_obs=n, chains=chains,
                                          tune=tune, seed=seed, alpha=alpha).items()
                  if v is not None}
-    settings = dataclasses.replace(SbcSettings(), **overrides)
+    settings = dataclasses.replace(sbc.SbcSettings(), **overrides)
     hyper = t.hyper(parse_sets(set_), parsed=False)
     out_dir = Path(out) if out is not None else \
-        Path("reports/runs") / t.name / (RUN_SUBDIR + ("-exact" if exact_only else ""))
+        Path("reports/runs") / t.name / (sbc.RUN_SUBDIR + ("-exact" if exact_only else ""))
     check_out_dir(out_dir, "--out")
-    spec = SbcSpec(topic=t.name, hyper=hyper, settings=settings)
+    spec = sbc.SbcSpec(topic=t.name, hyper=hyper, settings=settings)
 
     class Rate(ProgressColumn):
-        def render(self, task) -> Text:
+        def render(self, task: Task) -> Text:
             rate = task.fields.get("rate")
             return Text("" if rate is None or rate != rate else f"{rate:.1f} sims/s")
 
@@ -116,7 +122,7 @@ def sbc_command(
             bar.update(task, completed=done, total=total, rate=rate)
 
         try:
-            result = run_sbc(spec=spec, sims=sims, out=out_dir, workers=workers,
+            result = sbc.run_sbc(spec=spec, sims=sims, out=out_dir, workers=workers,
                              scheduler=scheduler, resume=resume, progress=progress,
                              exact_only=exact_only)
         except KeyboardInterrupt:
@@ -137,7 +143,7 @@ class EveryFitFailed(RuntimeError):
     """Every fit of a study raised on its worker: a crash, not an inconclusive verdict."""
 
 
-def _check_not_all_failed(result, out_dir: Path) -> None:
+def _check_not_all_failed(result: SbcResult, out_dir: Path) -> None:
     """Raise :class:`EveryFitFailed` (exit 4) when no fit of this study succeeded.
 
     A few failed fits are data (counted, and too many make the verdict
@@ -152,9 +158,7 @@ def _check_not_all_failed(result, out_dir: Path) -> None:
                          f"{first[0]}: {first[1]}); the study is kept in {out_dir}")
 
 
-def _print(result, out_dir: Path, console) -> None:
-    from rich.table import Table
-
+def _print(result: SbcResult, out_dir: Path, console: Console) -> None:
     table = Table(title=f"{result.topic}: simulation-based calibration")
     for col in ("side", "parameter", "n", "p", "Holm p", "result"):
         table.add_column(col, justify="left" if col in ("side", "parameter", "result") else "right")
@@ -167,6 +171,7 @@ def _print(result, out_dir: Path, console) -> None:
     c, tp, conv = result.counts, result.throughput, result.convergence
     if tp.get("exact_only"):
         ex = result.exact
+        assert ex is not None  # an exact-only study has its exact side
         console.print(f"exact side only ({ex.method}): {ex.indices.size} simulations in "
                       f"{ex.seconds:.1f} s, {ex.sims_per_second:.0f}/s; no fits", markup=False)
         _verdict(result, alpha, out_dir, console)
@@ -196,7 +201,7 @@ def _print(result, out_dir: Path, console) -> None:
     _verdict(result, alpha, out_dir, console)
 
 
-def _verdict(result, alpha: float, out_dir: Path, console) -> None:
+def _verdict(result: SbcResult, alpha: float, out_dir: Path, console: Console) -> None:
     colour = {"pass": "green", "fail": "red", "inconclusive": "yellow"}[result.verdict]
     console.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] (decided by "
                   f"{result.decided_by}{'; ' + result.note if result.note else ''}; "

@@ -14,14 +14,27 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+import compare.topics
 from compare.core.data import load_data
+from compare.core.files import atomic_write, dumps
 from compare.interfaces.cli_common import (
-    TOPIC_FILE_HELP,
     BadInput,
+    ChainsOpt,
+    ColumnOpt,
+    DataOpt,
+    DrawsOpt,
+    FeaturesOpt,
+    JsonOpt,
+    SeedOpt,
+    SetOpt,
+    TargetOpt,
+    TopicFileOpt,
+    TuneOpt,
     app,
     check_out_dir,
     check_out_file,
@@ -72,25 +85,23 @@ def sensitivity_command(
                                                  "to the course's 1e-8 n .. 0.1 n)")] = None,
     mcmc_at: Annotated[int, typer.Option("--mcmc-at", help="run MCMC (with the calibrated "
                                          "verdict) at K grid points spread over the grid")] = 0,
-    data: Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")] = None,
-    column: Annotated[str | None, typer.Option(help="CSV column to read")] = None,
-    target: Annotated[str | None, typer.Option(help="table topics: the target column")] = None,
-    features: Annotated[str | None, typer.Option(help="table topics: input columns a,b,...")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")] = None,
-    draws: Annotated[int | None, typer.Option(help="kept draws per chain (MCMC points)")] = None,
-    chains: Annotated[int | None, typer.Option(help="number of chains")] = None,
-    tune: Annotated[int | None, typer.Option(help="warm-up draws per chain")] = None,
-    seed: Annotated[int | None, typer.Option(help="random seed")] = None,
+    data: DataOpt = None,
+    column: ColumnOpt = None,
+    target: TargetOpt = None,
+    features: FeaturesOpt = None,
+    set_: SetOpt = None,
+    draws: DrawsOpt = None,
+    chains: ChainsOpt = None,
+    tune: TuneOpt = None,
+    seed: SeedOpt = None,
     alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate of each point's agreement test")] = None,
-    json_path: Annotated[str | None, typer.Option("--json", help="write the JSON document to PATH, or - for stdout")] = None,
+    json_path: JsonOpt = None,
     out: Annotated[str | None, typer.Option(help="directory for sensitivity.json and sensitivity.png "
                                                  "(default reports/runs/<topic>/)")] = None,
-    topic_file: Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)] = None,
+    topic_file: TopicFileOpt = None,
 ) -> None:
     """Exact posterior along a grid of one hyperparameter, MCMC at K points, power-scaling."""
-    from compare.core.files import atomic_write, dumps
-    from compare.studies import sensitivity as sens
-    from compare.topics import get_topic
+    from compare.studies import sensitivity as sens  # heavy: scipy, xarray; --help stays light
 
     settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
     if mcmc_at < 0:
@@ -100,7 +111,7 @@ def sensitivity_command(
                   "--out" if out is not None else "the default --out")
     check_grid_size(grid=grid, log_grid=log_grid)
     load_topic_files(topic_file)
-    t = get_topic(topic)
+    t = compare.topics.get_topic(topic)
     sens.check_topic(t)
     sens.check_param(t, param=param)
     if not mcmc_at:
@@ -153,14 +164,13 @@ def _f(v, spec: str = ".4g") -> str:
 
 
 def _short(diagnosis: str | None) -> str:
-    return {None: "", "potential prior-data conflict": "conflict",
-            "potential strong prior / weak likelihood": "strong prior"}.get(diagnosis,
-                                                                              diagnosis)
+    if diagnosis is None:
+        return ""
+    return {"potential prior-data conflict": "conflict",
+            "potential strong prior / weak likelihood": "strong prior"}.get(diagnosis, diagnosis)
 
 
 def _print(result, doc, out) -> None:
-    import numpy as np
-
     s = result.sweep
     shown = list(s.parameters[:2])
     table = Table(title=f"{result.topic}: exact posterior along {s.param} on {result.source} "
@@ -197,7 +207,7 @@ def _print(result, doc, out) -> None:
     blocks += [(f"{s.param}={p.value:.4g}, MCMC", p.power_scaling)
                for p in result.points if p.power_scaling is not None]
     if blocks:
-        from compare.studies.sensitivity import power_rows
+        from compare.studies.sensitivity import power_rows  # heavy: scipy; --help stays light
 
         view = Table(title="power-scaling sensitivity (psense's measure): exact vs psense on "
                            "the MCMC draws; conflict = prior and likelihood both >= 0.05",

@@ -168,11 +168,9 @@ def exact_densities(result: RunResult):
     The ``variables`` attribute names the PyMC variables whose flattened
     draws line up with ``parameter``.
     """
-    import json
+    import xarray as xr  # heavy: only a run being saved needs xarray; `list` does not
 
-    import xarray as xr
-
-    from compare.core.agreement import posterior_array
+    from compare.core.agreement import posterior_array  # heavy: scipy and ArviZ
 
     post = result.exact.posterior
     d = len(result.parameters)
@@ -205,7 +203,7 @@ def exact_densities(result: RunResult):
 
 def observed_data(result: RunResult):
     """The run's data columns as a Dataset over ``obs`` (None when not kept)."""
-    import xarray as xr
+    import xarray as xr  # heavy: only a run being saved needs xarray; `list` does not
 
     if not result.observed:
         return None
@@ -415,7 +413,7 @@ def _groups_bytes(groups: dict[str, Any]) -> int:
 
 
 def _write_draws(groups: dict[str, Any], path: Path) -> None:
-    import xarray as xr
+    import xarray as xr  # heavy: only a run being saved needs xarray; `list` does not
 
     xr.DataTree.from_dict(groups).to_netcdf(path, engine="h5netcdf")
     with open(path, "rb") as fh:

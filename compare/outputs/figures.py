@@ -14,14 +14,22 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import xarray as xr
+from scipy import stats
+
+from analytic.gaussian_process import kernel_matrix
+from compare.core.agreement import posterior_array
+from compare.outputs.document import DRAWS_FILE, RESULT_FILE
+from compare.studies import sensitivity as sensitivity_study
 
 #: Parameters shown in per-parameter figures (trace, rank, ESS, MCSE, marginals).
 MAX_SHOWN = 8
@@ -45,14 +53,10 @@ class SavedRun:
 
     @cached_property
     def doc(self) -> dict[str, Any]:
-        from compare.outputs.document import RESULT_FILE
-
         return json.loads((self.directory / RESULT_FILE).read_text())
 
     @cached_property
     def tree(self) -> xr.DataTree:
-        from compare.outputs.document import DRAWS_FILE
-
         with xr.open_datatree(self.directory / DRAWS_FILE) as tree:
             return tree.load()
 
@@ -66,8 +70,6 @@ class SavedRun:
     @cached_property
     def draws(self) -> np.ndarray:
         """Posterior draws as an array of shape (chain, draw, d), in ``parameters`` order."""
-        from compare.core.agreement import posterior_array
-
         exact = self.group("exact")
         posterior = self.group("posterior")
         if posterior is None:
@@ -101,11 +103,19 @@ def _figure_of(plot_collection) -> Any:
         plot_collection.viz["plot"].to_dataset().to_array().values.flat[0].figure
 
 
-def _azp():
-    import matplotlib
+def _pyplot() -> ModuleType:
+    """``matplotlib.pyplot`` on the Agg backend: the figures are files, never windows."""
+    import matplotlib  # heavy: matplotlib only where a figure is drawn (the report's workers)
 
     matplotlib.use("Agg")
-    import arviz_plots as azp
+    import matplotlib.pyplot as plt  # heavy: as above, after the backend is chosen
+
+    return plt
+
+
+def _azp() -> ModuleType:
+    _pyplot()
+    import arviz_plots as azp  # heavy: arviz-plots (and matplotlib) only when drawing
 
     return azp
 
@@ -157,8 +167,7 @@ def rank(run: SavedRun):
     autocorrelation of the ranks, which a simultaneous envelope does not; so no
     envelope is drawn, and the caption says what is.
     """
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     azp = _azp()
     fig = _figure_of(azp.plot_rank(run.flat(), backend="matplotlib"))
     chains = run.draws.shape[0]
@@ -174,8 +183,7 @@ def rank(run: SavedRun):
 def ess_evolution(run: SavedRun):
     """Bulk and tail ESS as draws accumulate, with the run's ESS gate
     (``plot_ess_evolution``) and a legend naming the three."""
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     azp = _azp()
     gate = _ess_gate(run)
     visuals = {}
@@ -224,7 +232,7 @@ def marginals(run: SavedRun):
     marks = {"exact mean": (_vector(doc["exact"]["mean"], d), COLORS["mean"], "-"),
              "MAP": (_vector(doc["exact"]["map"], d), COLORS["map"], "--"),
              "MLE": (_vector(doc["exact"]["mle"], d), COLORS["mle"], ":")}
-    handles = {}
+    handles: dict[str, Any] = {}
     for i, name in enumerate(names):
         ax = pc.get_target(name, {})
         if exact is not None and np.isfinite(exact["density"].values[i]).any():
@@ -252,8 +260,7 @@ def _ellipse(mean: np.ndarray, cov: np.ndarray, k: float, points: int = 100) -> 
 
 def pair(run: SavedRun):
     """Pairs of the first parameters: thinned draws with the exact 1-, 2- and 3-sd ellipses."""
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     _azp()
     d = len(run.parameters)
     k = min(MAX_PAIR, d)
@@ -276,7 +283,8 @@ def pair(run: SavedRun):
             sub = None
             if mean is not None and cov is not None and cov.shape == (d, d):
                 sub = cov[np.ix_([col, row], [col, row])]
-            if sub is not None and np.all(np.isfinite(sub)) and np.linalg.det(sub) > 0:
+            if (sub is not None and mean is not None and np.all(np.isfinite(sub))
+                    and np.linalg.det(sub) > 0):
                 for level in (1, 2, 3):
                     xy = _ellipse(mean[[col, row]], sub, level)
                     ax.plot(xy[0], xy[1], color=COLORS["exact"], lw=1)
@@ -294,8 +302,7 @@ def pair(run: SavedRun):
 
 def zscores(run: SavedRun):
     """Every tested quantity's z against the Bonferroni threshold."""
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     _azp()
     quantities = run.doc.get("quantities") or []
     if not quantities:
@@ -320,8 +327,7 @@ def zscores(run: SavedRun):
 
 def predictive(run: SavedRun):
     """Predictive mean and 95% band: exact, MCMC and the MAP plug-in (regression topics)."""
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     _azp()
     section = run.doc.get("predictive")
     if not section or "exact" not in section:
@@ -370,8 +376,7 @@ def predictive(run: SavedRun):
 
 def gp_function(run: SavedRun):
     """Gaussian process: f at the test inputs, exact mean and 95% band against MCMC quantiles."""
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     _azp()
     section = run.doc.get("gaussian_process")
     inputs = (run.doc.get("predictive") or {}).get("inputs")
@@ -404,9 +409,7 @@ def gp_function(run: SavedRun):
 
 def gp_kernel(run: SavedRun):
     """Gaussian process: the kernel matrix K over the data inputs (sorted by the first)."""
-    import matplotlib.pyplot as plt
-
-    from analytic.gaussian_process import kernel_matrix
+    plt = _pyplot()
 
     _azp()
     section = run.doc.get("gaussian_process")
@@ -433,10 +436,8 @@ def gp_kernel(run: SavedRun):
 def sensitivity(run: SavedRun):
     """Exact posterior path along one hyperparameter (compare/sensitivity.py); the exact
     sweep is computed here, beside the run, when no sensitivity.json is saved."""
-    from compare.studies.sensitivity import figure, for_run
-
-    doc = for_run(run.directory, run.doc)
-    return None if doc is None else figure(doc)
+    doc = sensitivity_study.for_run(run.directory, run.doc)
+    return None if doc is None else sensitivity_study.figure(doc)
 
 
 _METHOD_STYLE = {"exact": ("exact predictive", COLORS["exact"], "-"),
@@ -464,8 +465,7 @@ def _label_text(value: Any) -> str:
 
 def decision_boundary(run: SavedRun):
     """Classifiers: P(class | x) over the first inputs, exact against MCMC and plug-in."""
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     _azp()
     section = run.doc.get("decision_boundary")
     if not section:
@@ -545,8 +545,7 @@ def decision_boundary(run: SavedRun):
 
 def calibration(run: SavedRun):
     """Classifiers: reliability diagram of the predicted probabilities, per method."""
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     _azp()
     section = run.doc.get("calibration")
     if not section or not section.get("methods"):
@@ -577,8 +576,7 @@ def calibration(run: SavedRun):
 def laplace_overlay(run: SavedRun):
     """Logistic regression: MCMC and the Laplace normal against the exact marginals,
     and the Laplace error as n grows."""
-    import matplotlib.pyplot as plt
-    from scipy import stats
+    plt = _pyplot()
 
     _azp()
     section = run.doc.get("laplace_overlay")
@@ -704,14 +702,11 @@ def render(kind: str | FigureKind, run: SavedRun | str | Path,
     ``skipped`` (does not apply) or ``failed`` (``error`` holds the message).
     Never raises for a figure's own failure: the page shows an error box.
     """
-    import time
-
     t0 = time.perf_counter()
     kind = FIGURE_KINDS[kind] if isinstance(kind, str) else kind
     out_path = Path(out_path)
     try:
-        import matplotlib.pyplot as plt
-
+        plt = _pyplot()
         run = run if isinstance(run, SavedRun) else SavedRun(Path(run))
         fig = kind.draw(run)
         if fig is None:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import html
 import math
+import multiprocessing
+import os
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -24,15 +27,21 @@ from typing import Any
 
 import numpy as np
 
+from compare.core.files import atomic_write, versions
+from compare.core.registry import REGISTRY, InputError
 from compare.core.text import fmt
 from compare.core.text import template_env as _env
 from compare.outputs.document import (
     SkippedRun,
     common_settings,
     describe_settings,
+    load_runs,
     split_settings,
 )
-from compare.outputs.figures import FIGURES, FigureKind, SavedRun
+from compare.outputs.figures import FIGURES, FigureKind, SavedRun, render_run
+from compare.studies.sbc import run_page_section
+from compare.studies.sensitivity import page_context
+from compare.topics import all_topics
 
 INDEX_FILE = "index.html"
 PAGE_FILE = "index.html"
@@ -128,9 +137,6 @@ class SiteResult:
 
 def _topic_info(name: str) -> tuple[str, str]:
     """Title and model text of a registered topic ('' when unknown)."""
-    from compare.core.registry import REGISTRY
-    from compare.topics import all_topics
-
     all_topics()
     topic = REGISTRY.get(name)
     return (topic.title, topic.model) if topic is not None else ("", "")
@@ -279,15 +285,11 @@ def _run_context(run: SavedRun, figures: list[FigureResult], index_href: str) ->
 
 def _sensitivity_section(run: SavedRun) -> dict[str, Any] | None:
     """The prior-sensitivity section (compare/sensitivity.py), from sensitivity.json if saved."""
-    from compare.studies.sensitivity import page_context
-
     return page_context(run.directory)
 
 
 def _sbc_section(run: SavedRun) -> dict[str, Any]:
     """The simulation-based calibration block (compare/sbc.py) when ``<run>/sbc`` holds one."""
-    from compare.studies.sbc import run_page_section
-
     return run_page_section(run.directory)
 
 
@@ -307,8 +309,6 @@ def _index_row(run: SavedRun, href: str) -> dict[str, Any]:
 def _render_all(runs: Sequence[SavedRun], workers: int, progress: Callable[[int, int], None],
                 kinds: tuple[FigureKind, ...]) -> list[list[dict[str, Any]]]:
     """Figures of every run, one task per run; a dead worker gives error boxes."""
-    from compare.outputs.figures import render_run
-
     jobs = [(str(run.directory), str(run.directory / FIGURE_DIR), kinds) for run in runs]
     results: list[list[dict[str, Any]]] = []
     if workers <= 1 or len(jobs) <= 1:
@@ -316,8 +316,6 @@ def _render_all(runs: Sequence[SavedRun], workers: int, progress: Callable[[int,
             results.append(render_run(*job))
             progress(i + 1, len(jobs))
         return results
-    import multiprocessing
-
     # spawn: the parent may hold PyTensor/numba state (it may just have
     # sampled); a fresh interpreter per worker is safe and costs ~3 s once.
     ctx = multiprocessing.get_context("spawn")
@@ -334,14 +332,10 @@ def _render_all(runs: Sequence[SavedRun], workers: int, progress: Callable[[int,
 
 
 def default_workers() -> int:
-    import os
-
     return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
 def _warn_stderr(line: str) -> None:
-    import sys
-
     print(f"warning: {line}", file=sys.stderr, flush=True)
 
 
@@ -375,10 +369,6 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
     InputError
         When no run is left to report on.
     """
-    from compare.core.registry import InputError
-    from compare.core.files import atomic_write, versions
-    from compare.outputs.document import load_runs
-
     t0 = time.perf_counter()
     out = Path(out)
     loaded, skipped = load_runs([Path(d) for d in run_dirs], warn=warn)
@@ -439,6 +429,4 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
 
 def _relative(target: Path, start: Path) -> str:
     """``target`` relative to directory ``start``, with forward slashes."""
-    import os
-
     return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()

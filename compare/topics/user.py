@@ -31,11 +31,13 @@ import sys
 import traceback
 import warnings
 from collections.abc import Iterable, Mapping
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from compare.core.data import check_array
 from compare.core.registry import (
     REGISTRY,
     BuiltinData,
@@ -44,6 +46,8 @@ from compare.core.registry import (
     Topic,
     register,
 )
+from compare.core.variables import flat_names
+from compare.topics.catalogue import load_builtin
 
 #: The entry point group installed packages register topics under.
 ENTRY_POINT_GROUP = "bayes_compare.topics"
@@ -129,9 +133,6 @@ def check_protocol(topic: Topic, *, where: str, smoke: bool = True) -> Topic:
 
 def _smoke(topic: Topic, where: str) -> None:
     """Solve the first builtin data set and build the model; compare the two sides."""
-    from compare.core.data import check_array
-    from compare.core.variables import flat_names
-
     ds = topic.builtin[0]
     label = f"{where}: topic {topic.name!r} on builtin:{ds.name}"
     try:
@@ -143,7 +144,7 @@ def _smoke(topic: Topic, where: str) -> None:
         answer = topic.solve(x=x, **hyper)
     except InputError:
         raise
-    except Exception as err:  # noqa: BLE001 - a user's code: say where it failed
+    except Exception as err:  # a user's code: say where it failed (re-raised)
         raise InputError(f"{label}: solve failed: {type(err).__name__}: {err}") from err
     post = getattr(answer, "posterior", None)
     if post is None:
@@ -160,7 +161,7 @@ def _smoke(topic: Topic, where: str) -> None:
     try:
         model = topic.build_model(**topic.structure(x, hyper))
         data = topic.model_data(x=x, **hyper)
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         raise InputError(f"{label}: build_model/model_data failed: {type(err).__name__}: "
                          f"{err}") from err
     unknown = [k for k in data if k not in model.named_vars]
@@ -224,8 +225,6 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
     tuple of Topic
         The topics the file registered.
     """
-    from compare.topics.catalogue import load_builtin
-
     load_builtin()  # builtins first, so name clashes are caught
 
     path = Path(path)
@@ -238,11 +237,14 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
     name = "bayes_compare_topic_" + hashlib.sha1(origin.encode()).hexdigest()[:12]
     before = set(REGISTRY)
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"--topic-file {str(path)!r}: Python cannot load it as a module; "
+                         "give a .py file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as err:  # noqa: BLE001 - a user's file: say where it failed
+    except Exception as err:  # a user's file: say where it failed (re-raised)
         sys.modules.pop(name, None)
         frames = [f for f in traceback.extract_tb(err.__traceback__)
                   if Path(f.filename).resolve() == path.resolve()]
@@ -284,8 +286,6 @@ def load_installed(*, smoke: bool = False) -> tuple[Topic, ...]:
     if _INSTALLED_LOADED:
         return ()
     _INSTALLED_LOADED = True
-    from importlib.metadata import entry_points
-
     loaded: list[Topic] = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         where = f"entry point {ep.name!r} ({ep.value}) in group {ENTRY_POINT_GROUP}"
@@ -307,7 +307,7 @@ def load_installed(*, smoke: bool = False) -> tuple[Topic, ...]:
         if path and path not in ORIGINS.values():
             try:
                 loaded += load_topic_file(path, smoke=smoke)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:  # noqa: BLE001 - nor one bad file named in the environment
                 warnings.warn(f"skipped topic file {path} (from {TOPIC_FILES_ENV}): {err}",
                               stacklevel=2)
     return tuple(loaded)

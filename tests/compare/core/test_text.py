@@ -1,0 +1,58 @@
+"""The check lines that the CLI and the Python API both print (compare.core.text)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from compare.core.checks import Check
+from compare.core.text import MAP_VECTOR_MAX, check_lines
+
+
+def _run(checks, *, d=2, agreement_alpha=5e-05, settings_alpha=1e-04, flagged=()):
+    """The parts of a RunResult that check_lines reads."""
+    quantities = tuple(SimpleNamespace(name=f"q{i}") for i in range(7))
+    agreement = SimpleNamespace(quantities=quantities, alpha=agreement_alpha, flagged=flagged)
+    return SimpleNamespace(
+        checks=tuple(checks), agreement=agreement, parameters=tuple(f"p{i}" for i in range(d)),
+        settings=SimpleNamespace(alpha=settings_alpha),
+        mcmc=SimpleNamespace(map=np.arange(d, dtype=float)),
+        exact=SimpleNamespace(posterior=SimpleNamespace(mode=np.arange(d, dtype=float))))
+
+
+def test_each_check_has_its_line():
+    run = _run([Check("rhat", 1.0014, 1.01, True), Check("ess_bulk", 7375.2, 400.0, True),
+                Check("divergences", 0, 0.5, True), Check("agreement", 1.28, 4.44, True),
+                Check("evidence", 0.0936, 0.5, True, "|exact - SMC|")])
+    assert check_lines(run) == [
+        "checks:",
+        "  ok   rhat         1.0014 < 1.01 (worst rank-normalised split R-hat)",
+        "  ok   ess_bulk     7375 > 400 (smallest over parameters)",
+        "  ok   divergences  0 divergent transitions",
+        "  ok   agreement    max |z| 1.28 <= 4.44 (Bonferroni over 7 quantities, alpha=5e-05)",
+        "  ok   evidence     0.0936 vs threshold 0.5 (|exact - SMC|)"]
+
+
+def test_agreement_line_states_the_alpha_the_test_used():
+    """Not the run's alpha: the runner splits it over the topic's extra tests."""
+    line = check_lines(_run([Check("agreement", 1.0, 4.6, True)], agreement_alpha=5e-05,
+                            settings_alpha=1e-04))[1]
+    assert line.endswith("alpha=5e-05)")
+
+
+def test_map_line_shows_the_vectors_or_names_them():
+    check = Check("map", 6.7e-10, 0.01, True)
+    cli = check_lines(_run([check]))[1]
+    api = check_lines(_run([check]), map_vectors=False)[1]
+    assert cli == "  ok   map          6.7e-10 sd <= 0.01 sd: PyMC [0. 1.] vs exact mode [0. 1.]"
+    assert api == "  ok   map          6.7e-10 sd <= 0.01 sd (PyMC's MAP vs the exact mode)"
+    long = check_lines(_run([check], d=MAP_VECTOR_MAX + 1))[1]
+    assert long == "  ok   map          6.7e-10 sd <= 0.01 sd"
+
+
+def test_no_statistic_prints_the_note_and_flagged_quantities_follow():
+    q = SimpleNamespace(name="mean:mu", estimate=1.5, expected=1.0, z=5.2, p_holm=1e-6)
+    lines = check_lines(_run([Check("map", None, 0.01, None, "no interior mode")], flagged=(q,)))
+    assert lines[1] == "  --   map          no interior mode"
+    assert lines[2] == "  flagged mean:mu: MCMC 1.5 vs exact 1, z=+5.20, Holm p=1e-06"
