@@ -620,6 +620,10 @@ CONJUGATE: dict[str, Conjugate] = {
         solve=_topic_solve(lambda p: {"shape": p.shape, "rate": p.rate}), split=_array_split,
         params=lambda p: np.array([p.shape, p.rate]),
         prior_params=lambda h, x: np.array([h["shape"], h["rate"]]), empty=lambda x: x[:0]),
+    "exponential-gamma": Conjugate(
+        solve=_topic_solve(lambda p: {"shape": p.shape, "rate": p.rate}), split=_array_split,
+        params=lambda p: np.array([p.shape, p.rate]),
+        prior_params=lambda h, x: np.array([h["shape"], h["rate"]]), empty=lambda x: x[:0]),
     "normal-known-variance": Conjugate(
         solve=_topic_solve(lambda p: {"prior_mean": p.loc, "prior_sd": p.sd}),
         split=_array_split, params=lambda p: np.array([p.loc, p.sd]),
