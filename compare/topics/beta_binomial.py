@@ -10,11 +10,12 @@ import analytic.beta_binomial as a_bb
 import pymc_models.beta_binomial as m_bb
 from compare.core.registry import (
                               BuiltinData,
+                              Calibration,
                               Hyperparameter,
                               Sensitivity,
                               Topic,
+                              Unsupported,
 )
-from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _csv, _simulated, _simulator
 
 _bb_hyper = (

@@ -15,13 +15,14 @@ import pymc_models.dirichlet_categorical as m_dc
 from compare.core.data import natural_sort
 from compare.core.registry import (
     BuiltinData,
+    Calibration,
     Hyperparameter,
     InputError,
     Sensitivity,
     Simulation,
     Topic,
+    Unsupported,
 )
-from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _csv, _simulated
 
 

@@ -25,8 +25,14 @@ import numpy as np
 
 import analytic.exponential_gamma as a_eg
 import pymc_models.exponential_gamma as m_eg
-from compare.core.registry import (BuiltinData, Calibration, Hyperparameter, Sensitivity,
-                                   Topic, Unsupported)
+from compare.core.registry import (
+                                   BuiltinData,
+                                   Calibration,
+                                   Hyperparameter,
+                                   Sensitivity,
+                                   Topic,
+                                   Unsupported,
+)
 from compare.topics._common import _csv, _simulated, _simulator
 
 #: R boot::aircondit$hours: hours between air-conditioning failures (Proschan 1963).

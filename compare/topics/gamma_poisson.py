@@ -10,11 +10,12 @@ import analytic.gamma_poisson as a_gp
 import pymc_models.gamma_poisson as m_gp
 from compare.core.registry import (
                               BuiltinData,
+                              Calibration,
                               Hyperparameter,
                               Sensitivity,
                               Topic,
+                              Unsupported,
 )
-from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _csv, _simulated, _simulator
 
 _gp_hyper = (

@@ -34,18 +34,19 @@ from compare.core.data import (
 )
 from compare.core.registry import (
     BuiltinData,
+    Calibration,
     Hyperparameter,
     InputError,
     Sensitivity,
     Simulation,
     Topic,
+    Unsupported,
 )
-from compare.core.registry import Calibration, Unsupported
 from compare.topics import _classification
 from compare.topics._classification import (
     LabelledRows,
-    _label_text,
-    _split,
+    holdout_split,
+    label_text,
     numeric_inputs,
     resolve_classes,
 )
@@ -137,12 +138,12 @@ def _as_points(data) -> LabelledPoints:
         raise InputError(f"{data.path}: gaussian-classifier reads the whole file; --stream is "
                          "for the regression topics")
     if isinstance(data, Table):
-        labels = np.array([_label_text(v) for v in data.y], dtype=object)
+        labels = np.array([label_text(v) for v in data.y], dtype=object)
         return LabelledPoints(x=data.x, labels=labels, features=data.features,
                               target=data.target, source=data.source)
     if isinstance(data, LabelledRows):  # a CSV with words: text labels are the classes
         return LabelledPoints(x=numeric_inputs(data, topic="gaussian-classifier"),
-                              labels=np.array([_label_text(v) for v in data.labels], dtype=object),
+                              labels=np.array([label_text(v) for v in data.labels], dtype=object),
                               features=data.features, target=data.target, source=data.source)
     raise InputError("gaussian-classifier takes a table: build it with "
                      "compare.core.data.table_from_arrays(x, y) or "
@@ -154,7 +155,7 @@ def prepare(data, hyper: dict[str, Any]) -> tuple[GCData, dict[str, Any]]:
     rows = _as_points(data)
     x_all = np.asarray(rows.x, dtype=float)
     n, d = x_all.shape
-    train, test = _split(n, hyper.get("holdout"))
+    train, test = holdout_split(n, hyper.get("holdout"))
     if train.size < 2:
         raise InputError(f"{rows.source}: {train.size} training row(s); a run needs at least 2")
     labels, classes, index = resolve_classes(rows, train, test, hyper.get("classes"),

@@ -46,13 +46,13 @@ from compare.core.checks import (
 from compare.core.data import Points
 from compare.core.registry import (
     BuiltinData,
+    Calibration,
     Hyperparameter,
     InputError,
     Simulation,
     Topic,
     Unsupported,
 )
-from compare.core.registry import Calibration, Unsupported
 from compare.core.sampling import CACHE
 from compare.topics._common import SIMULATED_SEED
 

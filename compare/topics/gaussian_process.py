@@ -43,13 +43,14 @@ from compare.core.data import (
 )
 from compare.core.registry import (
     BuiltinData,
+    Calibration,
     Hyperparameter,
     InputError,
     Sensitivity,
     Simulation,
     Topic,
+    Unsupported,
 )
-from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _simulated
 
 #: Relative tolerance of the evidence check: both sides compute the same

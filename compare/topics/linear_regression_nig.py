@@ -10,14 +10,14 @@ import pytensor.tensor as pt
 
 import analytic.linear_regression_nig as a_lrn
 import pymc_models.linear_regression_nig as m_lrn
-from compare.core.registry import Unsupported
 from compare.core.registry import (
                               BuiltinData,
+                              Calibration,
                               Hyperparameter,
                               Sensitivity,
                               Topic,
+                              Unsupported,
 )
-from compare.core.registry import Calibration
 from compare.topics import _regression as regression
 from compare.topics._planted import prior_var, term_bug
 

@@ -35,13 +35,13 @@ from compare.core.data import (
 )
 from compare.core.registry import (
     BuiltinData,
+    Calibration,
     Hyperparameter,
     InputError,
     Simulation,
     Topic,
     Unsupported,
 )
-from compare.core.registry import Calibration, Unsupported
 from compare.topics import _classification
 from compare.topics._classification import LabelledRows, binary_labels, numeric_inputs
 from compare.topics._classifier_report import (

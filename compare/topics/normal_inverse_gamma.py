@@ -10,11 +10,11 @@ import analytic.normal_inverse_gamma as a_nig
 import pymc_models.normal_inverse_gamma as m_nig
 from compare.core.registry import (
                               BuiltinData,
+                              Calibration,
                               Hyperparameter,
                               Sensitivity,
                               Topic,
 )
-from compare.core.registry import Calibration
 from compare.topics._common import _csv, _simulated, _simulator
 from compare.topics._planted import noise_sd, prior_var, variance_for_sd
 

@@ -12,11 +12,11 @@ import analytic.normal_known_variance as a_nkv
 import pymc_models.normal_known_variance as m_nkv
 from compare.core.registry import (
                               BuiltinData,
+                              Calibration,
                               Hyperparameter,
                               Sensitivity,
                               Topic,
 )
-from compare.core.registry import Calibration
 from compare.topics._common import SIMULATED_SEED, _csv, _simulated, _simulator
 from compare.topics._planted import noise_sd, prior_var, variance_for_sd
 

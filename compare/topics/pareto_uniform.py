@@ -9,11 +9,12 @@ from __future__ import annotations
 import analytic.pareto_uniform as a_pu
 import pymc_models.pareto_uniform as m_pu
 from compare.core.registry import (
+                              Calibration,
                               Hyperparameter,
                               Sensitivity,
                               Topic,
+                              Unsupported,
 )
-from compare.core.registry import Calibration, Unsupported
 from compare.topics._common import _simulated, _simulator
 
 _pu_hyper = (

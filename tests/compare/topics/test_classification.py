@@ -15,6 +15,8 @@ from sklearn.naive_bayes import BernoulliNB
 
 from analytic import bayes_optimal as bo
 from compare.topics import _classification as clf
+from compare.topics import naive_bayes as nbt
+from compare.topics import bayes_optimal as bot
 from compare.interfaces.cli import main
 from compare.core.data import table_from_arrays
 from compare.core.registry import InputError
@@ -45,21 +47,21 @@ def test_vocabulary_counts_documents_not_tokens():
 
 
 def test_builtin_data_as_documented():
-    spam = clf.load_spam()
+    spam = nbt.load_spam()
     assert spam.n == 86 and sorted(set(spam.labels)) == ["ham", "spam"]
-    titanic = clf.load_titanic()
+    titanic = nbt.load_titanic()
     assert titanic.n == 2201 and int(np.sum(titanic.labels == "Yes")) == 711
-    tennis = clf.load_play_tennis()
+    tennis = nbt.load_play_tennis()
     assert tennis.n == 14 and int(np.sum(tennis.labels == "Yes")) == 9
-    assert clf.load_enjoy_sport().n == 4
+    assert bot.load_enjoy_sport().n == 4
 
 
 def test_every_kth_row_is_held_out():
     topic = get_topic("naive-bayes")
-    data, _ = clf.nb_prepare(clf.load_spam(), topic.hyper(overrides={"holdout": 4}))
+    data, _ = nbt.nb_prepare(nbt.load_spam(), topic.hyper(overrides={"holdout": 4}))
     assert len(data) == 86 - 21 and data.test_rows[:2] == ("row 4", "row 8")
     # The vocabulary comes from the training rows only.
-    rows = clf.load_spam()
+    rows = nbt.load_spam()
     train_docs = [set(clf.tokenize(m)) for i, m in enumerate(rows.columns[0]) if (i + 1) % 4]
     df = {t: sum(t in d for d in train_docs) for d in train_docs for t in d}
     ranked = sorted(df, key=lambda t: (-df[t], t))[:20]
@@ -69,7 +71,7 @@ def test_every_kth_row_is_held_out():
 def test_text_needs_a_bag_of_words():
     topic = get_topic("naive-bayes")
     with pytest.raises(InputError, match="variant=multinomial or bernoulli"):
-        clf.nb_prepare(clf.load_spam(), topic.hyper(overrides={"variant": "categorical"}))
+        nbt.nb_prepare(nbt.load_spam(), topic.hyper(overrides={"variant": "categorical"}))
 
 
 def test_play_tennis_query_is_classified_no():
@@ -93,7 +95,7 @@ def test_mcmc_predictive_with_constant_draws_is_the_plug_in(rng):
         s = 3
         pi = np.tile(post.class_mean, (s, 1))
         theta = np.tile(post.feature_mean, (s, 1, 1))
-        got = clf.mcmc_log_proba(variant=data.variant, pi=pi, theta=theta, x=data.test_x[:20],
+        got = nbt.mcmc_log_proba(variant=data.variant, pi=pi, theta=theta, x=data.test_x[:20],
                                  groups=post.groups)
         ref = topic.solve(x=data, **hyper).predictive.plugin_log_proba(data.test_x[:20])
         np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
@@ -296,7 +298,7 @@ def test_csv_kinds_are_detected(tmp_path):
     rows = clf.read_labelled(path, target="label", detect=True)
     assert rows.kinds == ("category", "text") and rows.detected
     topic = get_topic("naive-bayes")
-    tennis = clf.load_play_tennis()
+    tennis = nbt.load_play_tennis()
     path = tmp_path / "tennis.csv"
     _write_csv(path, [*tennis.features, tennis.target],
                [[*(c[i] for c in tennis.columns), tennis.labels[i]] for i in range(tennis.n)])
@@ -317,7 +319,7 @@ def test_gaussian_mcmc_predictive_with_constant_draws_is_the_mle_plug_in():
     c = len(data.classes)
     pi = np.tile(ans.mle[:c], (3, 1))
     theta = np.tile(ans.mle[c:].reshape(c, -1, 2), (3, 1, 1, 1))
-    got = clf.mcmc_log_proba(variant="gaussian", pi=pi, theta=theta, x=data.test_x, groups=())
+    got = nbt.mcmc_log_proba(variant="gaussian", pi=pi, theta=theta, x=data.test_x, groups=())
     np.testing.assert_allclose(got, ans.predictive.plugin_log_proba(data.test_x), rtol=1e-10,
                                atol=1e-12)
     assert len(data) == 120 and data.test_x.shape == (30, 4)
