@@ -487,7 +487,7 @@ class Topic:
     Attributes
     ----------
     name : str
-        CLI name (``beta-binomial``).
+        CLI name: lower-case words joined by '-'.
     title, model : str
         A one-line title and the model in formulas (shown by ``describe``).
     data_kind : str

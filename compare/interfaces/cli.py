@@ -227,7 +227,7 @@ def run_command(
     features: FeaturesOpt = None,
     stream: Annotated[bool, typer.Option(help="regression: read the CSV in chunks, one pass, bounded memory (automatic above 256 MiB)")] = False,
     set_: SetOpt = None,
-    sizes: Annotated[str | None, typer.Option(help="logistic-regression: rows of the Laplace-error sweep, e.g. 20,50,100,200 (<= 1: shares of the rows); same as --set sizes=...")] = None,
+    sizes: Annotated[str | None, typer.Option(help="topics with a Laplace-error sweep: its rows, e.g. 20,50,100,200 (<= 1: shares of the rows); same as --set sizes=...")] = None,
     draws: DrawsOpt = None,
     chains: ChainsOpt = None,
     tune: TuneOpt = None,
@@ -275,8 +275,10 @@ def run_command(
     if sizes is not None:
         known = REGISTRY.get(topic)
         if known is not None and "sizes" not in {h.name for h in known.hyperparameters}:
+            having = [t.name for t in compare.topics.all_topics()
+                      if "sizes" in {h.name for h in t.hyperparameters}]
             raise BadInput(f"--sizes {sizes}: {topic} has no size sweep; it is the "
-                           "Laplace-error sweep of logistic-regression")
+                           f"Laplace-error sweep of {', '.join(having)}")
     out_dir = Path(out) if out is not None else Path("reports/runs") / topic
     result = _run_one(topic, data=data, column=column, sets=sets, settings=settings,
                       json_path=json_path, out_dir=out_dir, out=console, target=target,
@@ -286,7 +288,7 @@ def run_command(
 
 @app.command()
 def evidence(
-    topic: Annotated[str, typer.Argument(help="a regression topic, e.g. linear-regression")],
+    topic: Annotated[str, typer.Argument(help="a regression topic with a polynomial degree (see `list`)")],
     degrees: Annotated[str, typer.Option(help="polynomial degrees: a range 0-9 or a list 0,3,9")] = "0-9",
     data: DataOpt = None,
     target: TargetOpt = None,
@@ -304,8 +306,10 @@ def evidence(
     check_out_file(json_path, "--json")
     t = compare.topics.get_topic(topic)
     if t.data_kind != "table" or "degree" not in {h.name for h in t.hyperparameters}:
+        having = [u.name for u in compare.topics.all_topics() if u.data_kind == "table"
+                  and "degree" in {h.name for h in u.hyperparameters}]
         raise BadInput(f"{topic} has no polynomial degree; evidence tables are for "
-                       "linear-regression and linear-regression-nig")
+                       f"{' and '.join(having)}")
     wanted = parse_degrees(degrees, "--degrees")
     smc = None
     if smc_degrees is not None:

@@ -76,8 +76,8 @@ def check_grid_size(*, grid: str | None, log_grid: str | None) -> None:
 @app.command("sensitivity")
 def sensitivity_command(
     topic: Annotated[str, typer.Argument(help="a topic with a closed form (see `list`)")],
-    param: Annotated[str, typer.Option(help="the hyperparameter to sweep (linear-regression: "
-                                            "also lambda = noise_sd^2/prior_sd^2)")],
+    param: Annotated[str, typer.Option(help="the hyperparameter to sweep, or a quantity the topic "
+                                            "derives (lambda = noise_sd^2/prior_sd^2)")],
     grid: Annotated[str | None, typer.Option(help="grid values a,b,c (at most 100000 "
                                             "values, about 80 MB per parameter)")] = None,
     log_grid: Annotated[str | None, typer.Option("--log-grid", help="LO:HI:N, N log-spaced "

@@ -225,7 +225,7 @@ TEST_PAUSE_ENV = "BAYES_COMPARE_TEST_PAUSE_AT"
 PAUSE_POINTS = ("staging", "draws-staged", "result-staged", "committed", "after-draws",
                 "after-result", "done")
 #: Bytes per stored value (float64 / int64) and fixed netCDF/HDF5 overhead per variable
-#: and per file, measured on h5netcdf 1.x files (a 2 x 300 beta-binomial run: 121 kB
+#: and per file, measured on h5netcdf 1.x files (a 2 x 300 run of a one-parameter topic: 121 kB
 #: for 89 kB of arrays in 25 variables).
 VALUE_BYTES = 8
 VARIABLE_OVERHEAD_BYTES = 1_500

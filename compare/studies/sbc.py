@@ -86,7 +86,7 @@ class SbcSettings:
         A fit is unconverged when its largest rank-normalised split R-hat
         reaches this, or it has a divergent transition.  Not the 1.01 of a
         single run's gate: with 4 x 500 draws a converged fit of
-        normal-known-variance exceeded 1.01 in 4.7% of fits, with 4 x 250 in
+        the normal mean with known variance exceeded 1.01 in 4.7% of fits, with 4 x 250 in
         23%, and 1.05 in none of 150 (measured), so 1.01 would call healthy
         short fits unconverged; 1.05 still flags stuck or multimodal chains.
     max_bad_share : float

@@ -15,7 +15,7 @@ averaging over the prior predictive makes the result exactly uniform:
 It checks the analytic code itself (the conjugate update, the parameter
 conventions), so it runs for every topic with a closed form.  Gaussian
 posteriors need no scipy distribution objects and are whitened in one
-batch: ~20,000 simulations per second for normal-known-variance
+batch: ~20,000 simulations per second for the normal mean with known variance
 (``benchmarks/sbc.py``); a marginal CDF builds a frozen scipy distribution
 per simulation (~1 ms).
 """

@@ -139,8 +139,8 @@ def _is_number(cell: str) -> bool:
 def numeric_inputs(rows: LabelledRows, *, topic: str) -> np.ndarray:
     """The feature columns of ``rows`` as a float array of shape (n, F).
 
-    For the topics whose inputs are real numbers (gaussian-classifier,
-    logistic-regression): a cell that is not a finite number is bad input,
+    For the topics whose inputs are real numbers (the Gaussian
+    classifier, logistic regression): a cell that is not a finite number is bad input,
     named by row, column and value.
     """
     from compare.core.data import MISSING

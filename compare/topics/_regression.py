@@ -39,7 +39,6 @@ from compare.core.data import (
     Table,
 )
 from compare.core.registry import (
-    DerivedParameter,
     Hyperparameter,
     InputError,
     Simulation,
@@ -155,13 +154,13 @@ def _prepare_streamed(table: StreamedTable, hyper: dict[str, Any], *, points: in
                   phi=None, y=None, grid_x=grid_x, grid_phi=grid_phi)
 
 
-def _prior_mean(design: Design, hyper: dict[str, Any]) -> np.ndarray:
+def prior_mean_vector(design: Design, hyper: dict[str, Any]) -> np.ndarray:
     return np.full(len(design.names), float(hyper.get("prior_mean", 0.0)))
 
 
 def solve_known_noise(*, x: Design, noise_sd: float, prior_sd: float, prior_mean: float = 0.0,
                       **_structure):
-    kw = dict(noise_sd=noise_sd, prior_sd=prior_sd, prior_mean=_prior_mean(x, {"prior_mean": prior_mean}))
+    kw = dict(noise_sd=noise_sd, prior_sd=prior_sd, prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}))
     if x.phi is not None:
         return lr.solve(phi=x.phi, y=x.y, **kw)
     return lr.solve_stats(suff=x.stats, **kw)
@@ -170,74 +169,10 @@ def solve_known_noise(*, x: Design, noise_sd: float, prior_sd: float, prior_mean
 def solve_nig(*, x: Design, alpha0: float, beta0: float, prior_scale: float,
               prior_mean: float = 0.0, **_structure):
     kw = dict(alpha0=alpha0, beta0=beta0, prior_scale=prior_scale,
-              prior_mean=_prior_mean(x, {"prior_mean": prior_mean}))
+              prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}))
     if x.phi is not None:
         return lrn.solve(phi=x.phi, y=x.y, **kw)
     return lrn.solve_stats(suff=x.stats, **kw)
-
-
-# --- prior sensitivity (compare/studies/sensitivity.py): the maths is in analytic/ ---
-def known_noise_path(*, x: Design, noise_sd, prior_sd, prior_mean: float = 0.0,
-                     interval: float = 0.95, **_structure):
-    """linear-regression's exact path: :func:`analytic.linear_regression.sensitivity_path`
-    on the design's statistics (noise_sd and prior_sd numbers or arrays of shape (G,))."""
-    return lr.sensitivity_path(suff=x.stats, noise_sd=noise_sd, prior_sd=prior_sd,
-                               prior_mean=_prior_mean(x, {"prior_mean": prior_mean}),
-                               interval=interval)
-
-
-def known_noise_power_scaled(*, x: Design, noise_sd: float, prior_sd: float,
-                             prior_mean: float = 0.0, alpha: float, component: str,
-                             **_structure):
-    """linear-regression's power-scaled posterior (:func:`analytic.linear_regression.power_scaled`)."""
-    return lr.power_scaled(suff=x.stats, noise_sd=noise_sd, prior_sd=prior_sd,
-                           prior_mean=_prior_mean(x, {"prior_mean": prior_mean}), alpha=alpha,
-                           component=component)
-
-
-def known_noise_log_densities(*, x: Design, theta: np.ndarray, noise_sd: float,
-                              prior_sd: float, prior_mean: float = 0.0, **_structure):
-    """linear-regression's exact log prior and log likelihood at ``theta`` of shape (..., d)
-    (:func:`analytic.linear_regression.log_densities`): its PyMC model's likelihood is a
-    Potential on the statistics, with no per-observation terms for psense."""
-    return lr.log_densities(suff=x.stats, theta=theta, noise_sd=noise_sd, prior_sd=prior_sd,
-                            prior_mean=_prior_mean(x, {"prior_mean": prior_mean}))
-
-
-def nig_power_scaled(*, x: Design, alpha0: float, beta0: float, prior_scale: float,
-                     prior_mean: float = 0.0, alpha: float, component: str, **_structure):
-    """linear-regression-nig's power-scaled posterior
-    (:func:`analytic.linear_regression_nig.power_scaled`)."""
-    return lrn.power_scaled(suff=x.stats, alpha0=alpha0, beta0=beta0, prior_scale=prior_scale,
-                            prior_mean=_prior_mean(x, {"prior_mean": prior_mean}), alpha=alpha,
-                            component=component)
-
-
-def nig_log_densities(*, x: Design, theta: np.ndarray, alpha0: float, beta0: float,
-                      prior_scale: float, prior_mean: float = 0.0, **_structure):
-    """linear-regression-nig's exact log prior and log likelihood at ``theta`` = (w, sigma2)
-    (:func:`analytic.linear_regression_nig.log_densities`)."""
-    return lrn.log_densities(suff=x.stats, theta=theta, alpha0=alpha0, beta0=beta0,
-                             prior_scale=prior_scale,
-                             prior_mean=_prior_mean(x, {"prior_mean": prior_mean}))
-
-
-def _lambda_value(hyper) -> float:
-    """Ridge's lambda = noise_sd^2 / prior_sd^2 at the hyperparameters."""
-    return float(hyper["noise_sd"]) ** 2 / float(hyper["prior_sd"]) ** 2
-
-
-def _prior_sd_at_lambda(hyper, value):
-    """The prior_sd at which lambda = ``value`` (> 0; a number or an array), noise_sd fixed."""
-    return float(hyper["noise_sd"]) / np.sqrt(value)
-
-
-#: Ridge's penalty as a swept quantity of linear-regression: lambda = noise_sd^2/prior_sd^2,
-#: moved through prior_sd at fixed noise; by default over the course's range 1e-8 n .. 0.1 n.
-LAMBDA = DerivedParameter(
-    name="lambda", sets="prior_sd", value=_lambda_value, solve_for=_prior_sd_at_lambda,
-    domain="lambda = noise_sd^2/prior_sd^2 must be > 0; e.g. --log-grid 1e-6:10:100",
-    range_per_n=(1e-8, 0.1), points=200)
 
 
 def suff_data(x: Design) -> dict[str, Any]:

@@ -13,7 +13,7 @@ Builtin data (real waiting times):
   Kolmogorov-Smirnov test against the fitted exponential gives p = 0.73).
 * ``faithful-waiting``: the 272 minutes between Old Faithful's eruptions,
   R ``datasets::faithful$waiting`` (``compare/datasets/faithful.csv``, shared
-  with gaussian-mixture).  These waits are *not* exponential (bimodal,
+  with the Gaussian mixture topic).  These waits are *not* exponential (bimodal,
   coefficient of variation 0.19, KS p ~ 1e-54): the posterior is still exact
   for any data >= 0, so MCMC must agree with it, but the model is a poor
   description of the geyser -- a lesson in itself.

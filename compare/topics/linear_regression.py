@@ -6,20 +6,71 @@ prior and likelihood in PyMC).
 
 from __future__ import annotations
 
+import numpy as np
 import pytensor.tensor as pt
 
 import analytic.linear_regression as a_lr
+import analytic.linear_regression as lr
 import pymc_models.linear_regression as m_lr
 from compare.core.registry import (
-                              BuiltinData,
-                              Calibration,
-                              Hyperparameter,
-                              Sensitivity,
-                              Topic,
-                              Unsupported,
+    BuiltinData,
+    Calibration,
+    DerivedParameter,
+    Hyperparameter,
+    Sensitivity,
+    Topic,
+    Unsupported,
 )
 from compare.topics import _regression as regression
 from compare.topics._planted import prior_var, term_bug
+from compare.topics._regression import Design, prior_mean_vector
+
+
+# --- prior sensitivity (compare/studies/sensitivity.py): the maths is in analytic/ ---
+def known_noise_path(*, x: Design, noise_sd, prior_sd, prior_mean: float = 0.0,
+                     interval: float = 0.95, **_structure):
+    """The topic's exact path: :func:`analytic.linear_regression.sensitivity_path`
+    on the design's statistics (noise_sd and prior_sd numbers or arrays of shape (G,))."""
+    return lr.sensitivity_path(suff=x.stats, noise_sd=noise_sd, prior_sd=prior_sd,
+                               prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}),
+                               interval=interval)
+
+
+def known_noise_power_scaled(*, x: Design, noise_sd: float, prior_sd: float,
+                             prior_mean: float = 0.0, alpha: float, component: str,
+                             **_structure):
+    """The topic's power-scaled posterior (:func:`analytic.linear_regression.power_scaled`)."""
+    return lr.power_scaled(suff=x.stats, noise_sd=noise_sd, prior_sd=prior_sd,
+                           prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}), alpha=alpha,
+                           component=component)
+
+
+def known_noise_log_densities(*, x: Design, theta: np.ndarray, noise_sd: float,
+                              prior_sd: float, prior_mean: float = 0.0, **_structure):
+    """The topic's exact log prior and log likelihood at ``theta`` of shape (..., d)
+    (:func:`analytic.linear_regression.log_densities`): its PyMC model's likelihood is a
+    Potential on the statistics, with no per-observation terms for psense."""
+    return lr.log_densities(suff=x.stats, theta=theta, noise_sd=noise_sd, prior_sd=prior_sd,
+                            prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}))
+
+
+def _lambda_value(hyper) -> float:
+    """Ridge's lambda = noise_sd^2 / prior_sd^2 at the hyperparameters."""
+    return float(hyper["noise_sd"]) ** 2 / float(hyper["prior_sd"]) ** 2
+
+
+def _prior_sd_at_lambda(hyper, value):
+    """The prior_sd at which lambda = ``value`` (> 0; a number or an array), noise_sd fixed."""
+    return float(hyper["noise_sd"]) / np.sqrt(value)
+
+
+#: Ridge's penalty as a swept quantity: lambda = noise_sd^2/prior_sd^2,
+#: moved through prior_sd at fixed noise; by default over the course's range 1e-8 n .. 0.1 n.
+LAMBDA = DerivedParameter(
+    name="lambda", sets="prior_sd", value=_lambda_value, solve_for=_prior_sd_at_lambda,
+    domain="lambda = noise_sd^2/prior_sd^2 must be > 0; e.g. --log-grid 1e-6:10:100",
+    range_per_n=(1e-8, 0.1), points=200)
+
 
 TOPIC = Topic(
     name="linear-regression",
@@ -55,12 +106,12 @@ TOPIC = Topic(
     sampler_options={"adaptation": "low_rank"},
     extra_tests=1,  # the predictive test shares the verdict's alpha
     # --- what the studies ask of it ---
-    sensitivity=Sensitivity(default_param="lambda", derived=(regression.LAMBDA,),
-                            path=regression.known_noise_path,
+    sensitivity=Sensitivity(default_param="lambda", derived=(LAMBDA,),
+                            path=known_noise_path,
                             path_params=("prior_sd", "noise_sd", "lambda"),
                             path_method="eigendecomposition",
-                            power_scaled=regression.known_noise_power_scaled,
-                            log_densities=regression.known_noise_log_densities),
+                            power_scaled=known_noise_power_scaled,
+                            log_densities=known_noise_log_densities),
     # --- calibration and planted bugs ---
     calibration=Calibration(
         hyper={"noise_sd": 0.3, "prior_sd": 2.0, "prior_mean": 0.1, "intercept": True,

@@ -6,20 +6,43 @@ prior and likelihood in PyMC).
 
 from __future__ import annotations
 
+import numpy as np
 import pytensor.tensor as pt
 
 import analytic.linear_regression_nig as a_lrn
+import analytic.linear_regression_nig as lrn
 import pymc_models.linear_regression_nig as m_lrn
 from compare.core.registry import (
-                              BuiltinData,
-                              Calibration,
-                              Hyperparameter,
-                              Sensitivity,
-                              Topic,
-                              Unsupported,
+    BuiltinData,
+    Calibration,
+    Hyperparameter,
+    Sensitivity,
+    Topic,
+    Unsupported,
 )
 from compare.topics import _regression as regression
 from compare.topics._planted import prior_var, term_bug
+from compare.topics._regression import Design, prior_mean_vector
+
+
+# --- prior sensitivity (compare/studies/sensitivity.py): the maths is in analytic/ ---
+def nig_power_scaled(*, x: Design, alpha0: float, beta0: float, prior_scale: float,
+                     prior_mean: float = 0.0, alpha: float, component: str, **_structure):
+    """The topic's power-scaled posterior
+    (:func:`analytic.linear_regression_nig.power_scaled`)."""
+    return lrn.power_scaled(suff=x.stats, alpha0=alpha0, beta0=beta0, prior_scale=prior_scale,
+                            prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}), alpha=alpha,
+                            component=component)
+
+
+def nig_log_densities(*, x: Design, theta: np.ndarray, alpha0: float, beta0: float,
+                      prior_scale: float, prior_mean: float = 0.0, **_structure):
+    """The topic's exact log prior and log likelihood at ``theta`` = (w, sigma2)
+    (:func:`analytic.linear_regression_nig.log_densities`)."""
+    return lrn.log_densities(suff=x.stats, theta=theta, alpha0=alpha0, beta0=beta0,
+                             prior_scale=prior_scale,
+                             prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}))
+
 
 TOPIC = Topic(
     name="linear-regression-nig",
@@ -60,8 +83,8 @@ TOPIC = Topic(
     extra_tests=1,  # the predictive test shares the verdict's alpha
     # --- what the studies ask of it ---
     sensitivity=Sensitivity(default_param="prior_scale",
-                            power_scaled=regression.nig_power_scaled,
-                            log_densities=regression.nig_log_densities),
+                            power_scaled=nig_power_scaled,
+                            log_densities=nig_log_densities),
     # --- calibration and planted bugs ---
     calibration=Calibration(
         hyper={"alpha0": 3.0, "beta0": 0.2, "prior_scale": 3.0, "prior_mean": 0.1,
