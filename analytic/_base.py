@@ -115,7 +115,9 @@ def require_positive(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise ValueError naming the fix."""
     value = float(value)
     if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}; pass a positive value")
+        raise ValueError(
+            f"{name} must be a finite number > 0, got {value!r}; pass a positive value"
+        )
     return value
 
 
@@ -134,8 +136,10 @@ def require_drawable(name: float | str, value: float, *, fix: str) -> float:
     """
     value = float(value)
     if not np.isfinite(value):
-        raise ValueError(f"the prior draw of {name} is {value} (beyond float64): this prior "
-                         f"is too heavy-tailed to simulate from; {fix}")
+        raise ValueError(
+            f"the prior draw of {name} is {value} (beyond float64): this prior "
+            f"is too heavy-tailed to simulate from; {fix}"
+        )
     return value
 
 
@@ -179,8 +183,9 @@ class ConjugatePath:
     log_evidence: np.ndarray
 
 
-def central_interval(family: Any, interval: float, *args: Any, **kwds: Any
-                     ) -> tuple[np.ndarray, np.ndarray]:
+def central_interval(
+    family: Any, interval: float, *args: Any, **kwds: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """The central ``interval`` interval of a scipy ``family`` at (arrays of) parameters,
     as float arrays (lower, upper)."""
     lo = family.ppf(0.5 - interval / 2.0, *args, **kwds)
@@ -209,6 +214,8 @@ def scaled_shape(name: str, shape: float, alpha: float) -> float:
     the shape ``alpha (shape - 1) + 1``, which must be > 0 (ValueError naming ``name`` otherwise)."""
     out = alpha * (shape - 1.0) + 1.0
     if not out > 0:
-        raise ValueError(f"{name}^alpha with alpha={alpha:g} is not a proper density "
-                         f"({name} shape would be {out:g}); use alpha closer to 1")
+        raise ValueError(
+            f"{name}^alpha with alpha={alpha:g} is not a proper density "
+            f"({name} shape would be {out:g}); use alpha closer to 1"
+        )
     return out

@@ -23,8 +23,10 @@ def cholesky(matrix: np.ndarray, name: str) -> np.ndarray:
     try:
         return linalg.cholesky(np.asarray(matrix, dtype=float), lower=True)
     except linalg.LinAlgError:
-        raise ValueError(f"{name} is not positive definite; check it is a covariance "
-                         "matrix (symmetric, positive eigenvalues)") from None
+        raise ValueError(
+            f"{name} is not positive definite; check it is a covariance "
+            "matrix (symmetric, positive eigenvalues)"
+        ) from None
 
 
 def half_log_det(chol: np.ndarray) -> float:
@@ -47,9 +49,13 @@ def student_t_logpdf(x: np.ndarray, loc: np.ndarray, chol: np.ndarray, df: float
     """
     d, nu = loc.size, float(df)
     z = linalg.solve_triangular(chol, (x - loc).T, lower=True)
-    return (special.gammaln(0.5 * (nu + d)) - special.gammaln(0.5 * nu)
-            - 0.5 * d * np.log(nu * np.pi) - half_log_det(chol)
-            - 0.5 * (nu + d) * np.log1p(np.sum(z * z, axis=0) / nu))
+    return (
+        special.gammaln(0.5 * (nu + d))
+        - special.gammaln(0.5 * nu)
+        - 0.5 * d * np.log(nu * np.pi)
+        - half_log_det(chol)
+        - 0.5 * (nu + d) * np.log1p(np.sum(z * z, axis=0) / nu)
+    )
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,34 +21,43 @@ def as_points(name: str, x: Any, *, d: int | None = None, min_rows: int = 0) -> 
     """``x`` as a finite float array of shape (n, d), or a ValueError naming the fix."""
     arr = np.asarray(x, dtype=float)
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be an array of shape (n, d), got shape {arr.shape}; "
-                         f"pass one row per observation (x[:, None] for one-dimensional data)")
+        raise ValueError(
+            f"{name} must be an array of shape (n, d), got shape {arr.shape}; "
+            f"pass one row per observation (x[:, None] for one-dimensional data)"
+        )
     if arr.shape[1] == 0:
         raise ValueError(f"{name} must have at least one column, got shape {arr.shape}")
     if d is not None and arr.shape[1] != d:
-        raise ValueError(f"{name} must have {d} columns (the dimension of the mixture), "
-                         f"got shape {arr.shape}; pass data of the same dimension")
+        raise ValueError(
+            f"{name} must have {d} columns (the dimension of the mixture), "
+            f"got shape {arr.shape}; pass data of the same dimension"
+        )
     if arr.shape[0] < min_rows:
         raise ValueError(f"{name} must have at least {min_rows} rows, got {arr.shape[0]}")
     bad = ~np.isfinite(arr)
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(f"{name}[{i}, {j}] is {arr[i, j]}; every coordinate must be a "
-                         f"finite number: drop or impute that row")
+        raise ValueError(
+            f"{name}[{i}, {j}] is {arr[i, j]}; every coordinate must be a "
+            f"finite number: drop or impute that row"
+        )
     return arr
 
 
-def check_int(name: str, value: Any, *, low: int, high: int | None = None,
-               high_what: str = "") -> int:
-    ok = (isinstance(value, numbers.Integral) and not isinstance(value, bool))
+def check_int(
+    name: str, value: Any, *, low: int, high: int | None = None, high_what: str = ""
+) -> int:
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if not ok:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}; pass e.g. "
-                         f"{name}={max(low, 2)}")
+        raise ValueError(
+            f"{name} must be an integer >= {low}, got {value!r}; pass e.g. {name}={max(low, 2)}"
+        )
     if value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high_what} ({high}), got {value!r}; "
-                         f"use fewer {name} or more data")
+        raise ValueError(
+            f"{name} must be <= {high_what} ({high}), got {value!r}; use fewer {name} or more data"
+        )
     return int(value)
 
 
@@ -60,23 +69,25 @@ def check_real(name: str, value: Any, *, low: float, strict: bool, why: str = ""
     bad = (not math.isfinite(v)) or (v <= low if strict else v < low)
     if bad:
         op = ">" if strict else ">="
-        raise ValueError(f"{name} must be a finite number {op} {low:g}{why}, got {value!r}; "
-                         f"pass a value {op} {low:g}")
+        raise ValueError(
+            f"{name} must be a finite number {op} {low:g}{why}, got {value!r}; "
+            f"pass a value {op} {low:g}"
+        )
     return v
 
 
 def check_labels(labels: Any, n: int, k_count: int) -> np.ndarray:
     arr = np.asarray(labels)
     if arr.shape != (n,):
-        raise ValueError(f"labels must have shape ({n},) (one per row of x), got shape "
-                         f"{arr.shape}")
+        raise ValueError(f"labels must have shape ({n},) (one per row of x), got shape {arr.shape}")
     with np.errstate(invalid="ignore"):
         codes = arr.astype(np.int64) if arr.size else np.zeros(0, dtype=np.int64)
     bad = (codes != arr) | (codes < 0) | (codes >= k_count)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"labels[{i}] = {arr[i]} is not a component in 0..{k_count - 1}; "
-                         f"pass integer labels")
+        raise ValueError(
+            f"labels[{i}] = {arr[i]} is not a component in 0..{k_count - 1}; pass integer labels"
+        )
     return codes
 
 
@@ -88,8 +99,9 @@ def cholesky_spd(name: str, matrix: np.ndarray, *, remedy: str) -> np.ndarray:
     try:
         return linalg.cholesky(0.5 * (matrix + matrix.T), lower=True)
     except linalg.LinAlgError:
-        raise ValueError(f"{name} must be symmetric positive definite, got {matrix.tolist()}; "
-                         f"{remedy}") from None
+        raise ValueError(
+            f"{name} must be symmetric positive definite, got {matrix.tolist()}; {remedy}"
+        ) from None
 
 
 def frozen(arr: np.ndarray) -> np.ndarray:
@@ -135,25 +147,43 @@ class NormalWishartPrior:
         alpha = check_real("alpha", self.alpha, low=0.0, strict=True)
         m0 = np.asarray(self.m0, dtype=float)
         if m0.ndim != 1 or m0.size == 0:
-            raise ValueError(f"m0 must be an array of shape (d,), got shape {m0.shape}; "
-                             f"pass one prior mean per coordinate")
+            raise ValueError(
+                f"m0 must be an array of shape (d,), got shape {m0.shape}; "
+                f"pass one prior mean per coordinate"
+            )
         if not np.all(np.isfinite(m0)):
             raise ValueError(f"m0 must be finite, got {m0.tolist()}; pass finite values")
         d = m0.size
         kappa0 = check_real("kappa0", self.kappa0, low=0.0, strict=True)
-        nu0 = check_real("nu0", self.nu0, low=d - 1.0, strict=True,
-                          why=f" (d - 1 with d = {d}) for a proper Wishart")
+        nu0 = check_real(
+            "nu0",
+            self.nu0,
+            low=d - 1.0,
+            strict=True,
+            why=f" (d - 1 with d = {d}) for a proper Wishart",
+        )
         psi0 = np.asarray(self.psi0, dtype=float)
         if psi0.shape != (d, d):
-            raise ValueError(f"psi0 must be an array of shape ({d}, {d}), got shape "
-                             f"{psi0.shape}; pass one row and column per coordinate")
+            raise ValueError(
+                f"psi0 must be an array of shape ({d}, {d}), got shape "
+                f"{psi0.shape}; pass one row and column per coordinate"
+            )
         if not np.all(np.isfinite(psi0)):
             raise ValueError(f"psi0 must be finite, got {psi0.tolist()}; pass finite values")
-        chol = cholesky_spd("psi0", psi0, remedy="pass a matrix with all eigenvalues > 0, "
-                             "e.g. a diagonal one (default_prior builds one from the data)")
-        for name, value in (("alpha", alpha), ("m0", frozen(m0)), ("kappa0", kappa0),
-                            ("nu0", nu0), ("psi0", frozen(0.5 * (psi0 + psi0.T))),
-                            ("psi0_chol", frozen(chol))):
+        chol = cholesky_spd(
+            "psi0",
+            psi0,
+            remedy="pass a matrix with all eigenvalues > 0, "
+            "e.g. a diagonal one (default_prior builds one from the data)",
+        )
+        for name, value in (
+            ("alpha", alpha),
+            ("m0", frozen(m0)),
+            ("kappa0", kappa0),
+            ("nu0", nu0),
+            ("psi0", frozen(0.5 * (psi0 + psi0.T))),
+            ("psi0_chol", frozen(chol)),
+        ):
             object.__setattr__(self, name, value)
 
     @property
@@ -173,17 +203,21 @@ class NormalWishartPrior:
 
 def require_prior(prior: Any) -> NormalWishartPrior:
     if not isinstance(prior, NormalWishartPrior):
-        raise TypeError(f"prior must be a gaussian_mixture.NormalWishartPrior, got "
-                        f"{type(prior).__name__}; build one with default_prior(x=..., "
-                        f"components=...)")
+        raise TypeError(
+            f"prior must be a gaussian_mixture.NormalWishartPrior, got "
+            f"{type(prior).__name__}; build one with default_prior(x=..., "
+            f"components=...)"
+        )
     return prior
 
 
 def check_prior(prior: Any, d: int) -> NormalWishartPrior:
     prior = require_prior(prior)
     if prior.d != d:
-        raise ValueError(f"prior is for {prior.d} dimensions but the data have {d} columns; "
-                         f"build the prior from the same data")
+        raise ValueError(
+            f"prior is for {prior.d} dimensions but the data have {d} columns; "
+            f"build the prior from the same data"
+        )
     return prior
 
 
@@ -224,12 +258,12 @@ def update(g: Groups, prior: NormalWishartPrior) -> dict[str, np.ndarray]:
     dev = g.xbar - prior.m0
     shrink = prior.kappa0 * n_k / kappa
     psi = prior.psi0 + g.scatter + shrink[:, None, None] * dev[:, :, None] * dev[:, None, :]
-    return {"alpha": prior.alpha + n_k, "m": m, "kappa": kappa, "nu": prior.nu0 + n_k,
-            "psi": psi}
+    return {"alpha": prior.alpha + n_k, "m": m, "kappa": kappa, "nu": prior.nu0 + n_k, "psi": psi}
 
 
-def log_evidence(g: Groups, prior: NormalWishartPrior, *, kappa: np.ndarray, nu: np.ndarray,
-                 psi_chol: np.ndarray) -> float:
+def log_evidence(
+    g: Groups, prior: NormalWishartPrior, *, kappa: np.ndarray, nu: np.ndarray, psi_chol: np.ndarray
+) -> float:
     """log p(labels, x) of the grouped data: a Dirichlet-multinomial for the labels times
     a Normal-Wishart marginal likelihood per group, from the posterior's ``kappa`` (K,),
     ``nu`` (K,) and lower Cholesky factors ``psi_chol`` (K, d, d) of ``psi``."""
@@ -237,15 +271,21 @@ def log_evidence(g: Groups, prior: NormalWishartPrior, *, kappa: np.ndarray, nu:
     n = float(g.counts.sum())
     alpha = prior.alpha
     # Dirichlet-multinomial probability of the label sequence (Murphy 2012, sec. 5.3.2.2)
-    log_z = (special.gammaln(k_count * alpha) - special.gammaln(n + k_count * alpha)
-             + float(np.sum(special.gammaln(alpha + g.counts) - special.gammaln(alpha))))
+    log_z = (
+        special.gammaln(k_count * alpha)
+        - special.gammaln(n + k_count * alpha)
+        + float(np.sum(special.gammaln(alpha + g.counts) - special.gammaln(alpha)))
+    )
     # Normal-Wishart marginal likelihood per group (Murphy 2012, sec. 4.6.3.6, S = W^-1)
     log_det_psi = 2.0 * np.sum(np.log(np.diagonal(psi_chol, axis1=1, axis2=2)), axis=1)
-    log_x = (-0.5 * g.counts * d * math.log(math.pi)
-             + special.multigammaln(0.5 * nu[:, None], d)[:, 0]
-             - special.multigammaln(0.5 * prior.nu0, d)
-             + 0.5 * prior.nu0 * prior.log_det_psi0 - 0.5 * nu * log_det_psi
-             + 0.5 * d * (math.log(prior.kappa0) - np.log(kappa)))
+    log_x = (
+        -0.5 * g.counts * d * math.log(math.pi)
+        + special.multigammaln(0.5 * nu[:, None], d)[:, 0]
+        - special.multigammaln(0.5 * prior.nu0, d)
+        + 0.5 * prior.nu0 * prior.log_det_psi0
+        - 0.5 * nu * log_det_psi
+        + 0.5 * d * (math.log(prior.kappa0) - np.log(kappa))
+    )
     return float(log_z + np.sum(log_x))
 
 

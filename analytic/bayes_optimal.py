@@ -108,20 +108,29 @@ class FiniteProblem:
             raise ValueError(f"y must be {prob.shape[1]} labels coded 0/1")
         new = np.asarray(self.new_prob, dtype=float)
         if new.ndim != 2 or new.shape[0] != m or new.shape[1] != len(self.new_names):
-            raise ValueError(f"new_prob must have shape ({m}, {len(self.new_names)}), "
-                             f"got {new.shape}")
+            raise ValueError(
+                f"new_prob must have shape ({m}, {len(self.new_names)}), got {new.shape}"
+            )
         expected = int(np.prod(self.factors)) + int(self.has_empty)
         if expected != m:
-            raise ValueError(f"factors {self.factors} (+ empty: {self.has_empty}) index "
-                             f"{expected} hypotheses, not {m}")
+            raise ValueError(
+                f"factors {self.factors} (+ empty: {self.has_empty}) index "
+                f"{expected} hypotheses, not {m}"
+            )
 
     def __len__(self) -> int:
         return int(np.asarray(self.y).size)
 
 
-def explicit(*, hypotheses: Sequence[str], prob: np.ndarray, y: np.ndarray,
-             new_prob: np.ndarray | None = None, new_names: Sequence[str] = (),
-             features: Sequence[str] = ()) -> FiniteProblem:
+def explicit(
+    *,
+    hypotheses: Sequence[str],
+    prob: np.ndarray,
+    y: np.ndarray,
+    new_prob: np.ndarray | None = None,
+    new_names: Sequence[str] = (),
+    features: Sequence[str] = (),
+) -> FiniteProblem:
     """A hypothesis space listed one hypothesis at a time (textbook examples).
 
     Parameters
@@ -136,10 +145,15 @@ def explicit(*, hypotheses: Sequence[str], prob: np.ndarray, y: np.ndarray,
     """
     hyps = tuple(str(h) for h in hypotheses)
     new_prob = np.zeros((len(hyps), 0)) if new_prob is None else np.asarray(new_prob, float)
-    return FiniteProblem(hypotheses=hyps, prob=np.asarray(prob, dtype=float),
-                         y=np.asarray(y, dtype=np.int64), new_prob=new_prob,
-                         new_names=tuple(str(n) for n in new_names), factors=(len(hyps),),
-                         features=tuple(features))
+    return FiniteProblem(
+        hypotheses=hyps,
+        prob=np.asarray(prob, dtype=float),
+        y=np.asarray(y, dtype=np.int64),
+        new_prob=new_prob,
+        new_names=tuple(str(n) for n in new_names),
+        factors=(len(hyps),),
+        features=tuple(features),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,8 +186,10 @@ class ConjunctionSpace:
 
     @property
     def names(self) -> tuple[str, ...]:
-        rows = ["<" + ",".join("?" if c < 0 else dom[c] for c, dom in zip(row, self.domains))
-                + ">" for row in self.constraints]
+        rows = [
+            "<" + ",".join("?" if c < 0 else dom[c] for c, dom in zip(row, self.domains)) + ">"
+            for row in self.constraints
+        ]
         return (*rows, EMPTY)
 
     def predict(self, codes: np.ndarray) -> np.ndarray:
@@ -186,8 +202,9 @@ class ConjunctionSpace:
         return np.vstack([out, np.zeros((1, codes.shape[0]), dtype=bool)]).astype(float)
 
 
-def conjunctions(*, attributes: Sequence[str],
-                 domains: Sequence[Sequence[str]]) -> ConjunctionSpace:
+def conjunctions(
+    *, attributes: Sequence[str], domains: Sequence[Sequence[str]]
+) -> ConjunctionSpace:
     """Every conjunction of ``attribute = value`` or ``?`` constraints, then the empty one."""
     values: tuple[tuple[str, ...], ...] = tuple(tuple(str(v) for v in d) for d in domains)
     if len(values) != len(attributes) or not values:
@@ -197,15 +214,19 @@ def conjunctions(*, attributes: Sequence[str],
             raise ValueError(f"attribute {name!r} has no values")
     size = int(np.prod([len(d) + 1 for d in values], dtype=float)) + 1
     if size > MAX_HYPOTHESES:
-        raise ValueError(f"the conjunctive hypothesis space has {size} hypotheses, more than "
-                         f"{MAX_HYPOTHESES}; use fewer attributes (--features a,b)")
+        raise ValueError(
+            f"the conjunctive hypothesis space has {size} hypotheses, more than "
+            f"{MAX_HYPOTHESES}; use fewer attributes (--features a,b)"
+        )
     grids = np.indices([len(d) + 1 for d in values]).reshape(len(values), -1).T
-    return ConjunctionSpace(attributes=tuple(str(a) for a in attributes), domains=values,
-                            constraints=grids - 1)
+    return ConjunctionSpace(
+        attributes=tuple(str(a) for a in attributes), domains=values, constraints=grids - 1
+    )
 
 
-def concept_problem(*, space: ConjunctionSpace, x: np.ndarray, y: np.ndarray,
-                    new_x: np.ndarray | None = None) -> FiniteProblem:
+def concept_problem(
+    *, space: ConjunctionSpace, x: np.ndarray, y: np.ndarray, new_x: np.ndarray | None = None
+) -> FiniteProblem:
     """A concept-learning problem: training instances ``x`` (n, A) coded per domain.
 
     ``new_x`` (m, A) defaults to every instance of the instance space that is
@@ -215,22 +236,30 @@ def concept_problem(*, space: ConjunctionSpace, x: np.ndarray, y: np.ndarray,
     if new_x is None:
         new_x = unseen_instances(space, x)
     new_x = np.asarray(new_x, dtype=np.int64).reshape(-1, len(space.attributes))
-    names = tuple("(" + ",".join(dom[v] for v, dom in zip(row, space.domains)) + ")"
-                  for row in new_x)
-    return FiniteProblem(hypotheses=space.names, prob=space.predict(x),
-                         y=np.asarray(y, dtype=np.int64), new_prob=space.predict(new_x),
-                         new_names=names, factors=space.factors, has_empty=True,
-                         features=space.attributes)
+    names = tuple(
+        "(" + ",".join(dom[v] for v, dom in zip(row, space.domains)) + ")" for row in new_x
+    )
+    return FiniteProblem(
+        hypotheses=space.names,
+        prob=space.predict(x),
+        y=np.asarray(y, dtype=np.int64),
+        new_prob=space.predict(new_x),
+        new_names=names,
+        factors=space.factors,
+        has_empty=True,
+        features=space.attributes,
+    )
 
 
-def unseen_instances(space: ConjunctionSpace, x: np.ndarray, *, limit: int = 100_000
-                     ) -> np.ndarray:
+def unseen_instances(space: ConjunctionSpace, x: np.ndarray, *, limit: int = 100_000) -> np.ndarray:
     """Instances of the instance space not among the rows of ``x``; (m, A) codes."""
     sizes = [len(d) for d in space.domains]
     total = int(np.prod(sizes, dtype=float))
     if total > limit:
-        raise ValueError(f"the instance space has {total} instances, more than {limit}; "
-                         "use fewer attributes (--features a,b)")
+        raise ValueError(
+            f"the instance space has {total} instances, more than {limit}; "
+            "use fewer attributes (--features a,b)"
+        )
     every = np.indices(sizes).reshape(len(sizes), -1).T
     seen = set(map(tuple, np.asarray(x, dtype=np.int64).tolist()))
     keep = [i for i, row in enumerate(map(tuple, every.tolist())) if row not in seen]
@@ -258,9 +287,11 @@ def prior_vector(prior: float | Sequence[float] | None, m: int) -> np.ndarray:
         return np.full(m, -np.log(m))
     w = np.atleast_1d(np.asarray(prior, dtype=float))
     if w.ndim != 1 or w.size != m:
-        raise ValueError(f"prior has {w.size} weight(s) but the hypothesis space has {m} "
-                         "hypotheses; give one weight per hypothesis, or leave prior unset "
-                         "for a uniform prior")
+        raise ValueError(
+            f"prior has {w.size} weight(s) but the hypothesis space has {m} "
+            "hypotheses; give one weight per hypothesis, or leave prior unset "
+            "for a uniform prior"
+        )
     if not np.all(np.isfinite(w) & (w > 0)):
         raise ValueError(f"prior weights must be finite and > 0, got {w.tolist()}")
     return np.log(w) - np.log(w.sum())
@@ -269,21 +300,27 @@ def prior_vector(prior: float | Sequence[float] | None, m: int) -> np.ndarray:
 def check_noise(noise: float) -> float:
     noise = float(noise)
     if not (np.isfinite(noise) and 0.0 <= noise < 0.5):
-        raise ValueError(f"noise must be in [0, 0.5) (the chance a label is flipped), got "
-                         f"{noise!r}; e.g. --set noise=0.1, or 0 for noise-free data")
+        raise ValueError(
+            f"noise must be in [0, 0.5) (the chance a label is flipped), got "
+            f"{noise!r}; e.g. --set noise=0.1, or 0 for noise-free data"
+        )
     return noise
 
 
-def log_posterior(*, problem: FiniteProblem, noise: float,
-                  prior: Sequence[float] | None = None) -> tuple[np.ndarray, float]:
+def log_posterior(
+    *, problem: FiniteProblem, noise: float, prior: Sequence[float] | None = None
+) -> tuple[np.ndarray, float]:
     """``log P(h | D)`` of shape (M,) and ``log P(D)``, via logsumexp (Bayes' rule)."""
     noise = check_noise(noise)
     log_joint = prior_vector(prior, len(problem.hypotheses)) + log_likelihood(
-        prob=problem.prob, y=problem.y, noise=noise)
+        prob=problem.prob, y=problem.y, noise=noise
+    )
     log_evidence = float(special.logsumexp(log_joint))
     if not np.isfinite(log_evidence):
-        raise ValueError("no hypothesis is consistent with the data (P(D | h) = 0 for every "
-                         "h); allow label noise, e.g. --set noise=0.05")
+        raise ValueError(
+            "no hypothesis is consistent with the data (P(D | h) = 0 for every "
+            "h); allow label noise, e.g. --set noise=0.05"
+        )
     return log_joint - log_evidence, log_evidence
 
 
@@ -327,15 +364,17 @@ class Classification:
         """Errors averaged over the new instances (uniformly)."""
         if self.p_positive.size == 0:
             return {"bayes_optimal": float("nan"), "map": float("nan"), "gibbs": float("nan")}
-        return {"bayes_optimal": float(self.error_bayes_optimal.mean()),
-                "map": float(self.error_map.mean()), "gibbs": float(self.error_gibbs.mean())}
+        return {
+            "bayes_optimal": float(self.error_bayes_optimal.mean()),
+            "map": float(self.error_map.mean()),
+            "gibbs": float(self.error_gibbs.mean()),
+        }
 
     @property
     def gibbs_bound_holds(self) -> bool:
         """``E[error_Gibbs] <= 2 E[error_BayesOptimal]`` (Haussler et al. 1994)."""
         e = self.mean_errors
-        return bool(self.p_positive.size == 0
-                    or e["gibbs"] <= 2.0 * e["bayes_optimal"] + 1e-12)
+        return bool(self.p_positive.size == 0 or e["gibbs"] <= 2.0 * e["bayes_optimal"] + 1e-12)
 
 
 def classify(*, posterior_probs: np.ndarray, new_prob: np.ndarray) -> Classification:
@@ -365,14 +404,16 @@ def classify(*, posterior_probs: np.ndarray, new_prob: np.ndarray) -> Classifica
     )
 
 
-def gibbs_predict(rng: np.random.Generator, *, posterior_probs: np.ndarray,
-                  new_prob: np.ndarray) -> np.ndarray:
+def gibbs_predict(
+    rng: np.random.Generator, *, posterior_probs: np.ndarray, new_prob: np.ndarray
+) -> np.ndarray:
     """The Gibbs algorithm: one h ~ P(h | D) per instance, then its answer; (m,) 0/1."""
     post = np.asarray(posterior_probs, dtype=float)
     new_prob = np.asarray(new_prob, dtype=float)
     h = rng.choice(post.size, size=new_prob.shape[1], p=post / post.sum())
     return (rng.random(new_prob.shape[1]) < new_prob[h, np.arange(new_prob.shape[1])]).astype(
-        np.int64)
+        np.int64
+    )
 
 
 # --- what is compared: indicators of buckets of hypotheses ---------------------
@@ -391,8 +432,9 @@ class Buckets:
     of_hypothesis: np.ndarray
 
 
-def buckets(*, posterior_probs: np.ndarray, hypotheses: Sequence[str], top: int,
-            min_mass: float) -> Buckets:
+def buckets(
+    *, posterior_probs: np.ndarray, hypotheses: Sequence[str], top: int, min_mass: float
+) -> Buckets:
     """The most probable hypotheses one by one, the rest lumped as ``other``.
 
     The ``top`` most probable hypotheses (ties in index order) with
@@ -428,7 +470,8 @@ def buckets(*, posterior_probs: np.ndarray, hypotheses: Sequence[str], top: int,
     if len(names) < 2:
         raise ValueError(
             f"the posterior puts all its mass on {names[0]}: nothing for MCMC to compare; "
-            "allow label noise (--set noise=0.1) or use fewer training rows")
+            "allow label noise (--set noise=0.1) or use fewer training rows"
+        )
     return Buckets(names=tuple(names), of_hypothesis=of)
 
 
@@ -517,14 +560,18 @@ class Solution:
     answer: ExactAnswer
 
 
-def solve_problem(*, problem: FiniteProblem, noise: float = 0.0,
-                  prior: Sequence[float] | None = None, top: int = 10,
-                  min_mass: float = 0.02) -> Solution:
+def solve_problem(
+    *,
+    problem: FiniteProblem,
+    noise: float = 0.0,
+    prior: Sequence[float] | None = None,
+    top: int = 10,
+    min_mass: float = 0.02,
+) -> Solution:
     """Exact posterior over hypotheses, its buckets and the classifiers on new instances."""
     log_post, log_ev = log_posterior(problem=problem, noise=noise, prior=prior)
     post = np.exp(log_post)
-    parts = buckets(posterior_probs=post, hypotheses=problem.hypotheses, top=top,
-                    min_mass=min_mass)
+    parts = buckets(posterior_probs=post, hypotheses=problem.hypotheses, top=top, min_mass=min_mass)
     nb = len(parts.names)
     inside = parts.of_hypothesis >= 0
     probs = np.bincount(parts.of_hypothesis[inside], weights=post[inside], minlength=nb)
@@ -536,21 +583,33 @@ def solve_problem(*, problem: FiniteProblem, noise: float = 0.0,
         mle = np.zeros(nb)
         mle[parts.of_hypothesis[best[0]]] = 1.0
     cls = classify(posterior_probs=post, new_prob=problem.new_prob)
-    answer = ExactAnswer(posterior=bucket_post, mle=mle, log_evidence=log_ev,
-                         predictive=HypothesisPredictive(cls.p_positive))
-    return Solution(posterior_probs=post, log_evidence=log_ev, buckets=parts,
-                    classification=cls, answer=answer)
+    answer = ExactAnswer(
+        posterior=bucket_post,
+        mle=mle,
+        log_evidence=log_ev,
+        predictive=HypothesisPredictive(cls.p_positive),
+    )
+    return Solution(
+        posterior_probs=post, log_evidence=log_ev, buckets=parts, classification=cls, answer=answer
+    )
 
 
-def solve(*, x: FiniteProblem, noise: float = 0.0, prior: Sequence[float] | None = None,
-          top: int = 10, min_mass: float = 0.02, **_structure: Any) -> ExactAnswer:
+def solve(
+    *,
+    x: FiniteProblem,
+    noise: float = 0.0,
+    prior: Sequence[float] | None = None,
+    top: int = 10,
+    min_mass: float = 0.02,
+    **_structure: Any,
+) -> ExactAnswer:
     """Posterior (bucket indicators), ML bucket, log evidence and label predictive."""
-    return solve_problem(problem=x, noise=noise, prior=prior, top=top,
-                         min_mass=min_mass).answer
+    return solve_problem(problem=x, noise=noise, prior=prior, top=top, min_mass=min_mass).answer
 
 
-def simulate(rng: np.random.Generator, *, n: int, noise: float,
-             attributes: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, noise: float, attributes: int = 2
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A target conjunction from the uniform prior, then n noisy labels.
 
     The instances cycle through the binary instance space {0, 1}^attributes
@@ -558,12 +617,12 @@ def simulate(rng: np.random.Generator, *, n: int, noise: float,
     label is the target's answer flipped with probability ``noise``.
     Returns (theta = [target index], x codes (n, attributes), y (n,)).
     """
-    space = conjunctions(attributes=[f"a{j}" for j in range(attributes)],
-                         domains=[("0", "1")] * attributes)
+    space = conjunctions(
+        attributes=[f"a{j}" for j in range(attributes)], domains=[("0", "1")] * attributes
+    )
     every = np.indices([2] * attributes).reshape(attributes, -1).T
     x = every[np.arange(n) % every.shape[0]]
     target = int(rng.integers(space.size))
     labels = space.predict(x)[target].astype(np.int64)
     flip = rng.random(n) < noise
     return np.array([target], dtype=float), x, np.where(flip, 1 - labels, labels)
-

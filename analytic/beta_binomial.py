@@ -131,14 +131,18 @@ def posterior(*, x: np.ndarray, a: float, b: float) -> BetaPosterior:
     return update(suff=sufficient_stats(x=x), a=a, b=b)
 
 
-def simulate(rng: np.random.Generator, *, n: int, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, a: float, b: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw p from the prior, then n outcomes; returns (theta of shape (1,), x of shape (n,))."""
     p = rng.beta(a, b)
     return np.array([p]), (rng.random(n) < p).astype(float)
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, a: npt.ArrayLike, b: npt.ArrayLike, interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(
+    *, x: np.ndarray, a: npt.ArrayLike, b: npt.ArrayLike, interval: float = 0.95
+) -> ConjugatePath:
     """The exact posterior at G values of the Beta(a, b) prior at once.
 
     ``a`` and ``b`` are numbers or arrays of shape (G,) (broadcast); the same
@@ -151,18 +155,22 @@ def sensitivity_path(*, x: np.ndarray, a: npt.ArrayLike, b: npt.ArrayLike, inter
     an, bn = a + s.successes, b + s.n - s.successes
     tot = an + bn
     with np.errstate(divide="ignore", invalid="ignore"):
-        mode = np.where((an > 1) & (bn > 1), (an - 1.0) / (tot - 2.0),
-                        np.where((an <= 1) & (bn > 1), 0.0,
-                                 np.where((bn <= 1) & (an > 1), 1.0, np.nan)))
+        mode = np.where(
+            (an > 1) & (bn > 1),
+            (an - 1.0) / (tot - 2.0),
+            np.where((an <= 1) & (bn > 1), 0.0, np.where((bn <= 1) & (an > 1), 1.0, np.nan)),
+        )
     lo, hi = central_interval(stats.beta, interval, an, bn)
     log_ev = special.betaln(an, bn) - special.betaln(a, b)
-    mean, sd, lo, hi, mode = path_columns(an / tot, np.sqrt(an * bn / (tot * tot * (tot + 1.0))),
-                                          lo, hi, mode)
+    mean, sd, lo, hi, mode = path_columns(
+        an / tot, np.sqrt(an * bn / (tot * tot * (tot + 1.0))), lo, hi, mode
+    )
     return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
 
 
-def power_scaled(*, x: np.ndarray, a: float, b: float, alpha: float,
-                 component: str) -> BetaPosterior:
+def power_scaled(
+    *, x: np.ndarray, a: float, b: float, alpha: float, component: str
+) -> BetaPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 
     Beta(a, b)^alpha = Beta(alpha(a-1)+1, alpha(b-1)+1); the likelihood^alpha

@@ -40,6 +40,8 @@ def expected_absolute_loss(dist: Any, a: float) -> float:
         loc = dist.args[1] if len(dist.args) > 1 else loc
         scale = dist.args[2] if len(dist.args) > 2 else scale
         z = (a - loc) / scale
-        return float(scale * (z * (2 * stats.t.cdf(z, nu) - 1)
-                              + 2 * (nu + z * z) / (nu - 1) * stats.t.pdf(z, nu)))
+        return float(
+            scale
+            * (z * (2 * stats.t.cdf(z, nu) - 1) + 2 * (nu + z * z) / (nu - 1) * stats.t.pdf(z, nu))
+        )
     return float(dist.expect(lambda y: np.abs(y - a)))

@@ -59,7 +59,8 @@ def concentration_vector(concentration: float | Sequence[float], n_categories: i
     if conc.ndim != 1 or conc.size not in (1, n_categories):
         raise ValueError(
             f"concentration must be one number or {n_categories} numbers (one per category), "
-            f"got {conc.size}")
+            f"got {conc.size}"
+        )
     if not np.all(np.isfinite(conc) & (conc > 0)):
         raise ValueError(f"concentration must be > 0 everywhere, got {conc.tolist()}")
     return np.broadcast_to(conc, (n_categories,)).copy()
@@ -144,14 +145,16 @@ class CategoricalPredictive:
         return self.probs
 
 
-def update(*, suff: Stats, concentration: float | Sequence[float],
-           categories: Sequence[str]) -> DirichletPosterior:
+def update(
+    *, suff: Stats, concentration: float | Sequence[float], categories: Sequence[str]
+) -> DirichletPosterior:
     """Conjugate update; sequential updates are exact."""
     categories = tuple(str(c) for c in categories)
     if len(categories) < 2:
         raise ValueError(
             f"a categorical model needs at least 2 categories, got {list(categories)}; "
-            "name the unseen ones (e.g. --set categories=a,b)")
+            "name the unseen ones (e.g. --set categories=a,b)"
+        )
     if len(set(categories)) != len(categories):
         raise ValueError(f"categories must be distinct, got {list(categories)}")
     if suff.counts.shape != (len(categories),):
@@ -160,8 +163,9 @@ def update(*, suff: Stats, concentration: float | Sequence[float],
     return DirichletPosterior(alpha=conc + suff.counts, categories=categories)
 
 
-def solve(*, x: np.ndarray, categories: Sequence[str],
-          concentration: float | Sequence[float]) -> ExactAnswer:
+def solve(
+    *, x: np.ndarray, categories: Sequence[str], concentration: float | Sequence[float]
+) -> ExactAnswer:
     """Posterior, MLE, log evidence and predictive for category codes ``x`` of shape (n,).
 
     ``log p(D) = lgamma(A) - lgamma(A + n) + sum_k [lgamma(a_k + c_k) - lgamma(a_k)]``
@@ -170,8 +174,11 @@ def solve(*, x: np.ndarray, categories: Sequence[str],
     suff = sufficient_stats(x=x, n_categories=len(categories))
     post = update(suff=suff, concentration=concentration, categories=categories)
     prior = concentration_vector(concentration, len(categories))
-    log_ev = (special.gammaln(prior.sum()) - special.gammaln(post.alpha.sum())
-              + np.sum(special.gammaln(post.alpha) - special.gammaln(prior)))
+    log_ev = (
+        special.gammaln(prior.sum())
+        - special.gammaln(post.alpha.sum())
+        + np.sum(special.gammaln(post.alpha) - special.gammaln(prior))
+    )
     return ExactAnswer(
         posterior=post,
         mle=None if suff.n == 0 else suff.counts / suff.n,
@@ -180,23 +187,37 @@ def solve(*, x: np.ndarray, categories: Sequence[str],
     )
 
 
-def posterior(*, x: np.ndarray, categories: Sequence[str],
-              concentration: float | Sequence[float]) -> DirichletPosterior:
+def posterior(
+    *, x: np.ndarray, categories: Sequence[str], concentration: float | Sequence[float]
+) -> DirichletPosterior:
     """Posterior Dirichlet for category codes ``x`` of shape (n,)."""
-    return update(suff=sufficient_stats(x=x, n_categories=len(categories)),
-                  concentration=concentration, categories=categories)
+    return update(
+        suff=sufficient_stats(x=x, n_categories=len(categories)),
+        concentration=concentration,
+        categories=categories,
+    )
 
 
-def simulate(rng: np.random.Generator, *, n: int, categories: Sequence[str],
-             concentration: float | Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator,
+    *,
+    n: int,
+    categories: Sequence[str],
+    concentration: float | Sequence[float],
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw p from the prior, then n category codes; returns (theta (K,), codes (n,))."""
     p = rng.dirichlet(concentration_vector(concentration, len(categories)))
     return p, rng.choice(len(categories), size=n, p=p)
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration: npt.ArrayLike,
-                     interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(
+    *,
+    x: np.ndarray,
+    categories: Sequence[str],
+    concentration: npt.ArrayLike,
+    interval: float = 0.95,
+) -> ConjugatePath:
     """The exact posterior over K category probabilities at G concentrations at once.
 
     ``concentration``: one number or K numbers (one grid point), or an array
@@ -219,15 +240,24 @@ def sensitivity_path(*, x: np.ndarray, categories: Sequence[str], concentration:
     ex_total = excess.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         mode = np.where(ex_total > 0, excess / ex_total, np.nan)
-    log_ev = (special.gammaln(conc.sum(axis=1)) - special.gammaln(post.sum(axis=1))
-              + np.sum(special.gammaln(post) - special.gammaln(conc), axis=1))
-    return ConjugatePath(mean=mean, sd=np.sqrt(var), lower=lo, upper=hi, mode=mode,
-                         log_evidence=log_ev)
+    log_ev = (
+        special.gammaln(conc.sum(axis=1))
+        - special.gammaln(post.sum(axis=1))
+        + np.sum(special.gammaln(post) - special.gammaln(conc), axis=1)
+    )
+    return ConjugatePath(
+        mean=mean, sd=np.sqrt(var), lower=lo, upper=hi, mode=mode, log_evidence=log_ev
+    )
 
 
-def power_scaled(*, x: np.ndarray, categories: Sequence[str],
-                 concentration: float | Sequence[float],
-                 alpha: float, component: str) -> DirichletPosterior:
+def power_scaled(
+    *,
+    x: np.ndarray,
+    categories: Sequence[str],
+    concentration: float | Sequence[float],
+    alpha: float,
+    component: str,
+) -> DirichletPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 
     Dir(c)^alpha = Dir(alpha(c-1)+1); the likelihood^alpha: counts times alpha.
@@ -239,7 +269,8 @@ def power_scaled(*, x: np.ndarray, categories: Sequence[str],
     if component == "prior":
         scaled = alpha * (conc - 1.0) + 1.0
         if not np.all(scaled > 0):
-            raise ValueError(f"the Dirichlet prior^alpha with alpha={alpha:g} is improper; "
-                             "use alpha closer to 1")
+            raise ValueError(
+                f"the Dirichlet prior^alpha with alpha={alpha:g} is improper; use alpha closer to 1"
+            )
         return DirichletPosterior(alpha=scaled + s.counts, categories=categories)
     return DirichletPosterior(alpha=conc + alpha * s.counts, categories=categories)

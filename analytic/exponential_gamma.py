@@ -52,8 +52,10 @@ def sufficient_stats(*, x: np.ndarray) -> Stats:
     bad = x < 0
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"x[{i}] = {x[i]} is negative; exponential waiting times must be "
-                         ">= 0 (pass durations, not differences that can go below zero)")
+        raise ValueError(
+            f"x[{i}] = {x[i]} is negative; exponential waiting times must be "
+            ">= 0 (pass durations, not differences that can go below zero)"
+        )
     return Stats(n=int(x.size), total=float(np.sum(x)))
 
 
@@ -103,8 +105,12 @@ def update(*, suff: Stats, shape: float, rate: float) -> GammaPosterior:
 
 def _log_evidence(shape: Any, rate: Any, shape_n: Any, rate_n: Any) -> Any:
     """``shape log rate - lgamma(shape) + lgamma(shape_n) - shape_n log rate_n`` (arrays too)."""
-    return (shape * np.log(rate) - special.gammaln(shape)
-            + special.gammaln(shape_n) - shape_n * np.log(rate_n))
+    return (
+        shape * np.log(rate)
+        - special.gammaln(shape)
+        + special.gammaln(shape_n)
+        - shape_n * np.log(rate_n)
+    )
 
 
 def solve(*, x: np.ndarray, shape: float, rate: float) -> ExactAnswer:
@@ -140,40 +146,48 @@ def log_density(*, theta: np.ndarray, x: np.ndarray, shape: float, rate: float) 
     """
     theta = np.asarray(theta, dtype=float)
     if theta.ndim != 2 or theta.shape[1] != 1:
-        raise ValueError(f"theta must be an array of shape (m, 1) (one rate per row), "
-                         f"got shape {theta.shape}")
+        raise ValueError(
+            f"theta must be an array of shape (m, 1) (one rate per row), got shape {theta.shape}"
+        )
     suff = sufficient_stats(x=x)
     shape = require_positive("shape", shape)
     rate = require_positive("rate", rate)
     lam = theta[:, 0]
     with np.errstate(divide="ignore", invalid="ignore"):
         pos = np.where(lam > 0, lam, 1.0)
-        log_prior = (shape * np.log(rate) - special.gammaln(shape)
-                     + (shape - 1.0) * np.log(pos) - rate * pos)
+        log_prior = (
+            shape * np.log(rate) - special.gammaln(shape) + (shape - 1.0) * np.log(pos) - rate * pos
+        )
         log_lik = suff.n * np.log(pos) - pos * suff.total
     return np.where(lam > 0, log_prior + log_lik, -np.inf)
 
 
-def simulate(rng: np.random.Generator, *, n: int, shape: float, rate: float
-             ) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, shape: float, rate: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw the rate from the prior, then n waiting times; returns (theta (1,), x (n,))."""
     shape = require_positive("shape", shape)
     rate = require_positive("rate", rate)
     fix = "lower the prior's spread (a larger shape) so its draws fit in float64"
     lam = require_drawable("the rate", rng.gamma(shape, 1.0 / rate), fix=fix)
     if lam == 0.0:
-        raise ValueError(f"the prior draw of the rate underflowed to 0 (Gamma shape {shape:g}): "
-                         f"the waiting times would be infinite; {fix}")
+        raise ValueError(
+            f"the prior draw of the rate underflowed to 0 (Gamma shape {shape:g}): "
+            f"the waiting times would be infinite; {fix}"
+        )
     x = rng.exponential(1.0 / lam, size=n)
     if not np.all(np.isfinite(x)):
-        raise ValueError(f"the prior draw of the rate is {lam:g}, so small that its waiting "
-                         f"times overflow float64; {fix}")
+        raise ValueError(
+            f"the prior draw of the rate is {lam:g}, so small that its waiting "
+            f"times overflow float64; {fix}"
+        )
     return np.array([lam]), x
 
 
 # --- the sensitivity study ---------------------------------------------------------
-def sensitivity_path(*, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike,
-                     interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(
+    *, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike, interval: float = 0.95
+) -> ConjugatePath:
     """The exact posterior at G prior values (as :func:`solve`, vectorised).
 
     Parameters
@@ -191,23 +205,33 @@ def sensitivity_path(*, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike
         mean, sd, lower, upper and mode of shape (G, 1); log_evidence of shape (G,).
     """
     s = sufficient_stats(x=x)
-    shape, rate = np.broadcast_arrays(np.atleast_1d(np.asarray(shape, dtype=float)),
-                                      np.atleast_1d(np.asarray(rate, dtype=float)))
-    if not (np.all(np.isfinite(shape)) and np.all(shape > 0) and np.all(np.isfinite(rate))
-            and np.all(rate > 0)):
+    shape, rate = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(shape, dtype=float)), np.atleast_1d(np.asarray(rate, dtype=float))
+    )
+    if not (
+        np.all(np.isfinite(shape))
+        and np.all(shape > 0)
+        and np.all(np.isfinite(rate))
+        and np.all(rate > 0)
+    ):
         raise ValueError("shape and rate must be finite and > 0 at every grid point")
     sn, rn = shape + s.n, rate + s.total
     lo = stats.gamma.ppf(0.5 - interval / 2.0, sn, scale=1.0 / rn)
     hi = stats.gamma.ppf(0.5 + interval / 2.0, sn, scale=1.0 / rn)
     mode = np.maximum(sn - 1.0, 0.0) / rn
-    return ConjugatePath(mean=(sn / rn)[:, None], sd=(np.sqrt(sn) / rn)[:, None],
-                         lower=np.asarray(lo, dtype=float)[:, None],
-                         upper=np.asarray(hi, dtype=float)[:, None],
-                         mode=mode[:, None], log_evidence=_log_evidence(shape, rate, sn, rn))
+    return ConjugatePath(
+        mean=(sn / rn)[:, None],
+        sd=(np.sqrt(sn) / rn)[:, None],
+        lower=np.asarray(lo, dtype=float)[:, None],
+        upper=np.asarray(hi, dtype=float)[:, None],
+        mode=mode[:, None],
+        log_evidence=_log_evidence(shape, rate, sn, rn),
+    )
 
 
-def power_scaled(*, x: np.ndarray, shape: float, rate: float, alpha: float,
-                 component: str) -> GammaPosterior:
+def power_scaled(
+    *, x: np.ndarray, shape: float, rate: float, alpha: float, component: str
+) -> GammaPosterior:
     """The exact posterior with the prior or the likelihood raised to the power ``alpha``.
 
     Gamma(shape, rate)^alpha = Gamma(alpha (shape - 1) + 1, alpha rate);
@@ -226,7 +250,9 @@ def power_scaled(*, x: np.ndarray, shape: float, rate: float, alpha: float,
     if component == "prior":
         scaled = alpha * (shape - 1.0) + 1.0
         if not scaled > 0:
-            raise ValueError(f"Gamma prior^alpha with alpha={alpha:g} is not a proper density "
-                             f"(Gamma prior shape would be {scaled:g}); use alpha closer to 1")
+            raise ValueError(
+                f"Gamma prior^alpha with alpha={alpha:g} is not a proper density "
+                f"(Gamma prior shape would be {scaled:g}); use alpha closer to 1"
+            )
         return GammaPosterior(scaled + s.n, alpha * rate + s.total)
     return GammaPosterior(shape + alpha * s.n, rate + alpha * s.total)

@@ -49,8 +49,11 @@ class Stats:
     log_factorial_sum: float
 
     def __add__(self, other: Stats) -> Stats:
-        return Stats(self.n + other.n, self.total + other.total,
-                     self.log_factorial_sum + other.log_factorial_sum)
+        return Stats(
+            self.n + other.n,
+            self.total + other.total,
+            self.log_factorial_sum + other.log_factorial_sum,
+        )
 
 
 def sufficient_stats(*, x: np.ndarray) -> Stats:
@@ -60,8 +63,9 @@ def sufficient_stats(*, x: np.ndarray) -> Stats:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"x[{i}] = {x[i]} is not a count; Poisson data must be integers >= 0")
-    return Stats(n=int(x.size), total=int(x.sum()),
-                 log_factorial_sum=float(special.gammaln(x + 1.0).sum()))
+    return Stats(
+        n=int(x.size), total=int(x.sum()), log_factorial_sum=float(special.gammaln(x + 1.0).sum())
+    )
 
 
 @dataclass(frozen=True)
@@ -116,9 +120,13 @@ def solve(*, x: np.ndarray, shape: float, rate: float) -> ExactAnswer:
     """
     suff = sufficient_stats(x=x)
     post = update(suff=suff, shape=shape, rate=rate)
-    log_ev = (shape * np.log(rate) - special.gammaln(shape)
-              + special.gammaln(post.shape) - post.shape * np.log(post.rate)
-              - suff.log_factorial_sum)
+    log_ev = (
+        shape * np.log(rate)
+        - special.gammaln(shape)
+        + special.gammaln(post.shape)
+        - post.shape * np.log(post.rate)
+        - suff.log_factorial_sum
+    )
     return ExactAnswer(
         posterior=post,
         mle=None if suff.n == 0 else np.array([suff.total / suff.n]),
@@ -132,37 +140,50 @@ def posterior(*, x: np.ndarray, shape: float, rate: float) -> GammaPosterior:
     return update(suff=sufficient_stats(x=x), shape=shape, rate=rate)
 
 
-def simulate(rng: np.random.Generator, *, n: int, shape: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, shape: float, rate: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw the rate from the prior, then n counts; returns (theta (1,), x (n,))."""
     lam = rng.gamma(shape, 1.0 / rate)
     if lam > POISSON_MAX:
-        raise ValueError(f"the prior draw of the rate is {lam:g}, beyond the {POISSON_MAX:g} "
-                         "a Poisson simulator can draw; lower shape / rate (the prior mean)")
+        raise ValueError(
+            f"the prior draw of the rate is {lam:g}, beyond the {POISSON_MAX:g} "
+            "a Poisson simulator can draw; lower shape / rate (the prior mean)"
+        )
     return np.array([lam]), rng.poisson(lam, size=n).astype(float)
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike,
-                     interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(
+    *, x: np.ndarray, shape: npt.ArrayLike, rate: npt.ArrayLike, interval: float = 0.95
+) -> ConjugatePath:
     """The exact posterior at G values of the Gamma(shape, rate) prior at once.
 
     ``shape`` and ``rate`` are numbers or arrays of shape (G,) (broadcast);
     the same formulas as :func:`update` and :func:`solve`'s evidence.
     """
     s = sufficient_stats(x=x)
-    shape, rate = np.broadcast_arrays(np.atleast_1d(np.asarray(shape, dtype=float)),
-                                      np.atleast_1d(np.asarray(rate, dtype=float)))
+    shape, rate = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(shape, dtype=float)), np.atleast_1d(np.asarray(rate, dtype=float))
+    )
     sn, rn = shape + s.total, rate + s.n
     lo, hi = central_interval(stats.gamma, interval, sn, scale=1.0 / rn)
-    log_ev = (shape * np.log(rate) - special.gammaln(shape) + special.gammaln(sn)
-              - sn * np.log(rn) - s.log_factorial_sum)
-    mean, sd, lo, hi, mode = path_columns(sn / rn, np.sqrt(sn) / rn, lo, hi,
-                                          np.maximum(sn - 1.0, 0.0) / rn)
+    log_ev = (
+        shape * np.log(rate)
+        - special.gammaln(shape)
+        + special.gammaln(sn)
+        - sn * np.log(rn)
+        - s.log_factorial_sum
+    )
+    mean, sd, lo, hi, mode = path_columns(
+        sn / rn, np.sqrt(sn) / rn, lo, hi, np.maximum(sn - 1.0, 0.0) / rn
+    )
     return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
 
 
-def power_scaled(*, x: np.ndarray, shape: float, rate: float, alpha: float,
-                 component: str) -> GammaPosterior:
+def power_scaled(
+    *, x: np.ndarray, shape: float, rate: float, alpha: float, component: str
+) -> GammaPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 
     Gamma(shape, rate)^alpha = Gamma(alpha(shape-1)+1, alpha rate); the
@@ -171,6 +192,7 @@ def power_scaled(*, x: np.ndarray, shape: float, rate: float, alpha: float,
     alpha = check_power(alpha, component)
     s = sufficient_stats(x=x)
     if component == "prior":
-        return GammaPosterior(scaled_shape("Gamma prior", shape, alpha) + s.total,
-                              alpha * rate + s.n)
+        return GammaPosterior(
+            scaled_shape("Gamma prior", shape, alpha) + s.total, alpha * rate + s.n
+        )
     return GammaPosterior(shape + alpha * s.total, rate + alpha * s.n)

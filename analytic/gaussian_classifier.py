@@ -146,15 +146,18 @@ class ClassStats:
         ``S = S_a + S_b + N_a N_b / N (xbar_a - xbar_b)(xbar_a - xbar_b)^T``.
         """
         if other.counts.shape != self.counts.shape or other.d != self.d:
-            raise ValueError(f"other must have {self.n_classes} classes in {self.d} dimensions, "
-                             f"got {other.n_classes} in {other.d}; merge statistics of the "
-                             "same classes and columns")
+            raise ValueError(
+                f"other must have {self.n_classes} classes in {self.d} dimensions, "
+                f"got {other.n_classes} in {other.d}; merge statistics of the "
+                "same classes and columns"
+            )
         n = self.counts + other.counts
         safe = np.where(n > 0, n, 1.0)
         delta = other.means - self.means
         means = self.means + (other.counts / safe)[:, None] * delta
         shift = (self.counts * other.counts / safe)[:, None, None] * (
-            delta[:, :, None] * delta[:, None, :])
+            delta[:, :, None] * delta[:, None, :]
+        )
         return ClassStats(counts=n, means=means, scatter=self.scatter + other.scatter + shift)
 
 
@@ -172,7 +175,7 @@ def class_stats(*, x: np.ndarray, labels: np.ndarray, n_classes: int) -> ClassSt
     bounds = np.concatenate([[0], np.cumsum(counts).astype(np.int64)])
     xs = x[order]
     for k in range(k_count):
-        xk = xs[bounds[k]:bounds[k + 1]]
+        xk = xs[bounds[k] : bounds[k + 1]]
         if xk.shape[0]:
             means[k] = xk.mean(axis=0)
             c = xk - means[k]
@@ -230,16 +233,24 @@ def mle(*, stats: ClassStats) -> GaussianFit:
     Raises ValueError when a class has no points (its mean is undefined).
     """
     if not isinstance(stats, ClassStats):
-        raise TypeError(f"stats must be a ClassStats, got {type(stats).__name__}; build it "
-                        "with class_stats(x=..., labels=..., n_classes=...)")
+        raise TypeError(
+            f"stats must be a ClassStats, got {type(stats).__name__}; build it "
+            "with class_stats(x=..., labels=..., n_classes=...)"
+        )
     empty = np.flatnonzero(stats.counts == 0)
     if empty.size:
-        raise ValueError(f"class {int(empty[0])} has no points, so its MLE does not exist; "
-                         "drop the class or use the Bayesian posterior (answer_from_stats)")
+        raise ValueError(
+            f"class {int(empty[0])} has no points, so its MLE does not exist; "
+            "drop the class or use the Bayesian posterior (answer_from_stats)"
+        )
     n = stats.n
-    return GaussianFit(priors=stats.counts / n, means=stats.means,
-                       covariances=stats.scatter / stats.counts[:, None, None],
-                       pooled_covariance=stats.scatter.sum(axis=0) / n, counts=stats.counts)
+    return GaussianFit(
+        priors=stats.counts / n,
+        means=stats.means,
+        covariances=stats.scatter / stats.counts[:, None, None],
+        pooled_covariance=stats.scatter.sum(axis=0) / n,
+        counts=stats.counts,
+    )
 
 
 def fit(*, x: np.ndarray, labels: np.ndarray, n_classes: int) -> GaussianFit:
@@ -275,8 +286,10 @@ class LinearBoundary:
         ``w = Sigma^-1 (mu_1 - mu_2)``, ``b = -1/2 mu_1^T Sigma^-1 mu_1 +
         1/2 mu_2^T Sigma^-1 mu_2 + log(pi_1 / pi_2)`` (Bishop 2006, eqs. 4.66-4.67).
         """
-        return (self.weights[first] - self.weights[second],
-                float(self.bias[first] - self.bias[second]))
+        return (
+            self.weights[first] - self.weights[second],
+            float(self.bias[first] - self.bias[second]),
+        )
 
     def activations(self, x: np.ndarray) -> np.ndarray:
         """``a_k(x)`` for points ``x`` (n, d), shape (n, K)."""
@@ -288,20 +301,23 @@ class LinearBoundary:
         x = _points("x", x, d=self.weights.shape[1])
         out = np.empty((x.shape[0], self.bias.size))
         for s in range(0, x.shape[0], _BLOCK_ROWS):
-            a = x[s:s + _BLOCK_ROWS] @ self.weights.T
+            a = x[s : s + _BLOCK_ROWS] @ self.weights.T
             a += self.bias
-            out[s:s + _BLOCK_ROWS] = a - special.logsumexp(a, axis=1, keepdims=True)
+            out[s : s + _BLOCK_ROWS] = a - special.logsumexp(a, axis=1, keepdims=True)
         return out
 
 
 def _check_priors(priors: Any, k_count: int | None = None) -> np.ndarray:
     p = np.asarray(priors, dtype=float)
     if p.ndim != 1 or (k_count is not None and p.size != k_count):
-        raise ValueError(f"priors must be an array of shape ({k_count or 'K'},), got shape "
-                         f"{p.shape}; pass one class probability per class")
+        raise ValueError(
+            f"priors must be an array of shape ({k_count or 'K'},), got shape "
+            f"{p.shape}; pass one class probability per class"
+        )
     if not (np.all(np.isfinite(p)) and np.all(p > 0)) or abs(p.sum() - 1.0) > 1e-8:
-        raise ValueError(f"priors must be > 0 and sum to 1, got {p.tolist()}; pass "
-                         "class frequencies")
+        raise ValueError(
+            f"priors must be > 0 and sum to 1, got {p.tolist()}; pass class frequencies"
+        )
     return p
 
 
@@ -312,8 +328,9 @@ def _check_means(means: Any) -> np.ndarray:
     return mu
 
 
-def linear_discriminant(*, priors: np.ndarray, means: np.ndarray,
-                        covariance: np.ndarray) -> LinearBoundary:
+def linear_discriminant(
+    *, priors: np.ndarray, means: np.ndarray, covariance: np.ndarray
+) -> LinearBoundary:
     """The linear discriminants of a shared covariance (Bishop 2006, eqs. 4.68-4.70).
 
     Parameters
@@ -329,8 +346,12 @@ def linear_discriminant(*, priors: np.ndarray, means: np.ndarray,
     cov = np.asarray(covariance, dtype=float)
     if cov.shape != (d, d):
         raise ValueError(f"covariance must have shape ({d}, {d}), got {cov.shape}")
-    chol = _factor("covariance", cov, remedy="the pooled covariance is singular: drop "
-                   "collinear or constant columns, or use the Bayesian posterior")
+    chol = _factor(
+        "covariance",
+        cov,
+        remedy="the pooled covariance is singular: drop "
+        "collinear or constant columns, or use the Bayesian posterior",
+    )
     w = linalg.cho_solve((chol, True), mu.T).T  # (K, d): Sigma^-1 mu_k
     bias = -0.5 * np.einsum("kd,kd->k", mu, w) + np.log(p)
     return LinearBoundary(weights=w, bias=bias)
@@ -375,10 +396,10 @@ class QuadraticBoundary:
         const = self.bias + 0.5 * np.einsum("kd,kd->k", self.means, self.weights)
         out = np.empty((x.shape[0], k_count))
         for s in range(0, x.shape[0], _BLOCK_ROWS):
-            y = x[s:s + _BLOCK_ROWS] @ pcat
+            y = x[s : s + _BLOCK_ROWS] @ pcat
             y -= offset
             y *= y
-            out[s:s + _BLOCK_ROWS] = const - 0.5 * y.reshape(-1, k_count, d).sum(axis=2)
+            out[s : s + _BLOCK_ROWS] = const - 0.5 * y.reshape(-1, k_count, d).sum(axis=2)
         return out
 
     def log_proba(self, x: np.ndarray) -> np.ndarray:
@@ -387,8 +408,9 @@ class QuadraticBoundary:
         return a - special.logsumexp(a, axis=1, keepdims=True)
 
 
-def quadratic_discriminant(*, priors: np.ndarray, means: np.ndarray,
-                           covariances: np.ndarray) -> QuadraticBoundary:
+def quadratic_discriminant(
+    *, priors: np.ndarray, means: np.ndarray, covariances: np.ndarray
+) -> QuadraticBoundary:
     """The quadratic discriminants of per-class covariances (Bishop 2006, sec. 4.2.1).
 
     Parameters
@@ -410,10 +432,13 @@ def quadratic_discriminant(*, priors: np.ndarray, means: np.ndarray,
     bias = np.empty(k_count)
     eye = np.eye(d)
     for k in range(k_count):
-        chol = _factor(f"covariances[{k}]", cov[k],
-                       remedy=f"class {k} has a singular covariance (fewer than d + 1 = {d + 1} "
-                       "points, or collinear ones): use the shared covariance (LDA) or the "
-                       "Bayesian posterior")
+        chol = _factor(
+            f"covariances[{k}]",
+            cov[k],
+            remedy=f"class {k} has a singular covariance (fewer than d + 1 = {d + 1} "
+            "points, or collinear ones): use the shared covariance (LDA) or the "
+            "Bayesian posterior",
+        )
         # P_k = L_k^-T: upper triangular, Lambda_k = P_k P_k^T.
         prec_chol[k] = linalg.solve_triangular(chol, eye, lower=True).T
         lam = linalg.cho_solve((chol, True), eye)
@@ -422,29 +447,39 @@ def quadratic_discriminant(*, priors: np.ndarray, means: np.ndarray,
         w[k] = lam @ mu[k]
         log_det_cov = 2.0 * float(np.sum(np.log(np.diag(chol))))
         bias[k] = -0.5 * float(mu[k] @ w[k]) - 0.5 * log_det_cov + math.log(p[k])
-    return QuadraticBoundary(quadratic=quad, weights=w, bias=bias, means=mu,
-                             precision_cholesky=prec_chol)
+    return QuadraticBoundary(
+        quadratic=quad, weights=w, bias=bias, means=mu, precision_cholesky=prec_chol
+    )
 
 
 # ---------------------------------------------------------------- Bayesian version
 
 
-def default_prior(*, x: np.ndarray, alpha: float = 1.0, kappa0: float = 0.01,
-                  nu0: float | None = None, cov_scale: float = 0.1) -> gm.NormalWishartPrior:
+def default_prior(
+    *,
+    x: np.ndarray,
+    alpha: float = 1.0,
+    kappa0: float = 0.01,
+    nu0: float | None = None,
+    cov_scale: float = 0.1,
+) -> gm.NormalWishartPrior:
     """The data-derived Normal-Wishart prior of :func:`analytic.gaussian_mixture.default_prior`.
 
     ``m0`` = column means of ``x`` (n, d), ``nu0 = d + 2`` unless given,
     ``psi0 = nu0 cov_scale diag(column variances)``; the same prior for every class.
     """
-    return gm.default_prior(x=x, components=1, alpha=alpha, kappa0=kappa0, nu0=nu0,
-                            cov_scale=cov_scale)
+    return gm.default_prior(
+        x=x, components=1, alpha=alpha, kappa0=kappa0, nu0=nu0, cov_scale=cov_scale
+    )
 
 
 def parameter_names(*, classes: tuple[str, ...], features: tuple[str, ...]) -> tuple[str, ...]:
     """``pi[c]``, ``mu[c,f]``, ``Lambda[c,f,g]`` in the order of the mixture's ``w, mu, Lambda``."""
-    return (tuple(f"pi[{c}]" for c in classes)
-            + tuple(f"mu[{c},{f}]" for c in classes for f in features)
-            + tuple(f"Lambda[{c},{f},{g}]" for c in classes for f in features for g in features))
+    return (
+        tuple(f"pi[{c}]" for c in classes)
+        + tuple(f"mu[{c},{f}]" for c in classes for f in features)
+        + tuple(f"Lambda[{c},{f},{g}]" for c in classes for f in features for g in features)
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -467,9 +502,11 @@ class ClassifierPosterior:
 
     def __post_init__(self) -> None:
         if len(self.classes) != self.inner.components or len(self.features) != self.inner.d:
-            raise ValueError(f"classes ({len(self.classes)}) and features ({len(self.features)}) "
-                             f"must match the posterior's {self.inner.components} classes and "
-                             f"{self.inner.d} dimensions")
+            raise ValueError(
+                f"classes ({len(self.classes)}) and features ({len(self.features)}) "
+                f"must match the posterior's {self.inner.components} classes and "
+                f"{self.inner.d} dimensions"
+            )
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -525,7 +562,8 @@ class ClassPredictive:
         for k in range(k_count):
             chol = linalg.cholesky(self.scale[k], lower=True)
             out[:, k] = math.log(self.class_probs[k]) + student_t_logpdf(
-                x, self.loc[k], chol, self.df[k])
+                x, self.loc[k], chol, self.df[k]
+            )
         return out
 
     def log_proba(self, x: np.ndarray) -> np.ndarray:
@@ -538,8 +576,9 @@ class ClassPredictive:
         return special.logsumexp(self.log_joint(x), axis=1)
 
     def _marginal_x(self) -> gm.MixturePredictive:
-        return gm.MixturePredictive(weights=self.class_probs, loc=self.loc, df=self.df,
-                                    scale=self.scale)
+        return gm.MixturePredictive(
+            weights=self.class_probs, loc=self.loc, df=self.df, scale=self.scale
+        )
 
     def mean(self) -> np.ndarray:
         """Mean of x, shape (d,): ``sum_k E[pi_k] m_k`` (inf where some df <= 1)."""
@@ -550,9 +589,13 @@ class ClassPredictive:
         return self._marginal_x().var()
 
 
-def answer_from_stats(*, stats: ClassStats, prior: gm.NormalWishartPrior,
-                      classes: tuple[str, ...] | None = None,
-                      features: tuple[str, ...] | None = None) -> ExactAnswer:
+def answer_from_stats(
+    *,
+    stats: ClassStats,
+    prior: gm.NormalWishartPrior,
+    classes: tuple[str, ...] | None = None,
+    features: tuple[str, ...] | None = None,
+) -> ExactAnswer:
     """Exact posterior, MLE, log evidence and predictive from sufficient statistics.
 
     The posterior and evidence are the complete-data ones of
@@ -573,30 +616,43 @@ def answer_from_stats(*, stats: ClassStats, prior: gm.NormalWishartPrior,
     prior = check_prior(prior, stats.d)
     classes = tuple(str(k) for k in range(stats.n_classes)) if classes is None else tuple(classes)
     features = tuple(f"x{j}" for j in range(stats.d)) if features is None else tuple(features)
-    groups = Groups(np.asarray(stats.counts), np.asarray(stats.means),
-                        np.asarray(stats.scatter))
+    groups = Groups(np.asarray(stats.counts), np.asarray(stats.means), np.asarray(stats.scatter))
     inner = gm.MixturePosterior(**update(groups, prior))
     post = ClassifierPosterior(inner=inner, classes=classes, features=features)
     dof = inner.t_dof
     pred = ClassPredictive(
-        class_probs=inner.alpha / inner.alpha.sum(), loc=inner.m, df=dof,
-        scale=inner.psi * ((inner.kappa + 1.0) / (inner.kappa * dof))[:, None, None])
-    evidence = log_evidence(groups, prior, kappa=inner.kappa, nu=inner.nu,
-                            psi_chol=inner.psi_chol)
-    return ExactAnswer(posterior=post, mle=complete_data_mle(groups), log_evidence=evidence,
-                       predictive=pred)
+        class_probs=inner.alpha / inner.alpha.sum(),
+        loc=inner.m,
+        df=dof,
+        scale=inner.psi * ((inner.kappa + 1.0) / (inner.kappa * dof))[:, None, None],
+    )
+    evidence = log_evidence(groups, prior, kappa=inner.kappa, nu=inner.nu, psi_chol=inner.psi_chol)
+    return ExactAnswer(
+        posterior=post, mle=complete_data_mle(groups), log_evidence=evidence, predictive=pred
+    )
 
 
-def answer(*, x: np.ndarray, labels: np.ndarray, n_classes: int,
-           prior: gm.NormalWishartPrior, classes: tuple[str, ...] | None = None,
-           features: tuple[str, ...] | None = None) -> ExactAnswer:
+def answer(
+    *,
+    x: np.ndarray,
+    labels: np.ndarray,
+    n_classes: int,
+    prior: gm.NormalWishartPrior,
+    classes: tuple[str, ...] | None = None,
+    features: tuple[str, ...] | None = None,
+) -> ExactAnswer:
     """:func:`answer_from_stats` of labelled points ``x`` (n, d), labels (n,) in 0..K-1."""
-    return answer_from_stats(stats=class_stats(x=x, labels=labels, n_classes=n_classes),
-                             prior=prior, classes=classes, features=features)
+    return answer_from_stats(
+        stats=class_stats(x=x, labels=labels, n_classes=n_classes),
+        prior=prior,
+        classes=classes,
+        features=features,
+    )
 
 
-def simulate(rng: np.random.Generator, *, n: int, n_classes: int,
-             prior: gm.NormalWishartPrior) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, n_classes: int, prior: gm.NormalWishartPrior
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Parameters from the prior, then n labelled points.
 
     Returns

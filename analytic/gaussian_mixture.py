@@ -130,8 +130,15 @@ _BLOCK_ELEMENTS = 2**17  # ~1 MiB of float64 per (rows x K x d) block in the E-s
 # ---------------------------------------------------------------- prior
 
 
-def default_prior(*, x: np.ndarray, components: int, alpha: float = 1.0, kappa0: float = 0.01,
-                  nu0: float | None = None, cov_scale: float = 0.1) -> NormalWishartPrior:
+def default_prior(
+    *,
+    x: np.ndarray,
+    components: int,
+    alpha: float = 1.0,
+    kappa0: float = 0.01,
+    nu0: float | None = None,
+    cov_scale: float = 0.1,
+) -> NormalWishartPrior:
     """A weakly informative prior built from the data (empirical Bayes).
 
     As scikit-learn's ``BayesianGaussianMixture`` derives its defaults from
@@ -157,17 +164,25 @@ def default_prior(*, x: np.ndarray, components: int, alpha: float = 1.0, kappa0:
     n, d = x.shape
     check_int("components", components, low=1, high=n, high_what="the number of rows of x")
     cov_scale = check_real("cov_scale", cov_scale, low=0.0, strict=True)
-    nu0 = float(d + 2) if nu0 is None else check_real(
-        "nu0", nu0, low=d - 1.0, strict=True, why=f" (d - 1 with d = {d}) for a proper Wishart")
+    nu0 = (
+        float(d + 2)
+        if nu0 is None
+        else check_real(
+            "nu0", nu0, low=d - 1.0, strict=True, why=f" (d - 1 with d = {d}) for a proper Wishart"
+        )
+    )
     mean = x.mean(axis=0)
     var = np.mean((x - mean) ** 2, axis=0)
     for j in range(d):
         # "constant" up to rounding: deviations below a few ulps of the values
         if var[j] <= (4.0 * _EPS * float(np.max(np.abs(x[:, j])))) ** 2:
-            raise ValueError(f"column {j} of x is constant (variance {var[j]:g}); drop it or "
-                             f"pass a NormalWishartPrior with psi0 chosen by hand")
-    return NormalWishartPrior(alpha=alpha, m0=mean, kappa0=kappa0, nu0=nu0,
-                              psi0=nu0 * cov_scale * np.diag(var))
+            raise ValueError(
+                f"column {j} of x is constant (variance {var[j]:g}); drop it or "
+                f"pass a NormalWishartPrior with psi0 chosen by hand"
+            )
+    return NormalWishartPrior(
+        alpha=alpha, m0=mean, kappa0=kappa0, nu0=nu0, psi0=nu0 * cov_scale * np.diag(var)
+    )
 
 
 # ---------------------------------------------------------------- parameters
@@ -201,9 +216,11 @@ def _inverse_lower(chol: np.ndarray, name: str, remedy: str = "") -> np.ndarray:
     return np.tril(inv)
 
 
-_PARAMS_REMEDY = ("each covariance must be symmetric with eigenvalues > 0 (a component "
-                  "collapsed onto fewer than d + 1 points?): increase reg_covar, use fewer "
-                  "components, or fit with a prior (MAP-EM)")
+_PARAMS_REMEDY = (
+    "each covariance must be symmetric with eigenvalues > 0 (a component "
+    "collapsed onto fewer than d + 1 points?): increase reg_covar, use fewer "
+    "components, or fit with a prior (MAP-EM)"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -233,21 +250,26 @@ class MixtureParams:
         if w.ndim != 1 or w.size == 0:
             raise ValueError(f"weights must be an array of shape (K,), got shape {w.shape}")
         k_count = w.size
-        if not (np.all(np.isfinite(w)) and np.all(w >= 0)
-                and abs(float(w.sum()) - 1.0) <= 1e-8):
-            raise ValueError(f"weights must be >= 0 and sum to 1, got {w.tolist()} "
-                             f"(sum {float(np.sum(w))!r}); pass w / w.sum()")
+        if not (np.all(np.isfinite(w)) and np.all(w >= 0) and abs(float(w.sum()) - 1.0) <= 1e-8):
+            raise ValueError(
+                f"weights must be >= 0 and sum to 1, got {w.tolist()} "
+                f"(sum {float(np.sum(w))!r}); pass w / w.sum()"
+            )
         means = np.asarray(self.means, dtype=float)
         if means.ndim != 2 or means.shape[0] != k_count or means.shape[1] == 0:
-            raise ValueError(f"means must be an array of shape ({k_count}, d), got shape "
-                             f"{means.shape}; pass one row per component")
+            raise ValueError(
+                f"means must be an array of shape ({k_count}, d), got shape "
+                f"{means.shape}; pass one row per component"
+            )
         d = means.shape[1]
         if not np.all(np.isfinite(means)):
             raise ValueError(f"means must be finite, got {means.tolist()}")
         cov = np.asarray(self.covariances, dtype=float)
         if cov.shape != (k_count, d, d):
-            raise ValueError(f"covariances must be an array of shape ({k_count}, {d}, {d}), "
-                             f"got shape {cov.shape}")
+            raise ValueError(
+                f"covariances must be an array of shape ({k_count}, {d}, {d}), "
+                f"got shape {cov.shape}"
+            )
         if not np.all(np.isfinite(cov)):
             raise ValueError("covariances must be finite; " + _PARAMS_REMEDY)
         scale = np.max(np.abs(cov), axis=(1, 2), keepdims=True)
@@ -261,18 +283,23 @@ class MixtureParams:
         object.__setattr__(self, "precision_cholesky", frozen(prec_chol))
 
     @classmethod
-    def from_precisions(cls, *, weights: np.ndarray, means: np.ndarray,
-                        precisions: np.ndarray) -> MixtureParams:
+    def from_precisions(
+        cls, *, weights: np.ndarray, means: np.ndarray, precisions: np.ndarray
+    ) -> MixtureParams:
         """Build from precision matrices (K, d, d): ``Sigma_k = cho_solve(chol(Lambda_k), I)``."""
         lam = np.asarray(precisions, dtype=float)
         if lam.ndim != 3 or lam.shape[1] != lam.shape[2]:
-            raise ValueError(f"precisions must be an array of shape (K, d, d), got shape "
-                             f"{lam.shape}")
+            raise ValueError(
+                f"precisions must be an array of shape (K, d, d), got shape {lam.shape}"
+            )
         eye = np.eye(lam.shape[1])
         cov = np.empty_like(lam)
         for k in range(lam.shape[0]):
-            chol = cholesky_spd(f"precisions[{k}]", lam[k], remedy="pass a precision matrix "
-                                 "with all eigenvalues > 0")
+            chol = cholesky_spd(
+                f"precisions[{k}]",
+                lam[k],
+                remedy="pass a precision matrix with all eigenvalues > 0",
+            )
             c = linalg.cho_solve((chol, True), eye)
             cov[k] = 0.5 * (c + c.T)
         return cls(weights=weights, means=means, covariances=cov)
@@ -294,18 +321,21 @@ class MixtureParams:
     @property
     def log_det_precision(self) -> np.ndarray:
         """``log |Lambda_k| = 2 sum log diag P_k``, shape (K,)."""
-        return 2.0 * np.sum(np.log(np.diagonal(self.precision_cholesky, axis1=1, axis2=2)),
-                            axis=1)
+        return 2.0 * np.sum(np.log(np.diagonal(self.precision_cholesky, axis1=1, axis2=2)), axis=1)
 
 
 def _check_params(params: Any, d: int | None = None) -> MixtureParams:
     if not isinstance(params, MixtureParams):
-        raise TypeError(f"params must be a gaussian_mixture.MixtureParams, got "
-                        f"{type(params).__name__}; build one with MixtureParams(weights=..., "
-                        f"means=..., covariances=...)")
+        raise TypeError(
+            f"params must be a gaussian_mixture.MixtureParams, got "
+            f"{type(params).__name__}; build one with MixtureParams(weights=..., "
+            f"means=..., covariances=...)"
+        )
     if d is not None and params.d != d:
-        raise ValueError(f"params describe a mixture in {params.d} dimensions but the data "
-                         f"have {d} columns; pass matching data")
+        raise ValueError(
+            f"params describe a mixture in {params.d} dimensions but the data "
+            f"have {d} columns; pass matching data"
+        )
     return params
 
 
@@ -332,8 +362,7 @@ def log_prob_components(*, x: np.ndarray, params: MixtureParams) -> np.ndarray:
     x = as_points("x", x, d=params.d)
     d = params.d
     with np.errstate(divide="ignore"):
-        const = (np.log(params.weights) - 0.5 * d * _LOG_2PI
-                 + 0.5 * params.log_det_precision)
+        const = np.log(params.weights) - 0.5 * d * _LOG_2PI + 0.5 * params.log_det_precision
     out = np.empty((x.shape[0], params.components))
     for k in range(params.components):
         y = (x - params.means[k]) @ params.precision_cholesky[k]
@@ -357,34 +386,50 @@ def predictive_density(*, grid: np.ndarray, params: MixtureParams) -> np.ndarray
     return np.exp(special.logsumexp(log_prob_components(x=grid, params=params), axis=1))
 
 
-def _log_wishart(log_det_lam: np.ndarray, trace_psi_lam: np.ndarray, *, nu: float,
-                 log_det_psi: float, d: int) -> np.ndarray:
+def _log_wishart(
+    log_det_lam: np.ndarray, trace_psi_lam: np.ndarray, *, nu: float, log_det_psi: float, d: int
+) -> np.ndarray:
     """``log Wishart(Lambda; nu, W)`` with ``W^-1 = psi`` (Bishop 2006, eq. B.78):
 
     ``-(nu d / 2) log 2 - log Gamma_d(nu / 2) + (nu / 2) log|psi|
     + ((nu - d - 1) / 2) log|Lambda| - tr(psi Lambda) / 2``.
     """
-    return (-0.5 * nu * d * math.log(2.0) - special.multigammaln(0.5 * nu, d)
-            + 0.5 * nu * log_det_psi + 0.5 * (nu - d - 1.0) * log_det_lam
-            - 0.5 * trace_psi_lam)
+    return (
+        -0.5 * nu * d * math.log(2.0)
+        - special.multigammaln(0.5 * nu, d)
+        + 0.5 * nu * log_det_psi
+        + 0.5 * (nu - d - 1.0) * log_det_lam
+        - 0.5 * trace_psi_lam
+    )
 
 
-def _log_prior_parts(weights: np.ndarray, means: np.ndarray, prec_chol: np.ndarray,
-                     prior: NormalWishartPrior, m0: np.ndarray) -> float:
+def _log_prior_parts(
+    weights: np.ndarray,
+    means: np.ndarray,
+    prec_chol: np.ndarray,
+    prior: NormalWishartPrior,
+    m0: np.ndarray,
+) -> float:
     k_count, d = means.shape
     alpha = prior.alpha
-    log_dir = (special.gammaln(k_count * alpha) - k_count * special.gammaln(alpha)
-               + float(np.sum(special.xlogy(alpha - 1.0, weights))))
+    log_dir = (
+        special.gammaln(k_count * alpha)
+        - k_count * special.gammaln(alpha)
+        + float(np.sum(special.xlogy(alpha - 1.0, weights)))
+    )
     log_det_lam = 2.0 * np.sum(np.log(np.diagonal(prec_chol, axis1=1, axis2=2)), axis=1)
     # tr(psi0 P P^T) = ||C0^T P||_F^2 with psi0 = C0 C0^T
     cp = np.einsum("ji,kjl->kil", prior.psi0_chol, prec_chol)
     trace = np.sum(cp * cp, axis=(1, 2))
-    log_wish = _log_wishart(log_det_lam, trace, nu=prior.nu0, log_det_psi=prior.log_det_psi0,
-                            d=d)
+    log_wish = _log_wishart(log_det_lam, trace, nu=prior.nu0, log_det_psi=prior.log_det_psi0, d=d)
     # Normal(mu; m0, (kappa0 Lambda)^-1): ||P^T (mu - m0)||^2 is the Lambda quadratic form
     u = np.einsum("kij,ki->kj", prec_chol, means - m0)
-    log_norm = (-0.5 * d * _LOG_2PI + 0.5 * d * math.log(prior.kappa0) + 0.5 * log_det_lam
-                - 0.5 * prior.kappa0 * np.sum(u * u, axis=1))
+    log_norm = (
+        -0.5 * d * _LOG_2PI
+        + 0.5 * d * math.log(prior.kappa0)
+        + 0.5 * log_det_lam
+        - 0.5 * prior.kappa0 * np.sum(u * u, axis=1)
+    )
     return float(log_dir + np.sum(log_wish) + np.sum(log_norm))
 
 
@@ -400,8 +445,9 @@ def log_prior(*, params: MixtureParams, prior: NormalWishartPrior) -> float:
     """
     params = _check_params(params)
     prior = check_prior(prior, params.d)
-    return _log_prior_parts(params.weights, params.means, params.precision_cholesky, prior,
-                            prior.m0)
+    return _log_prior_parts(
+        params.weights, params.means, params.precision_cholesky, prior, prior.m0
+    )
 
 
 def n_parameters(*, components: int, dim: int) -> int:
@@ -462,8 +508,9 @@ def kmeans_plus_plus(*, x: np.ndarray, components: int, rng: np.random.Generator
         Rows of ``x``.
     """
     x = as_points("x", x, min_rows=1)
-    k = check_int("components", components, low=1, high=x.shape[0],
-                   high_what="the number of rows of x")
+    k = check_int(
+        "components", components, low=1, high=x.shape[0], high_what="the number of rows of x"
+    )
     return x[_kmeans_pp(x, k, rng)].copy()
 
 
@@ -502,14 +549,19 @@ def _stats_from_resp(xc: np.ndarray, resp: np.ndarray) -> _Stats:
     rows = _block_rows(k_count, d)
     s_xx = np.zeros((k_count, d * d))
     for start in range(0, n, rows):
-        xb, rb = xc[start:start + rows], resp[start:start + rows]
+        xb, rb = xc[start : start + rows], resp[start : start + rows]
         s_xx += rb.T @ (xb[:, :, None] * xb[:, None, :]).reshape(-1, d * d)
     s_xx = s_xx.reshape(k_count, d, d)
     return _Stats(resp.sum(axis=0), resp.T @ xc, 0.5 * (s_xx + s_xx.transpose(0, 2, 1)))
 
 
-def _sweep(xc: np.ndarray, params: MixtureParams, *, resp_out: np.ndarray | None = None,
-           want_stats: bool = True) -> tuple[float, _Stats | None]:
+def _sweep(
+    xc: np.ndarray,
+    params: MixtureParams,
+    *,
+    resp_out: np.ndarray | None = None,
+    want_stats: bool = True,
+) -> tuple[float, _Stats | None]:
     """One pass over the rows: the log-likelihood of ``params`` and the statistics
     of their responsibilities (or the responsibilities themselves in ``resp_out``).
 
@@ -526,8 +578,7 @@ def _sweep(xc: np.ndarray, params: MixtureParams, *, resp_out: np.ndarray | None
     pcat = prec.transpose(1, 0, 2).reshape(d, k_count * d)
     offset = np.einsum("kd,kde->ke", params.means, prec).reshape(k_count * d)
     with np.errstate(divide="ignore"):
-        const = (np.log(params.weights) - 0.5 * d * _LOG_2PI
-                 + 0.5 * params.log_det_precision)
+        const = np.log(params.weights) - 0.5 * d * _LOG_2PI + 0.5 * params.log_det_precision
     rows = _block_rows(k_count, d)
     zbuf = np.empty((min(rows, n), d, d))
     n_k = np.zeros(k_count)
@@ -535,7 +586,7 @@ def _sweep(xc: np.ndarray, params: MixtureParams, *, resp_out: np.ndarray | None
     s_xx = np.zeros((k_count, d * d))
     total = 0.0
     for start in range(0, n, rows):
-        xb = xc[start:start + rows]
+        xb = xc[start : start + rows]
         b = xb.shape[0]
         y = xb @ pcat
         y -= offset
@@ -550,7 +601,7 @@ def _sweep(xc: np.ndarray, params: MixtureParams, *, resp_out: np.ndarray | None
         logp /= norm  # now the responsibilities of the block
         total += float(np.sum(np.log(norm)) + np.sum(top))
         if resp_out is not None:
-            resp_out[start:start + b] = logp
+            resp_out[start : start + b] = logp
         if want_stats:
             n_k += logp.sum(axis=0)
             s_x += logp.T @ xb
@@ -558,8 +609,10 @@ def _sweep(xc: np.ndarray, params: MixtureParams, *, resp_out: np.ndarray | None
             np.multiply(xb[:, :, None], xb[:, None, :], out=z)
             s_xx += logp.T @ z.reshape(b, d * d)
     if not math.isfinite(total):
-        raise ValueError("the log-likelihood is not finite: some point is too far from every "
-                         "component for float64; rescale x (e.g. standardise the columns)")
+        raise ValueError(
+            "the log-likelihood is not finite: some point is too far from every "
+            "component for float64; rescale x (e.g. standardise the columns)"
+        )
     if not want_stats:
         return total, None
     s_xx = s_xx.reshape(k_count, d, d)
@@ -587,8 +640,12 @@ def _m_step_map(st: _Stats, prior: NormalWishartPrior, m0: np.ndarray) -> Mixtur
     n_k = st.n_k
     kappa = prior.kappa0 + n_k
     means = (st.s_x + prior.kappa0 * m0) / kappa[:, None]
-    psi_n = (prior.psi0 + st.s_xx + prior.kappa0 * np.outer(m0, m0)
-             - kappa[:, None, None] * means[:, :, None] * means[:, None, :])
+    psi_n = (
+        prior.psi0
+        + st.s_xx
+        + prior.kappa0 * np.outer(m0, m0)
+        - kappa[:, None, None] * means[:, :, None] * means[:, None, :]
+    )
     cov = psi_n / (prior.nu0 + n_k - d)[:, None, None]
     w = n_k + (prior.alpha - 1.0)
     return MixtureParams(weights=w / w.sum(), means=means, covariances=cov)
@@ -636,24 +693,41 @@ class EMResult:
 def _check_init(init: Any, n: int, k_count: int, d: int) -> np.ndarray | MixtureParams:
     if isinstance(init, MixtureParams):
         if init.components != k_count or init.d != d:
-            raise ValueError(f"init has {init.components} components in {init.d} dimensions, "
-                             f"expected {k_count} in {d}; pass matching params")
+            raise ValueError(
+                f"init has {init.components} components in {init.d} dimensions, "
+                f"expected {k_count} in {d}; pass matching params"
+            )
         return init
     resp = np.asarray(init, dtype=float)
     if resp.shape != (n, k_count):
-        raise ValueError(f"init must be a MixtureParams or a responsibility matrix of shape "
-                         f"({n}, {k_count}), got shape {resp.shape}")
-    if not (np.all(np.isfinite(resp)) and np.all(resp >= 0)
-            and np.allclose(resp.sum(axis=1), 1.0, rtol=0.0, atol=1e-8)):
-        raise ValueError("init responsibilities must be >= 0 with every row summing to 1; "
-                         "pass resp / resp.sum(axis=1, keepdims=True)")
+        raise ValueError(
+            f"init must be a MixtureParams or a responsibility matrix of shape "
+            f"({n}, {k_count}), got shape {resp.shape}"
+        )
+    if not (
+        np.all(np.isfinite(resp))
+        and np.all(resp >= 0)
+        and np.allclose(resp.sum(axis=1), 1.0, rtol=0.0, atol=1e-8)
+    ):
+        raise ValueError(
+            "init responsibilities must be >= 0 with every row summing to 1; "
+            "pass resp / resp.sum(axis=1, keepdims=True)"
+        )
     return resp
 
 
-def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = None,
-       reg_covar: float = 1e-6, tol: float = 1e-6, max_iter: int = 500, restarts: int = 5,
-       rng: np.random.Generator | None, init: np.ndarray | MixtureParams | None = None
-       ) -> EMResult:
+def em(
+    *,
+    x: np.ndarray,
+    components: int,
+    prior: NormalWishartPrior | None = None,
+    reg_covar: float = 1e-6,
+    tol: float = 1e-6,
+    max_iter: int = 500,
+    restarts: int = 5,
+    rng: np.random.Generator | None,
+    init: np.ndarray | MixtureParams | None = None,
+) -> EMResult:
     """Fit a full-covariance Gaussian mixture by EM (``prior=None``) or MAP-EM.
 
     E-step: responsibilities (Bishop 2006, eq. 9.23).  M-step: ML
@@ -696,28 +770,35 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
     """
     x = as_points("x", x, min_rows=1)
     n, d = x.shape
-    k_count = check_int("components", components, low=1, high=n,
-                         high_what="the number of rows of x")
+    k_count = check_int(
+        "components", components, low=1, high=n, high_what="the number of rows of x"
+    )
     is_map = prior is not None
     if is_map:
         prior = check_prior(prior, d)
         if prior.alpha < 1.0:
-            raise ValueError(f"alpha must be >= 1 for MAP-EM, got {prior.alpha!r}: with "
-                             f"alpha < 1 the Dirichlet density is unbounded at the simplex's "
-                             f"edges, so the weights have no interior mode; use alpha >= 1 "
-                             f"or ML-EM (prior=None)")
+            raise ValueError(
+                f"alpha must be >= 1 for MAP-EM, got {prior.alpha!r}: with "
+                f"alpha < 1 the Dirichlet density is unbounded at the simplex's "
+                f"edges, so the weights have no interior mode; use alpha >= 1 "
+                f"or ML-EM (prior=None)"
+            )
         if prior.nu0 <= d:
-            raise ValueError(f"nu0 must be > d = {d} for MAP-EM, got {prior.nu0!r}: the mode "
-                             f"of Lambda_k is (nu0 + N_k - d) W_N, which must stay positive "
-                             f"for a component with no points; raise nu0 or use ML-EM")
+            raise ValueError(
+                f"nu0 must be > d = {d} for MAP-EM, got {prior.nu0!r}: the mode "
+                f"of Lambda_k is (nu0 + N_k - d) W_N, which must stay positive "
+                f"for a component with no points; raise nu0 or use ML-EM"
+            )
     reg_covar = check_real("reg_covar", reg_covar, low=0.0, strict=False)
     tol = check_real("tol", tol, low=0.0, strict=False)
     max_iter = check_int("max_iter", max_iter, low=1)
     restarts = check_int("restarts", restarts, low=1)
     if init is None:
         if not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy.random.Generator (for k-means++), got "
-                             f"{type(rng).__name__}; pass rng=np.random.default_rng(seed)")
+            raise ValueError(
+                f"rng must be a numpy.random.Generator (for k-means++), got "
+                f"{type(rng).__name__}; pass rng=np.random.default_rng(seed)"
+            )
     else:
         init = _check_init(init, n, k_count, d)
         restarts = 1
@@ -744,8 +825,9 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
             dist = np.stack([np.einsum("ij,ij->i", xc - c, xc - c) for c in centres], axis=1)
             params = m_step(_stats_from_labels(xc, np.argmin(dist, axis=1), k_count))
         elif isinstance(init, MixtureParams):
-            params = MixtureParams(weights=init.weights, means=init.means - shift,
-                                   covariances=init.covariances)
+            params = MixtureParams(
+                weights=init.weights, means=init.means - shift, covariances=init.covariances
+            )
         else:
             params = m_step(_stats_from_resp(xc, init))
         history: list[float] = []
@@ -769,11 +851,18 @@ def em(*, x: np.ndarray, components: int, prior: NormalWishartPrior | None = Non
     assert best is not None  # restarts >= 1
     params, obj, ll, trace, n_iter, converged, resp = best
     return EMResult(
-        params=MixtureParams(weights=params.weights, means=params.means + shift,
-                             covariances=params.covariances),
-        objective=float(obj), log_likelihood=float(ll), history=trace, n_iter=n_iter,
-        converged=converged, responsibilities=resp, restart_objectives=np.asarray(finals),
-        is_map=is_map)
+        params=MixtureParams(
+            weights=params.weights, means=params.means + shift, covariances=params.covariances
+        ),
+        objective=float(obj),
+        log_likelihood=float(ll),
+        history=trace,
+        n_iter=n_iter,
+        converged=converged,
+        responsibilities=resp,
+        restart_objectives=np.asarray(finals),
+        is_map=is_map,
+    )
 
 
 # ---------------------------------------------------------------- complete-data posterior
@@ -788,25 +877,29 @@ def parameter_names(*, components: int, dim: int) -> tuple[str, ...]:
     """
     k_count = check_int("components", components, low=1)
     d = check_int("dim", dim, low=1)
-    return (tuple(f"w[{k}]" for k in range(k_count))
-            + tuple(f"mu[{k},{j}]" for k in range(k_count) for j in range(d))
-            + tuple(f"Lambda[{k},{i},{j}]" for k in range(k_count) for i in range(d)
-                    for j in range(d)))
+    return (
+        tuple(f"w[{k}]" for k in range(k_count))
+        + tuple(f"mu[{k},{j}]" for k in range(k_count) for j in range(d))
+        + tuple(f"Lambda[{k},{i},{j}]" for k in range(k_count) for i in range(d) for j in range(d))
+    )
 
 
-def split_parameters(*, theta: np.ndarray, components: int,
-                     dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def split_parameters(
+    *, theta: np.ndarray, components: int, dim: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split flattened parameters (..., P) into ``w`` (..., K), ``mu`` (..., K, d), ``Lambda`` (..., K, d, d)."""
     k_count, d = components, dim
     theta = np.asarray(theta, dtype=float)
     p = k_count + k_count * d + k_count * d * d
     if theta.shape[-1:] != (p,):
-        raise ValueError(f"theta must have {p} entries in its last axis (K = {k_count}, "
-                         f"d = {d}), got shape {theta.shape}")
+        raise ValueError(
+            f"theta must have {p} entries in its last axis (K = {k_count}, "
+            f"d = {d}), got shape {theta.shape}"
+        )
     lead = theta.shape[:-1]
     w = theta[..., :k_count]
-    mu = theta[..., k_count:k_count + k_count * d].reshape(*lead, k_count, d)
-    lam = theta[..., k_count + k_count * d:].reshape(*lead, k_count, d, d)
+    mu = theta[..., k_count : k_count + k_count * d].reshape(*lead, k_count, d)
+    lam = theta[..., k_count + k_count * d :].reshape(*lead, k_count, d, d)
     return w, mu, lam
 
 
@@ -846,8 +939,9 @@ class MixturePosterior:
         chol = np.empty((k_count, d, d))
         scale = np.empty((k_count, d, d))
         for k in range(k_count):
-            chol[k] = cholesky_spd(f"psi[{k}]", np.asarray(self.psi[k], dtype=float),
-                                    remedy="check the prior's psi0")
+            chol[k] = cholesky_spd(
+                f"psi[{k}]", np.asarray(self.psi[k], dtype=float), remedy="check the prior's psi0"
+            )
             w = linalg.cho_solve((chol[k], True), np.eye(d))
             scale[k] = 0.5 * (w + w.T)
         for name in ("alpha", "m", "kappa", "nu", "psi"):
@@ -883,8 +977,9 @@ class MixturePosterior:
         k_count, d = self.components, self.d
         out = list(range(k_count - 1))
         out += [self._mu_index(k, j) for k in range(k_count) for j in range(d)]
-        out += [self._lam_index(k, i, j) for k in range(k_count) for i in range(d)
-                for j in range(i + 1)]
+        out += [
+            self._lam_index(k, i, j) for k in range(k_count) for i in range(d) for j in range(i + 1)
+        ]
         return tuple(out)
 
     @property
@@ -933,11 +1028,11 @@ class MixturePosterior:
             a = self._mu_index(k, 0)
             denom = self.kappa[k] * (self.nu[k] - d - 1.0)
             block = self.psi[k] / denom if self.nu[k] > d + 1.0 else np.full((d, d), np.inf)
-            out[a:a + d, a:a + d] = block
+            out[a : a + d, a : a + d] = block
             w = self.scale[k]
             lam = self.nu[k] * (np.einsum("ik,jl->ijkl", w, w) + np.einsum("il,jk->ijkl", w, w))
             b = self._lam_index(k, 0, 0)
-            out[b:b + d * d, b:b + d * d] = lam.reshape(d * d, d * d)
+            out[b : b + d * d, b : b + d * d] = lam.reshape(d * d, d * d)
         return out
 
     @property
@@ -980,8 +1075,9 @@ class MixturePosterior:
         if index < k_count * d:
             k, j = divmod(index, d)
             dof = self.t_dof[k]
-            return stats.t(dof, loc=self.m[k, j],
-                           scale=math.sqrt(self.psi[k, j, j] / (self.kappa[k] * dof)))
+            return stats.t(
+                dof, loc=self.m[k, j], scale=math.sqrt(self.psi[k, j, j] / (self.kappa[k] * dof))
+            )
         index -= k_count * d
         k, rest = divmod(index, d * d)
         i, j = divmod(rest, d)
@@ -1005,11 +1101,17 @@ class MixturePosterior:
         lead = x.shape[:-1]
         a = self.alpha
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_dir = (special.gammaln(a.sum()) - special.gammaln(a).sum()
-                       + np.sum(special.xlogy(a - 1.0, w), axis=-1))
+            log_dir = (
+                special.gammaln(a.sum())
+                - special.gammaln(a).sum()
+                + np.sum(special.xlogy(a - 1.0, w), axis=-1)
+            )
         ok = np.all(w >= 0, axis=-1) & np.isclose(w.sum(axis=-1), 1.0)
-        sym = np.all(np.abs(lam - np.swapaxes(lam, -1, -2))
-                     <= 1e-10 * np.max(np.abs(lam), axis=(-2, -1), keepdims=True), axis=(-2, -1))
+        sym = np.all(
+            np.abs(lam - np.swapaxes(lam, -1, -2))
+            <= 1e-10 * np.max(np.abs(lam), axis=(-2, -1), keepdims=True),
+            axis=(-2, -1),
+        )
         with np.errstate(invalid="ignore"):
             pd = np.all(np.linalg.eigvalsh(np.where(np.isfinite(lam), lam, 0.0)) > 0, axis=-1)
         good = sym & pd & np.all(np.isfinite(lam), axis=(-2, -1))  # (..., K)
@@ -1021,17 +1123,23 @@ class MixturePosterior:
         total = log_dir
         for k in range(k_count):
             nu = self.nu[k]
-            log_wish = _log_wishart(log_det[..., k], trace[..., k], nu=nu,
-                                    log_det_psi=log_det_psi[k], d=d)
+            log_wish = _log_wishart(
+                log_det[..., k], trace[..., k], nu=nu, log_det_psi=log_det_psi[k], d=d
+            )
             u = np.einsum("...ij,...i->...j", chol[..., k, :, :], mu[..., k, :] - self.m[k])
-            log_norm = (-0.5 * d * _LOG_2PI + 0.5 * d * math.log(self.kappa[k])
-                        + 0.5 * log_det[..., k] - 0.5 * self.kappa[k] * np.sum(u * u, axis=-1))
+            log_norm = (
+                -0.5 * d * _LOG_2PI
+                + 0.5 * d * math.log(self.kappa[k])
+                + 0.5 * log_det[..., k]
+                - 0.5 * self.kappa[k] * np.sum(u * u, axis=-1)
+            )
             total = total + log_wish + log_norm
         good_all = ok & np.all(good, axis=-1)
         return np.where(good_all, total, -np.inf).reshape(lead)
 
-    def sample_components(self, rng: np.random.Generator,
-                          size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def sample_components(
+        self, rng: np.random.Generator, size: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Exact iid draws as arrays: ``w`` (size, K), ``mu`` (size, K, d), ``Lambda`` (size, K, d, d).
 
         ``Lambda_k`` by the Bartlett decomposition (Bartlett 1933; Gupta &
@@ -1053,7 +1161,8 @@ class MixturePosterior:
         for k in range(k_count):
             a = np.zeros((size, d, d))
             a[:, np.arange(d), np.arange(d)] = np.sqrt(
-                rng.chisquare(self.nu[k] - np.arange(d), size=(size, d)))
+                rng.chisquare(self.nu[k] - np.arange(d), size=(size, d))
+            )
             a[:, rows, cols] = rng.standard_normal((size, rows.size))
             c = self.psi_chol[k]
             g = _inverse_lower(c, f"psi[{k}]").T @ a  # G = C^-T A, shape (size, d, d)
@@ -1063,7 +1172,9 @@ class MixturePosterior:
             z = rng.standard_normal((size, d))
             u = np.empty((size, d))
             for i in range(d - 1, -1, -1):
-                u[:, i] = (z[:, i] - np.einsum("sj,sj->s", a[:, i + 1:, i], u[:, i + 1:])) / a[:, i, i]
+                u[:, i] = (z[:, i] - np.einsum("sj,sj->s", a[:, i + 1 :, i], u[:, i + 1 :])) / a[
+                    :, i, i
+                ]
             mu[:, k] = self.m[k] + (u @ c.T) / math.sqrt(self.kappa[k])
         return w, mu, lam
 
@@ -1104,7 +1215,8 @@ class MixturePredictive:
         for k in range(self.weights.size):
             chol = linalg.cholesky(self.scale[k], lower=True)
             parts[:, k] = math.log(self.weights[k]) + student_t_logpdf(
-                flat, self.loc[k], chol, self.df[k])
+                flat, self.loc[k], chol, self.df[k]
+            )
         return special.logsumexp(parts, axis=1).reshape(x.shape[:-1])
 
     def mean(self) -> np.ndarray:
@@ -1118,8 +1230,9 @@ class MixturePredictive:
         if np.any(self.df <= 2.0):
             return np.full(self.scale.shape[1:], np.inf)
         c = self.scale * (self.df / (self.df - 2.0))[:, None, None]
-        second = np.einsum("k,kij->ij", self.weights,
-                           c + self.loc[:, :, None] * self.loc[:, None, :])
+        second = np.einsum(
+            "k,kij->ij", self.weights, c + self.loc[:, :, None] * self.loc[:, None, :]
+        )
         m = self.mean()
         return second - np.outer(m, m)
 
@@ -1133,8 +1246,9 @@ def _posterior_from_groups(g: Groups, prior: NormalWishartPrior) -> MixturePoste
     return MixturePosterior(**update(g, prior))
 
 
-def complete_data_posterior(*, x: np.ndarray, labels: np.ndarray, prior: NormalWishartPrior,
-                            components: int) -> MixturePosterior:
+def complete_data_posterior(
+    *, x: np.ndarray, labels: np.ndarray, prior: NormalWishartPrior, components: int
+) -> MixturePosterior:
     """Exact posterior of (w, mu, Lambda) when every point's component is known.
 
     ``w ~ Dirichlet(alpha + counts)``; per component, with ``N_k`` points,
@@ -1165,8 +1279,9 @@ def _log_evidence(g: Groups, post: MixturePosterior, prior: NormalWishartPrior) 
     return log_evidence(g, prior, kappa=post.kappa, nu=post.nu, psi_chol=post.psi_chol)
 
 
-def complete_data_answer(*, x: np.ndarray, labels: np.ndarray, prior: NormalWishartPrior,
-                         components: int) -> ExactAnswer:
+def complete_data_answer(
+    *, x: np.ndarray, labels: np.ndarray, prior: NormalWishartPrior, components: int
+) -> ExactAnswer:
     """:func:`complete_data_posterior` with its MLE, log evidence and predictive.
 
     log evidence = ``log p(z) + sum_k log p(x_{z=k})``: the Dirichlet-multinomial
@@ -1188,17 +1303,25 @@ def complete_data_answer(*, x: np.ndarray, labels: np.ndarray, prior: NormalWish
     post = _posterior_from_groups(g, prior)
     dof = post.t_dof
     pred = MixturePredictive(
-        weights=post.alpha / post.alpha.sum(), loc=post.m, df=dof,
-        scale=post.psi * ((post.kappa + 1.0) / (post.kappa * dof))[:, None, None])
-    return ExactAnswer(posterior=post, mle=complete_data_mle(g),
-                       log_evidence=_log_evidence(g, post, prior), predictive=pred)
+        weights=post.alpha / post.alpha.sum(),
+        loc=post.m,
+        df=dof,
+        scale=post.psi * ((post.kappa + 1.0) / (post.kappa * dof))[:, None, None],
+    )
+    return ExactAnswer(
+        posterior=post,
+        mle=complete_data_mle(g),
+        log_evidence=_log_evidence(g, post, prior),
+        predictive=pred,
+    )
 
 
 # ---------------------------------------------------------------- relabelling
 
 
-def relabel(*, means_draws: np.ndarray, reference_means: np.ndarray,
-            scale: float | np.ndarray | None = None) -> np.ndarray:
+def relabel(
+    *, means_draws: np.ndarray, reference_means: np.ndarray, scale: float | np.ndarray | None = None
+) -> np.ndarray:
     """Canonical component order of posterior draws: minimum-cost matching to a reference.
 
     For each draw s the permutation ``perm[s]`` minimises
@@ -1227,12 +1350,12 @@ def relabel(*, means_draws: np.ndarray, reference_means: np.ndarray,
     draws = np.asarray(means_draws, dtype=float)
     ref = np.asarray(reference_means, dtype=float)
     if ref.ndim != 2:
-        raise ValueError(f"reference_means must be an array of shape (K, d), got shape "
-                         f"{ref.shape}")
+        raise ValueError(f"reference_means must be an array of shape (K, d), got shape {ref.shape}")
     k_count, d = ref.shape
     if draws.ndim != 3 or draws.shape[1:] != (k_count, d):
-        raise ValueError(f"means_draws must be an array of shape (S, {k_count}, {d}), got "
-                         f"shape {draws.shape}")
+        raise ValueError(
+            f"means_draws must be an array of shape (S, {k_count}, {d}), got shape {draws.shape}"
+        )
     if not (np.all(np.isfinite(draws)) and np.all(np.isfinite(ref))):
         raise ValueError("means_draws and reference_means must be finite")
     if scale is None:
@@ -1256,8 +1379,9 @@ def apply_permutation(array: np.ndarray, perms: np.ndarray) -> np.ndarray:
     arr = np.asarray(array)
     perms = np.asarray(perms)
     if perms.ndim != 2 or arr.shape[:2] != perms.shape:
-        raise ValueError(f"array must have shape (S, K, ...) matching perms {perms.shape}, "
-                         f"got {arr.shape}")
+        raise ValueError(
+            f"array must have shape (S, K, ...) matching perms {perms.shape}, got {arr.shape}"
+        )
     idx = perms.reshape(perms.shape + (1,) * (arr.ndim - 2))
     return np.take_along_axis(arr, idx, axis=1)
 
@@ -1280,8 +1404,9 @@ def sort_by_first_coordinate(means: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- simulation
 
 
-def simulate_from(rng: np.random.Generator, *, n: int,
-                  params: MixtureParams) -> tuple[np.ndarray, np.ndarray]:
+def simulate_from(
+    rng: np.random.Generator, *, n: int, params: MixtureParams
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw n labels ``z_i ~ Categorical(w)`` and points ``x_i ~ N(mu_z, Sigma_z)``.
 
     Returns
@@ -1301,8 +1426,9 @@ def simulate_from(rng: np.random.Generator, *, n: int,
     return x, labels
 
 
-def simulate(rng: np.random.Generator, *, n: int, components: int,
-             prior: NormalWishartPrior) -> tuple[MixtureParams, np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, components: int, prior: NormalWishartPrior
+) -> tuple[MixtureParams, np.ndarray, np.ndarray]:
     """Draw parameters from the prior, then n points from them.
 
     ``w ~ Dirichlet(alpha 1_K)``, ``Lambda_k ~ Wishart(nu0, W0)``,
@@ -1318,10 +1444,12 @@ def simulate(rng: np.random.Generator, *, n: int, components: int,
     """
     k_count = check_int("components", components, low=1)
     prior = require_prior(prior)
-    g = Groups(np.zeros(k_count), np.zeros((k_count, prior.d)),
-                np.zeros((k_count, prior.d, prior.d)))
+    g = Groups(
+        np.zeros(k_count), np.zeros((k_count, prior.d)), np.zeros((k_count, prior.d, prior.d))
+    )
     w, mu, lam = _posterior_from_groups(g, prior).sample_components(rng, 1)
-    params = MixtureParams.from_precisions(weights=w[0] / w[0].sum(), means=mu[0],
-                                           precisions=lam[0])
+    params = MixtureParams.from_precisions(
+        weights=w[0] / w[0].sum(), means=mu[0], precisions=lam[0]
+    )
     x, labels = simulate_from(rng, n=n, params=params)
     return params, x, labels

@@ -76,16 +76,16 @@ _SQRT3, _SQRT5 = math.sqrt(3.0), math.sqrt(5.0)
 def check_kernel(kernel: str) -> str:
     """Return ``kernel`` if it names a supported kernel, else raise ValueError."""
     if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}; "
-                         f"e.g. kernel='rbf'")
+        raise ValueError(
+            f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}; e.g. kernel='rbf'"
+        )
     return kernel
 
 
 def require_nonnegative(name: str, value: float) -> float:
     value = float(value)
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}; "
-                         f"pass a value >= 0")
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}; pass a value >= 0")
     return value
 
 
@@ -113,11 +113,15 @@ def as_inputs(name: str, x: npt.ArrayLike, p: int | None = None) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[1] == 0:
-        raise ValueError(f"{name} must be an array of shape (n,) or (n, p) with p >= 1, "
-                         f"got shape {np.shape(x)}; pass one row per input")
+        raise ValueError(
+            f"{name} must be an array of shape (n,) or (n, p) with p >= 1, "
+            f"got shape {np.shape(x)}; pass one row per input"
+        )
     if p is not None and arr.shape[1] != p:
-        raise ValueError(f"{name} must have {p} input column(s) like the data, got shape "
-                         f"{arr.shape}; pass the same input columns")
+        raise ValueError(
+            f"{name} must have {p} input column(s) like the data, got shape "
+            f"{arr.shape}; pass the same input columns"
+        )
     bad = ~np.isfinite(arr)
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
@@ -128,8 +132,9 @@ def as_inputs(name: str, x: npt.ArrayLike, p: int | None = None) -> np.ndarray:
 def _as_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
     arr = np.asarray(y, dtype=float)
     if arr.shape != (n,):
-        raise ValueError(f"y must be an array of shape ({n},), one target per row of x, "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"y must be an array of shape ({n},), one target per row of x, got shape {arr.shape}"
+        )
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -148,9 +153,11 @@ def _check_duplicates(x: np.ndarray, hyper: Hyper) -> None:
         j = int(dup[0])
         i = int(first[inverse[j]])
         shown = ", ".join(f"{v:g}" for v in x[j])
-        raise ValueError(f"x rows {i} and {j} are the same input ({shown}) and noise_sd = 0: "
-                         f"a noise-free GP must pass through both targets, so K(X, X) is "
-                         f"singular; set noise_sd > 0 or average the duplicated rows")
+        raise ValueError(
+            f"x rows {i} and {j} are the same input ({shown}) and noise_sd = 0: "
+            f"a noise-free GP must pass through both targets, so K(X, X) is "
+            f"singular; set noise_sd > 0 or average the duplicated rows"
+        )
 
 
 # ---------------------------------------------------------------- kernels
@@ -176,8 +183,15 @@ def _sq_dist(a: np.ndarray, b: np.ndarray, same: bool) -> np.ndarray:
     return out
 
 
-def _kernel(kernel: str, a: np.ndarray, b: np.ndarray, lengthscale: float, signal_sd: float,
-            same: bool, grad: bool = False) -> Any:
+def _kernel(
+    kernel: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    lengthscale: float,
+    signal_sd: float,
+    same: bool,
+    grad: bool = False,
+) -> Any:
     """k(a, b) without jitter, array of shape (len(a), len(b)); with ``grad``,
     also ``dk / d log lengthscale`` of the same shape.
 
@@ -224,9 +238,15 @@ def _kernel(kernel: str, a: np.ndarray, b: np.ndarray, lengthscale: float, signa
     return k
 
 
-def kernel_matrix(*, kernel: str, x1: npt.ArrayLike, x2: npt.ArrayLike | None = None,
-                  lengthscale: float, signal_sd: float,
-                  jitter: float = 0.0) -> np.ndarray:
+def kernel_matrix(
+    *,
+    kernel: str,
+    x1: npt.ArrayLike,
+    x2: npt.ArrayLike | None = None,
+    lengthscale: float,
+    signal_sd: float,
+    jitter: float = 0.0,
+) -> np.ndarray:
     """The kernel matrix ``k(x1, x2)``, array of shape (n1, n2).
 
     Parameters
@@ -297,22 +317,31 @@ def _factor(x: np.ndarray, hyper: Hyper) -> np.ndarray:
     copy, ~0.3 s at n = 5000.)
     """
     k = _kernel(hyper.kernel, x, x, hyper.lengthscale, hyper.signal_sd, same=True).T
-    k[np.diag_indices_from(k)] += hyper.noise_sd ** 2 + hyper.jitter
+    k[np.diag_indices_from(k)] += hyper.noise_sd**2 + hyper.jitter
     try:
         chol, _ = linalg.cho_factor(k, lower=True, overwrite_a=True, check_finite=False)
     except linalg.LinAlgError:
-        larger = max(hyper.jitter * 100.0, 1e-8 * hyper.signal_sd ** 2)
+        larger = max(hyper.jitter * 100.0, 1e-8 * hyper.signal_sd**2)
         raise ValueError(
             f"K(X, X) + (noise_sd^2 + jitter) I is not positive definite in floating point "
             f"(kernel {hyper.kernel}, lengthscale={hyper.lengthscale:g}, "
             f"signal_sd={hyper.signal_sd:g}, noise_sd={hyper.noise_sd:g}, n={x.shape[0]}) "
             f"with jitter={hyper.jitter:g}; try a larger jitter, e.g. jitter={larger:g}, or "
-            f"a larger noise_sd") from None
+            f"a larger noise_sd"
+        ) from None
     return chol
 
 
-def condition(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
-              jitter: float = DEFAULT_JITTER) -> Conditioned:
+def condition(
+    *,
+    x: npt.ArrayLike,
+    y: npt.ArrayLike,
+    kernel: str,
+    lengthscale: float,
+    signal_sd: float,
+    noise_sd: float,
+    jitter: float = DEFAULT_JITTER,
+) -> Conditioned:
     """Factor ``K_y`` once and solve for ``alpha`` (Rasmussen & Williams 2006, Algorithm 2.1).
 
     Parameters
@@ -331,8 +360,13 @@ def condition(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: f
         ``K_y`` not positive definite with this jitter (the message suggests a
         larger one).
     """
-    hyper = Hyper(kernel=kernel, lengthscale=lengthscale, signal_sd=signal_sd,
-                  noise_sd=noise_sd, jitter=jitter)
+    hyper = Hyper(
+        kernel=kernel,
+        lengthscale=lengthscale,
+        signal_sd=signal_sd,
+        noise_sd=noise_sd,
+        jitter=jitter,
+    )
     x = as_inputs("x", x)
     if x.shape[0] == 0:
         raise ValueError("x has no rows; a GP needs at least one observation")
@@ -342,12 +376,12 @@ def condition(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: f
     alpha = linalg.cho_solve((chol, True), y, check_finite=False)
     half_logdet = float(np.sum(np.log(np.diag(chol))))
     lml = -0.5 * float(y @ alpha) - half_logdet - 0.5 * y.size * _LOG_2PI
-    return Conditioned(hyper=hyper, x=x, y=y, chol=chol, alpha=alpha,
-                       log_marginal_likelihood=lml)
+    return Conditioned(hyper=hyper, x=x, y=y, chol=chol, alpha=alpha, log_marginal_likelihood=lml)
 
 
-def predict(gp: Conditioned, *, x_new: npt.ArrayLike, noisy: bool = False,
-            full_cov: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def predict(
+    gp: Conditioned, *, x_new: npt.ArrayLike, noisy: bool = False, full_cov: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mean and covariance of f (or, with ``noisy``, of y) at ``x_new``.
 
     ``cov = K(X*, X*) + jitter I - V^T V`` with ``V = L^-1 K(X, X*)``
@@ -373,15 +407,16 @@ def predict(gp: Conditioned, *, x_new: npt.ArrayLike, noisy: bool = False,
     # K(X*, X) in C order is K(X, X*) in Fortran order: trtrs overwrites it in place.
     k_cross = _kernel(h.kernel, x_new, gp.x, h.lengthscale, h.signal_sd, same=False)  # (m, n)
     mean = k_cross @ gp.alpha
-    v = linalg.solve_triangular(gp.chol, k_cross.T, lower=True, overwrite_b=True,
-                                check_finite=False)  # (n, m)
-    extra = h.jitter + (h.noise_sd ** 2 if noisy else 0.0)
+    v = linalg.solve_triangular(
+        gp.chol, k_cross.T, lower=True, overwrite_b=True, check_finite=False
+    )  # (n, m)
+    extra = h.jitter + (h.noise_sd**2 if noisy else 0.0)
     if not full_cov:
         if h.kernel == "linear":
             scaled = _scaled(x_new, h.lengthscale)
-            prior_var = h.signal_sd ** 2 * (1.0 + np.einsum("ij,ij->i", scaled, scaled))
+            prior_var = h.signal_sd**2 * (1.0 + np.einsum("ij,ij->i", scaled, scaled))
         else:
-            prior_var = np.full(x_new.shape[0], h.signal_sd ** 2)
+            prior_var = np.full(x_new.shape[0], h.signal_sd**2)
         return mean, np.maximum(prior_var + extra - np.einsum("ij,ij->j", v, v), 0.0)
     cov = _kernel(h.kernel, x_new, x_new, h.lengthscale, h.signal_sd, same=True)
     cov -= v.T @ v
@@ -393,16 +428,38 @@ def predict(gp: Conditioned, *, x_new: npt.ArrayLike, noisy: bool = False,
 # ---------------------------------------------------------------- evidence
 
 
-def log_marginal_likelihood(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float,
-                            noise_sd: float, jitter: float = DEFAULT_JITTER) -> float:
+def log_marginal_likelihood(
+    *,
+    x: npt.ArrayLike,
+    y: npt.ArrayLike,
+    kernel: str,
+    lengthscale: float,
+    signal_sd: float,
+    noise_sd: float,
+    jitter: float = DEFAULT_JITTER,
+) -> float:
     """``log Normal(y; 0, K_y)`` (Rasmussen & Williams 2006, eq. 2.30)."""
-    return condition(x=x, y=y, kernel=kernel, lengthscale=lengthscale, signal_sd=signal_sd,
-                     noise_sd=noise_sd, jitter=jitter).log_marginal_likelihood
+    return condition(
+        x=x,
+        y=y,
+        kernel=kernel,
+        lengthscale=lengthscale,
+        signal_sd=signal_sd,
+        noise_sd=noise_sd,
+        jitter=jitter,
+    ).log_marginal_likelihood
 
 
-def log_marginal_likelihood_grad(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float,
-                                 noise_sd: float, jitter: float = DEFAULT_JITTER
-                                 ) -> tuple[float, np.ndarray]:
+def log_marginal_likelihood_grad(
+    *,
+    x: npt.ArrayLike,
+    y: npt.ArrayLike,
+    kernel: str,
+    lengthscale: float,
+    signal_sd: float,
+    noise_sd: float,
+    jitter: float = DEFAULT_JITTER,
+) -> tuple[float, np.ndarray]:
     """Log marginal likelihood and its gradient in the log-hyperparameters.
 
     Gradient with respect to ``(log lengthscale, log signal_sd, log noise_sd)``
@@ -422,8 +479,15 @@ def log_marginal_likelihood_grad(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: 
     grad : array of shape (3,)
     """
     noise_sd = require_positive("noise_sd", noise_sd)
-    gp = condition(x=x, y=y, kernel=kernel, lengthscale=lengthscale, signal_sd=signal_sd,
-                   noise_sd=noise_sd, jitter=jitter)
+    gp = condition(
+        x=x,
+        y=y,
+        kernel=kernel,
+        lengthscale=lengthscale,
+        signal_sd=signal_sd,
+        noise_sd=noise_sd,
+        jitter=jitter,
+    )
     return gp.log_marginal_likelihood, _grad(gp)
 
 
@@ -433,11 +497,13 @@ def _grad(gp: Conditioned) -> np.ndarray:
     k_inv = linalg.cho_solve((gp.chol, True), np.eye(gp.n), check_finite=False)
     w = np.outer(gp.alpha, gp.alpha)
     w -= k_inv  # alpha alpha^T - K_y^-1
-    return np.array([
-        0.5 * float(np.einsum("ij,ij->", w, dk_dlog_l)),
-        float(np.einsum("ij,ij->", w, k)),  # (1/2) tr(W 2K)
-        h.noise_sd ** 2 * float(np.trace(w)),  # (1/2) tr(W 2 s^2 I)
-    ])
+    return np.array(
+        [
+            0.5 * float(np.einsum("ij,ij->", w, dk_dlog_l)),
+            float(np.einsum("ij,ij->", w, k)),  # (1/2) tr(W 2K)
+            h.noise_sd**2 * float(np.trace(w)),  # (1/2) tr(W 2 s^2 I)
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -472,16 +538,28 @@ class TypeIIML:
     start: tuple[float, float, float]
 
     def hyper(self) -> dict[str, float]:
-        return {"lengthscale": self.lengthscale, "signal_sd": self.signal_sd,
-                "noise_sd": self.noise_sd}
+        return {
+            "lengthscale": self.lengthscale,
+            "signal_sd": self.signal_sd,
+            "noise_sd": self.noise_sd,
+        }
 
 
 #: Log-hyperparameters are searched within exp(+-_LOG_BOUND) of 1.
 _LOG_BOUND = 20.0
 
 
-def type2_ml(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
-             jitter: float = DEFAULT_JITTER, max_iter: int = 500) -> TypeIIML:
+def type2_ml(
+    *,
+    x: npt.ArrayLike,
+    y: npt.ArrayLike,
+    kernel: str,
+    lengthscale: float,
+    signal_sd: float,
+    noise_sd: float,
+    jitter: float = DEFAULT_JITTER,
+    max_iter: int = 500,
+) -> TypeIIML:
     """Maximise the log marginal likelihood over (lengthscale, signal_sd, noise_sd).
 
     L-BFGS-B on the log-hyperparameters with the analytic gradient
@@ -493,30 +571,47 @@ def type2_ml(*, x: npt.ArrayLike, y: npt.ArrayLike, kernel: str, lengthscale: fl
     """
     x = as_inputs("x", x)
     y = _as_targets(y, x.shape[0])
-    start = (require_positive("lengthscale", lengthscale),
-             require_positive("signal_sd", signal_sd),
-             require_positive("noise_sd", noise_sd))
+    start = (
+        require_positive("lengthscale", lengthscale),
+        require_positive("signal_sd", signal_sd),
+        require_positive("noise_sd", noise_sd),
+    )
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         ell, sf, sn = np.exp(theta)
         try:
-            value, grad = log_marginal_likelihood_grad(x=x, y=y, kernel=kernel, lengthscale=ell,
-                                                       signal_sd=sf, noise_sd=sn, jitter=jitter)
+            value, grad = log_marginal_likelihood_grad(
+                x=x, y=y, kernel=kernel, lengthscale=ell, signal_sd=sf, noise_sd=sn, jitter=jitter
+            )
         except ValueError:
             return math.inf, np.zeros(3)
         return -value, -grad
 
-    res = optimize.minimize(objective, np.log(start), jac=True, method="L-BFGS-B",
-                            bounds=[(-_LOG_BOUND, _LOG_BOUND)] * 3,
-                            options={"maxiter": int(max_iter), "gtol": 1e-8, "ftol": 1e-13})
+    res = optimize.minimize(
+        objective,
+        np.log(start),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(-_LOG_BOUND, _LOG_BOUND)] * 3,
+        options={"maxiter": int(max_iter), "gtol": 1e-8, "ftol": 1e-13},
+    )
     ell, sf, sn = (float(v) for v in np.exp(res.x))
-    value, grad = log_marginal_likelihood_grad(x=x, y=y, kernel=kernel, lengthscale=ell,
-                                               signal_sd=sf, noise_sd=sn, jitter=jitter)
-    return TypeIIML(lengthscale=ell, signal_sd=sf, noise_sd=sn, log_marginal_likelihood=value,
-                    grad=grad, converged=bool(res.success), iterations=int(res.nit),
-                    message=str(res.message), start=start)
+    value, grad = log_marginal_likelihood_grad(
+        x=x, y=y, kernel=kernel, lengthscale=ell, signal_sd=sf, noise_sd=sn, jitter=jitter
+    )
+    return TypeIIML(
+        lengthscale=ell,
+        signal_sd=sf,
+        noise_sd=sn,
+        log_marginal_likelihood=value,
+        grad=grad,
+        converged=bool(res.success),
+        iterations=int(res.nit),
+        message=str(res.message),
+        start=start,
+    )
 
 
 # ---------------------------------------------------------------- exact answer
@@ -543,23 +638,31 @@ class GPPredictive:
 
     def cov(self) -> np.ndarray:
         """``f_cov + noise_sd^2 I``, shape (m, m)."""
-        return self.f_cov + self.noise_sd ** 2 * np.eye(self.f_mean.size)
+        return self.f_cov + self.noise_sd**2 * np.eye(self.f_mean.size)
 
     def var(self) -> np.ndarray:
-        return np.diag(self.f_cov) + self.noise_sd ** 2
+        return np.diag(self.f_cov) + self.noise_sd**2
 
     def logpdf(self, y_new: np.ndarray) -> np.ndarray:
         """Marginal log density of each y_new[k] at test input k; shape (m,)."""
-        return stats.norm.logpdf(np.asarray(y_new, dtype=float), self.f_mean,
-                                 np.sqrt(self.var()))
+        return stats.norm.logpdf(np.asarray(y_new, dtype=float), self.f_mean, np.sqrt(self.var()))
 
 
 def posterior_names(m: int) -> tuple[str, ...]:
     return tuple(f"f[{i}]" for i in range(m))
 
 
-def solve(*, x: npt.ArrayLike, y: npt.ArrayLike, x_test: npt.ArrayLike, kernel: str, lengthscale: float, signal_sd: float, noise_sd: float,
-          jitter: float = DEFAULT_JITTER) -> ExactAnswer:
+def solve(
+    *,
+    x: npt.ArrayLike,
+    y: npt.ArrayLike,
+    x_test: npt.ArrayLike,
+    kernel: str,
+    lengthscale: float,
+    signal_sd: float,
+    noise_sd: float,
+    jitter: float = DEFAULT_JITTER,
+) -> ExactAnswer:
     """The exact posterior of f at ``x_test`` as an :class:`analytic.ExactAnswer`.
 
     Parameters
@@ -578,8 +681,15 @@ def solve(*, x: npt.ArrayLike, y: npt.ArrayLike, x_test: npt.ArrayLike, kernel: 
         ``log_evidence``: the log marginal likelihood; ``predictive``:
         :class:`GPPredictive`.
     """
-    gp = condition(x=x, y=y, kernel=kernel, lengthscale=lengthscale, signal_sd=signal_sd,
-                   noise_sd=noise_sd, jitter=jitter)
+    gp = condition(
+        x=x,
+        y=y,
+        kernel=kernel,
+        lengthscale=lengthscale,
+        signal_sd=signal_sd,
+        noise_sd=noise_sd,
+        jitter=jitter,
+    )
     mean, cov = predict(gp, x_new=x_test)
     try:
         post = MultivariateNormal(mean=mean, cov=cov, parameters=posterior_names(mean.size))
@@ -588,18 +698,30 @@ def solve(*, x: npt.ArrayLike, y: npt.ArrayLike, x_test: npt.ArrayLike, kernel: 
             f"the posterior covariance of f at the {mean.size} test inputs is singular in "
             f"floating point with jitter={gp.hyper.jitter:g} (test inputs too close for the "
             f"lengthscale {gp.hyper.lengthscale:g}, or more of them than a {kernel} kernel "
-            f"has degrees of freedom); use fewer test inputs or a larger jitter") from None
-    return ExactAnswer(posterior=post, mle=None, log_evidence=gp.log_marginal_likelihood,
-                       predictive=GPPredictive(f_mean=mean, f_cov=cov, noise_sd=gp.hyper.noise_sd))
+            f"has degrees of freedom); use fewer test inputs or a larger jitter"
+        ) from None
+    return ExactAnswer(
+        posterior=post,
+        mle=None,
+        log_evidence=gp.log_marginal_likelihood,
+        predictive=GPPredictive(f_mean=mean, f_cov=cov, noise_sd=gp.hyper.noise_sd),
+    )
 
 
 # ---------------------------------------------------------------- simulation
 
 
-def simulate(rng: np.random.Generator, *, x: npt.ArrayLike, x_test: npt.ArrayLike,
-             kernel: str, lengthscale: float,
-             signal_sd: float, noise_sd: float,
-             jitter: float = DEFAULT_JITTER) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator,
+    *,
+    x: npt.ArrayLike,
+    x_test: npt.ArrayLike,
+    kernel: str,
+    lengthscale: float,
+    signal_sd: float,
+    noise_sd: float,
+    jitter: float = DEFAULT_JITTER,
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw f at ``x`` and ``x_test`` jointly from the prior, then y = f(x) + noise.
 
     Returns
@@ -608,18 +730,26 @@ def simulate(rng: np.random.Generator, *, x: npt.ArrayLike, x_test: npt.ArrayLik
         The prior draw of f at the test inputs.
     y : array of shape (n,)
     """
-    hyper = Hyper(kernel=kernel, lengthscale=lengthscale, signal_sd=signal_sd,
-                  noise_sd=noise_sd, jitter=jitter)
+    hyper = Hyper(
+        kernel=kernel,
+        lengthscale=lengthscale,
+        signal_sd=signal_sd,
+        noise_sd=noise_sd,
+        jitter=jitter,
+    )
     x = as_inputs("x", x)
     x_test = as_inputs("x_test", x_test, p=x.shape[1])
     both = np.vstack([x, x_test])
-    k = kernel_matrix(kernel=kernel, x1=both, lengthscale=lengthscale, signal_sd=signal_sd,
-                      jitter=hyper.jitter)
+    k = kernel_matrix(
+        kernel=kernel, x1=both, lengthscale=lengthscale, signal_sd=signal_sd, jitter=hyper.jitter
+    )
     try:
         chol = linalg.cholesky(k, lower=True)
     except linalg.LinAlgError:
-        raise ValueError(f"the prior covariance at the {both.shape[0]} inputs is not positive "
-                         f"definite with jitter={hyper.jitter:g}; pass a larger jitter") from None
+        raise ValueError(
+            f"the prior covariance at the {both.shape[0]} inputs is not positive "
+            f"definite with jitter={hyper.jitter:g}; pass a larger jitter"
+        ) from None
     f = chol @ rng.standard_normal(both.shape[0])
     n = x.shape[0]
     return f[n:], f[:n] + noise_sd * rng.standard_normal(n)

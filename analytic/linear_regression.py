@@ -47,8 +47,13 @@ _LOG_2PI = math.log(2.0 * math.pi)
 # ---------------------------------------------------------------- data
 
 
-def design_matrix(*, x: np.ndarray, degree: int | None = None, intercept: bool = True,
-                  names: Sequence[str] | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
+def design_matrix(
+    *,
+    x: np.ndarray,
+    degree: int | None = None,
+    intercept: bool = True,
+    names: Sequence[str] | None = None,
+) -> tuple[np.ndarray, tuple[str, ...]]:
     """Design matrix Phi and feature names from raw inputs (Bishop 2006, eq. 3.3).
 
     Parameters
@@ -75,13 +80,16 @@ def design_matrix(*, x: np.ndarray, degree: int | None = None, intercept: bool =
     """
     arr = np.asarray(x, dtype=float)
     if arr.ndim not in (1, 2):
-        raise ValueError(f"x must be an array of shape (n,) or (n, p), got shape {arr.shape}; "
-                         f"pass one row per observation")
+        raise ValueError(
+            f"x must be an array of shape (n,) or (n, p), got shape {arr.shape}; "
+            f"pass one row per observation"
+        )
     bad = ~np.isfinite(arr)
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"x[{', '.join(map(str, idx))}] is {arr[idx]}; "
-                         f"every input must be a finite number")
+        raise ValueError(
+            f"x[{', '.join(map(str, idx))}] is {arr[idx]}; every input must be a finite number"
+        )
     cols = arr[:, None] if arr.ndim == 1 else arr
     p = cols.shape[1]
     if names is None:
@@ -89,8 +97,10 @@ def design_matrix(*, x: np.ndarray, degree: int | None = None, intercept: bool =
     else:
         names = tuple(str(s) for s in names)
         if len(names) != p:
-            raise ValueError(f"names must give one name per input column ({p}), "
-                             f"got {len(names)}: {list(names)}; fix the list")
+            raise ValueError(
+                f"names must give one name per input column ({p}), "
+                f"got {len(names)}: {list(names)}; fix the list"
+            )
     if degree is None:
         feats, fnames = cols, names
         if intercept:
@@ -99,19 +109,24 @@ def design_matrix(*, x: np.ndarray, degree: int | None = None, intercept: bool =
     else:
         m = _check_degree(degree)
         if p != 1:
-            raise ValueError(f"degree needs exactly one input column, got x with {p} columns; "
-                             f"drop degree or pass one column")
+            raise ValueError(
+                f"degree needs exactly one input column, got x with {p} columns; "
+                f"drop degree or pass one column"
+            )
         first = 0 if intercept else 1
         if first > m:
-            raise ValueError(f"degree must be >= 1 when intercept=False, got {degree!r}; "
-                             f"raise degree or keep the intercept")
+            raise ValueError(
+                f"degree must be >= 1 when intercept=False, got {degree!r}; "
+                f"raise degree or keep the intercept"
+            )
         powers = np.arange(first, m + 1)
-        feats = cols ** powers  # (n, 1) ** (k,) -> (n, k); 0.0 ** 0 == 1.0
-        fnames = tuple("1" if k == 0 else names[0] if k == 1 else f"{names[0]}^{k}"
-                       for k in powers)
+        feats = cols**powers  # (n, 1) ** (k,) -> (n, k); 0.0 ** 0 == 1.0
+        fnames = tuple("1" if k == 0 else names[0] if k == 1 else f"{names[0]}^{k}" for k in powers)
     if feats.shape[1] == 0:
-        raise ValueError("the design matrix must have at least one feature, got none; "
-                         "pass columns in x or set intercept=True")
+        raise ValueError(
+            "the design matrix must have at least one feature, got none; "
+            "pass columns in x or set intercept=True"
+        )
     return np.ascontiguousarray(feats, dtype=float), fnames
 
 
@@ -119,8 +134,7 @@ def _check_degree(degree: Any) -> int:
     real = isinstance(degree, numbers.Real) and not isinstance(degree, bool)
     ok = real and math.isfinite(degree) and degree == int(degree) and degree >= 0
     if not ok:
-        raise ValueError(f"degree must be an integer >= 0, got {degree!r}; "
-                         f"pass e.g. degree=3")
+        raise ValueError(f"degree must be an integer >= 0, got {degree!r}; pass e.g. degree=3")
     return int(degree)
 
 
@@ -128,26 +142,33 @@ def _as_design(name: str, phi: npt.ArrayLike, d: int | None = None) -> np.ndarra
     """``phi`` as a finite float array of shape (n, d), d >= 1."""
     arr = np.asarray(phi, dtype=float)
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n, d), got shape {arr.shape}; "
-                         f"build it with design_matrix(x=...)")
+        raise ValueError(
+            f"{name} must be a 2-D array of shape (n, d), got shape {arr.shape}; "
+            f"build it with design_matrix(x=...)"
+        )
     if arr.shape[1] == 0:
         raise ValueError(f"{name} must have at least one column, got shape {arr.shape}")
     if d is not None and arr.shape[1] != d:
-        raise ValueError(f"{name} must have {d} columns (one per weight), got shape {arr.shape}; "
-                         f"build it with the same features as the fit")
+        raise ValueError(
+            f"{name} must have {d} columns (one per weight), got shape {arr.shape}; "
+            f"build it with the same features as the fit"
+        )
     bad = ~np.isfinite(arr)
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(f"{name}[{i}, {j}] is {arr[i, j]}; every entry of the design matrix "
-                         f"must be a finite number")
+        raise ValueError(
+            f"{name}[{i}, {j}] is {arr[i, j]}; every entry of the design matrix "
+            f"must be a finite number"
+        )
     return arr
 
 
 def _as_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
     arr = as_data("y", y)
     if arr.size != n:
-        raise ValueError(f"y must have one value per row of phi ({n}), got {arr.size}; "
-                         f"pass matching arrays")
+        raise ValueError(
+            f"y must have one value per row of phi ({n}), got {arr.size}; pass matching arrays"
+        )
     return arr
 
 
@@ -183,10 +204,16 @@ class Stats:
 
     def __add__(self, other: Stats) -> Stats:
         if other.d != self.d:
-            raise ValueError(f"cannot add Stats with {self.d} and {other.d} features; "
-                             f"build every chunk with the same design")
-        return Stats(self.n + other.n, self.gram + other.gram, self.phi_t_y + other.phi_t_y,
-                     self.y_t_y + other.y_t_y)
+            raise ValueError(
+                f"cannot add Stats with {self.d} and {other.d} features; "
+                f"build every chunk with the same design"
+            )
+        return Stats(
+            self.n + other.n,
+            self.gram + other.gram,
+            self.phi_t_y + other.phi_t_y,
+            self.y_t_y + other.y_t_y,
+        )
 
 
 _BLOCK_BYTES = 2**22  # 4 MiB row blocks for the statistics
@@ -211,23 +238,30 @@ def sufficient_stats(*, phi: np.ndarray, y: np.ndarray) -> Stats:
     step = max(1, _BLOCK_BYTES // (8 * d))
     with np.errstate(all="ignore"):
         for start in range(0, n, step):
-            block, yb = phi_arr[start:start + step], y_arr[start:start + step]
+            block, yb = phi_arr[start : start + step], y_arr[start : start + step]
             gram += block.T @ block
             phi_t_y += block.T @ yb
             y_t_y += float(yb @ yb)
     suff = Stats(int(n), gram, phi_t_y, y_t_y)
-    if not (np.all(np.isfinite(suff.gram)) and np.all(np.isfinite(suff.phi_t_y))
-            and np.isfinite(suff.y_t_y)):
+    if not (
+        np.all(np.isfinite(suff.gram))
+        and np.all(np.isfinite(suff.phi_t_y))
+        and np.isfinite(suff.y_t_y)
+    ):
         _check_data(phi_arr, y_arr)  # names the first non-finite entry
-        raise ValueError("Phi^T Phi or Phi^T y overflowed: the inputs are too large to square "
-                         "in float64; rescale them (e.g. standardise the columns)")
+        raise ValueError(
+            "Phi^T Phi or Phi^T y overflowed: the inputs are too large to square "
+            "in float64; rescale them (e.g. standardise the columns)"
+        )
     return suff
 
 
 def _check_stats(suff: Stats) -> Stats:
     if not isinstance(suff, Stats):
-        raise TypeError(f"suff must be a linear_regression.Stats, got {type(suff).__name__}; "
-                         f"build it with sufficient_stats(phi=..., y=...)")
+        raise TypeError(
+            f"suff must be a linear_regression.Stats, got {type(suff).__name__}; "
+            f"build it with sufficient_stats(phi=..., y=...)"
+        )
     return suff
 
 
@@ -340,52 +374,71 @@ class _Prior:
         return 2.0 * float(np.sum(np.log(np.diag(self.chol))))
 
 
-def _factor_prior(*, prior_mean: npt.ArrayLike | None, prior_cov: npt.ArrayLike | None,
-                  d: int, mean_name: str = "prior_mean",
-                  cov_name: str = "prior_cov") -> _Prior:
+def _factor_prior(
+    *,
+    prior_mean: npt.ArrayLike | None,
+    prior_cov: npt.ArrayLike | None,
+    d: int,
+    mean_name: str = "prior_mean",
+    cov_name: str = "prior_cov",
+) -> _Prior:
     """Validate a prior mean (scalar or (d,)) and covariance (d, d) and factor it."""
     m0 = np.asarray(0.0 if prior_mean is None else prior_mean, dtype=float)
     if m0.ndim == 0:
         m0 = np.full(d, float(m0))
     if m0.shape != (d,):
-        raise ValueError(f"{mean_name} must be one number or an array of shape ({d},), "
-                         f"got shape {m0.shape}; pass one value per weight")
+        raise ValueError(
+            f"{mean_name} must be one number or an array of shape ({d},), "
+            f"got shape {m0.shape}; pass one value per weight"
+        )
     if not np.all(np.isfinite(m0)):
         raise ValueError(f"{mean_name} must be finite, got {m0.tolist()}; pass finite values")
     s0 = np.asarray(prior_cov, dtype=float)
     if s0.shape != (d, d):
-        raise ValueError(f"{cov_name} must be an array of shape ({d}, {d}), got shape {s0.shape}; "
-                         f"pass one row and column per weight")
+        raise ValueError(
+            f"{cov_name} must be an array of shape ({d}, {d}), got shape {s0.shape}; "
+            f"pass one row and column per weight"
+        )
     if not np.all(np.isfinite(s0)):
         raise ValueError(f"{cov_name} must be finite, got {s0.tolist()}; pass finite values")
     scale = float(np.max(np.abs(s0))) if s0.size else 0.0
     if not np.allclose(s0, s0.T, rtol=0.0, atol=1e-12 * scale):
-        raise ValueError(f"{cov_name} must be symmetric, got {s0.tolist()}; "
-                         f"pass (C + C.T) / 2")
+        raise ValueError(f"{cov_name} must be symmetric, got {s0.tolist()}; pass (C + C.T) / 2")
     s0 = 0.5 * (s0 + s0.T)
     try:
         chol = linalg.cholesky(s0, lower=True)
     except linalg.LinAlgError:
-        raise ValueError(f"{cov_name} must be positive definite, got {s0.tolist()}; "
-                         f"pass a covariance with all eigenvalues > 0") from None
+        raise ValueError(
+            f"{cov_name} must be positive definite, got {s0.tolist()}; "
+            f"pass a covariance with all eigenvalues > 0"
+        ) from None
     prec = linalg.cho_solve((chol, True), np.eye(d))
     return _Prior(mean=m0, cov=s0, chol=chol, prec=0.5 * (prec + prec.T))
 
 
-def _resolve_prior(*, d: int, prior_sd: float | None, prior_mean: npt.ArrayLike | None,
-                   prior_cov: npt.ArrayLike | None, sd_name: str = "prior_sd",
-                   cov_name: str = "prior_cov") -> _Prior:
+def _resolve_prior(
+    *,
+    d: int,
+    prior_sd: float | None,
+    prior_mean: npt.ArrayLike | None,
+    prior_cov: npt.ArrayLike | None,
+    sd_name: str = "prior_sd",
+    cov_name: str = "prior_cov",
+) -> _Prior:
     """Exactly one of an isotropic sd (cov = sd^2 I) or a full covariance."""
     if (prior_sd is None) == (prior_cov is None):
         got = "both" if prior_sd is not None else "neither"
-        raise ValueError(f"give exactly one of {sd_name} or {cov_name}, got {got}; "
-                         f"e.g. {sd_name}=1.0")
+        raise ValueError(
+            f"give exactly one of {sd_name} or {cov_name}, got {got}; e.g. {sd_name}=1.0"
+        )
     if prior_sd is not None:
         prior_cov = require_positive(sd_name, prior_sd) ** 2 * np.eye(d)
     return _factor_prior(prior_mean=prior_mean, prior_cov=prior_cov, d=d, cov_name=cov_name)
 
 
-def _posterior_factor(suff: Stats, prior: _Prior, noise_var: float) -> tuple[np.ndarray, np.ndarray]:
+def _posterior_factor(
+    suff: Stats, prior: _Prior, noise_var: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mean and lower Cholesky factor of the posterior precision.
 
     ``P = S0^-1 + gram / noise_var``; ``m_N = m0 + P^-1 (phi_t_y - gram m0) / noise_var``
@@ -394,15 +447,19 @@ def _posterior_factor(suff: Stats, prior: _Prior, noise_var: float) -> tuple[np.
     (``noise_var = 1`` there).
     """
     if suff.d != prior.mean.size:
-        raise ValueError(f"the statistics have {suff.d} features but the prior has "
-                         f"{prior.mean.size}; build both from the same design")
+        raise ValueError(
+            f"the statistics have {suff.d} features but the prior has "
+            f"{prior.mean.size}; build both from the same design"
+        )
     prec = prior.prec + suff.gram / noise_var
     try:
         prec_chol = linalg.cholesky(0.5 * (prec + prec.T), lower=True)
     except linalg.LinAlgError:
-        raise ValueError("the posterior precision is not numerically positive definite; "
-                         "the prior covariance is too ill-conditioned: pass a better-"
-                         "conditioned prior_cov") from None
+        raise ValueError(
+            "the posterior precision is not numerically positive definite; "
+            "the prior covariance is too ill-conditioned: pass a better-"
+            "conditioned prior_cov"
+        ) from None
     b = (suff.phi_t_y - suff.gram @ prior.mean) / noise_var
     return prior.mean + linalg.cho_solve((prec_chol, True), b), prec_chol
 
@@ -422,8 +479,9 @@ def _quad_from_stats(suff: Stats, prior: _Prior, noise_var: float, prec_chol: np
     return max(rtr / noise_var - float(c @ c), 0.0)
 
 
-def _quad_from_data(phi: np.ndarray, y: np.ndarray, prior: _Prior, noise_var: float,
-                    mean: np.ndarray) -> float:
+def _quad_from_data(
+    phi: np.ndarray, y: np.ndarray, prior: _Prior, noise_var: float, mean: np.ndarray
+) -> float:
     """The same quadratic form in residual form, a sum of non-negative terms:
 
     ``||y - Phi m_N||^2 / noise_var + (m_N - m0)^T S0^-1 (m_N - m0)``
@@ -503,8 +561,9 @@ def _make_posterior(mean: np.ndarray, prec_chol: np.ndarray) -> GaussianPosterio
     return GaussianPosterior(mean=mean, cov=0.5 * (cov + cov.T), prec_chol=prec_chol)
 
 
-def update(*, suff: Stats, noise_sd: float, prior_mean: np.ndarray | float,
-           prior_cov: np.ndarray) -> GaussianPosterior:
+def update(
+    *, suff: Stats, noise_sd: float, prior_mean: np.ndarray | float, prior_cov: np.ndarray
+) -> GaussianPosterior:
     """Conjugate update (Bishop 2006, eqs. 3.49-3.51); the result is the next prior.
 
     Parameters
@@ -523,8 +582,9 @@ def update(*, suff: Stats, noise_sd: float, prior_mean: np.ndarray | float,
     return _make_posterior(*_posterior_factor(suff, prior, noise_var))
 
 
-def log_evidence(*, suff: Stats, noise_sd: float, prior_mean: np.ndarray | float,
-                 prior_cov: np.ndarray) -> float:
+def log_evidence(
+    *, suff: Stats, noise_sd: float, prior_mean: np.ndarray | float, prior_cov: np.ndarray
+) -> float:
     """log p(y) = log Normal(y; Phi m0, s^2 I + Phi S0 Phi^T) from statistics, in O(d^3).
 
     With ``s = noise_sd``, ``P = S0^-1 + gram / s^2``, ``r = y - Phi m0`` and
@@ -573,8 +633,9 @@ def effective_parameters(*, suff: Stats, noise_sd: float, prior_cov: np.ndarray)
 # ---------------------------------------------------------------- predictive
 
 
-def predictive(*, posterior: GaussianPosterior, phi_new: np.ndarray,
-               noise_sd: float) -> tuple[np.ndarray, np.ndarray]:
+def predictive(
+    *, posterior: GaussianPosterior, phi_new: np.ndarray, noise_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Posterior predictive mean and variance at each row of ``phi_new`` (m, d).
 
     ``mean = Phi_new m_N``, ``var = s^2 + diag(Phi_new S_N Phi_new^T)``
@@ -591,8 +652,9 @@ def predictive(*, posterior: GaussianPosterior, phi_new: np.ndarray,
     return phi_new @ posterior.mean, noise_var + np.sum(a * a, axis=0)
 
 
-def predictive_cov(*, posterior: GaussianPosterior, phi_new: np.ndarray,
-                   noise_sd: float) -> np.ndarray:
+def predictive_cov(
+    *, posterior: GaussianPosterior, phi_new: np.ndarray, noise_sd: float
+) -> np.ndarray:
     """Joint predictive covariance ``Phi_new S_N Phi_new^T + s^2 I``, shape (m, m)."""
     noise_var = require_positive("noise_sd", noise_sd) ** 2
     phi_new = _as_design("phi_new", phi_new, d=posterior.d)
@@ -665,12 +727,22 @@ class LinearRegressionFit:
 
     def answer(self) -> ExactAnswer:
         """The :class:`analytic.ExactAnswer` the compare layer reads."""
-        return ExactAnswer(posterior=self.posterior, mle=self.mle.w,
-                           log_evidence=self.log_evidence, predictive=self.predictive)
+        return ExactAnswer(
+            posterior=self.posterior,
+            mle=self.mle.w,
+            log_evidence=self.log_evidence,
+            predictive=self.predictive,
+        )
 
 
-def _fit(suff: Stats, mle_fit: MLE, noise_sd: float, prior: _Prior, prior_sd: float | None,
-         data: tuple[np.ndarray, np.ndarray] | None) -> LinearRegressionFit:
+def _fit(
+    suff: Stats,
+    mle_fit: MLE,
+    noise_sd: float,
+    prior: _Prior,
+    prior_sd: float | None,
+    data: tuple[np.ndarray, np.ndarray] | None,
+) -> LinearRegressionFit:
     noise_var = noise_sd**2
     mean, prec_chol = _posterior_factor(suff, prior, noise_var)
     post = _make_posterior(mean, prec_chol)
@@ -684,16 +756,23 @@ def _fit(suff: Stats, mle_fit: MLE, noise_sd: float, prior: _Prior, prior_sd: fl
         mle=mle_fit,
         map=post.mean,
         ridge_lambda=None if prior_sd is None else noise_var / float(prior_sd) ** 2,
-        log_evidence=_gaussian_log_evidence(suff.n, noise_var, _log_det_ratio(prior, prec_chol),
-                                            quad),
+        log_evidence=_gaussian_log_evidence(
+            suff.n, noise_var, _log_det_ratio(prior, prec_chol), quad
+        ),
         effective_parameters=gamma,
         predictive=LinearPredictive(posterior=post, noise_sd=noise_sd),
     )
 
 
-def fit(*, phi: np.ndarray, y: np.ndarray, noise_sd: float, prior_sd: float | None = None,
-        prior_mean: np.ndarray | float | None = None,
-        prior_cov: np.ndarray | None = None) -> LinearRegressionFit:
+def fit(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    noise_sd: float,
+    prior_sd: float | None = None,
+    prior_mean: np.ndarray | float | None = None,
+    prior_cov: np.ndarray | None = None,
+) -> LinearRegressionFit:
     """Posterior, MLE, MAP, evidence, gamma and predictive for ``phi`` (n, d) and ``y`` (n,).
 
     Give exactly one of ``prior_sd`` (prior ``Normal(prior_mean, prior_sd^2 I)``)
@@ -703,15 +782,22 @@ def fit(*, phi: np.ndarray, y: np.ndarray, noise_sd: float, prior_sd: float | No
     """
     phi, y = _check_data(phi, y)
     noise_sd = require_positive("noise_sd", noise_sd)
-    prior = _resolve_prior(d=phi.shape[1], prior_sd=prior_sd, prior_mean=prior_mean,
-                           prior_cov=prior_cov)
-    return _fit(sufficient_stats(phi=phi, y=y), mle(phi=phi, y=y), noise_sd, prior, prior_sd,
-                (phi, y))
+    prior = _resolve_prior(
+        d=phi.shape[1], prior_sd=prior_sd, prior_mean=prior_mean, prior_cov=prior_cov
+    )
+    return _fit(
+        sufficient_stats(phi=phi, y=y), mle(phi=phi, y=y), noise_sd, prior, prior_sd, (phi, y)
+    )
 
 
-def fit_stats(*, suff: Stats, noise_sd: float, prior_sd: float | None = None,
-              prior_mean: np.ndarray | float | None = None,
-              prior_cov: np.ndarray | None = None) -> LinearRegressionFit:
+def fit_stats(
+    *,
+    suff: Stats,
+    noise_sd: float,
+    prior_sd: float | None = None,
+    prior_mean: np.ndarray | float | None = None,
+    prior_cov: np.ndarray | None = None,
+) -> LinearRegressionFit:
     """As :func:`fit`, from sufficient statistics only (data too large for memory).
 
     Less accurate than :func:`fit`: the MLE solves the normal equations
@@ -720,32 +806,50 @@ def fit_stats(*, suff: Stats, noise_sd: float, prior_sd: float | None = None,
     """
     suff = _check_stats(suff)
     noise_sd = require_positive("noise_sd", noise_sd)
-    prior = _resolve_prior(d=suff.d, prior_sd=prior_sd, prior_mean=prior_mean,
-                           prior_cov=prior_cov)
+    prior = _resolve_prior(d=suff.d, prior_sd=prior_sd, prior_mean=prior_mean, prior_cov=prior_cov)
     return _fit(suff, _mle_from_stats(suff), noise_sd, prior, prior_sd, None)
 
 
-def solve(*, phi: np.ndarray, y: np.ndarray, noise_sd: float, prior_sd: float | None = None,
-          prior_mean: np.ndarray | float | None = None,
-          prior_cov: np.ndarray | None = None) -> ExactAnswer:
+def solve(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    noise_sd: float,
+    prior_sd: float | None = None,
+    prior_mean: np.ndarray | float | None = None,
+    prior_cov: np.ndarray | None = None,
+) -> ExactAnswer:
     """:func:`fit` as an :class:`analytic.ExactAnswer` (mle = the weight vector or None)."""
-    return fit(phi=phi, y=y, noise_sd=noise_sd, prior_sd=prior_sd, prior_mean=prior_mean,
-               prior_cov=prior_cov).answer()
+    return fit(
+        phi=phi,
+        y=y,
+        noise_sd=noise_sd,
+        prior_sd=prior_sd,
+        prior_mean=prior_mean,
+        prior_cov=prior_cov,
+    ).answer()
 
 
-def solve_stats(*, suff: Stats, noise_sd: float, prior_sd: float | None = None,
-                prior_mean: np.ndarray | float | None = None,
-                prior_cov: np.ndarray | None = None) -> ExactAnswer:
+def solve_stats(
+    *,
+    suff: Stats,
+    noise_sd: float,
+    prior_sd: float | None = None,
+    prior_mean: np.ndarray | float | None = None,
+    prior_cov: np.ndarray | None = None,
+) -> ExactAnswer:
     """:func:`fit_stats` as an :class:`analytic.ExactAnswer`; see its accuracy note."""
-    return fit_stats(suff=suff, noise_sd=noise_sd, prior_sd=prior_sd, prior_mean=prior_mean,
-                     prior_cov=prior_cov).answer()
+    return fit_stats(
+        suff=suff, noise_sd=noise_sd, prior_sd=prior_sd, prior_mean=prior_mean, prior_cov=prior_cov
+    ).answer()
 
 
 # ---------------------------------------------------------------- simulation
 
 
-def simulate(rng: np.random.Generator, *, phi: np.ndarray, noise_sd: float,
-             prior_sd: float) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, phi: np.ndarray, noise_sd: float, prior_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw w ~ Normal(0, prior_sd^2 I), then y ~ Normal(Phi w, noise_sd^2 I).
 
     Returns
@@ -760,8 +864,9 @@ def simulate(rng: np.random.Generator, *, phi: np.ndarray, noise_sd: float,
     return w, phi @ w + noise_sd * rng.standard_normal(phi.shape[0])
 
 
-def sinusoid(rng: np.random.Generator, *, n: int = 25,
-             noise_sd: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
+def sinusoid(
+    rng: np.random.Generator, *, n: int = 25, noise_sd: float = 0.3
+) -> tuple[np.ndarray, np.ndarray]:
     """Bishop's toy data (2006, sec. 1.1 and 3.3): x ~ Uniform(0, 1) sorted,
     ``y = sin(2 pi x) + Normal(0, noise_sd^2)``.
 
@@ -777,9 +882,14 @@ def sinusoid(rng: np.random.Generator, *, n: int = 25,
 
 
 # ---------------------------------------------------------------- prior sensitivity
-def sensitivity_path(*, suff: Stats, noise_sd: npt.ArrayLike, prior_sd: npt.ArrayLike,
-                     prior_mean: np.ndarray | float = 0.0,
-                     interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(
+    *,
+    suff: Stats,
+    noise_sd: npt.ArrayLike,
+    prior_sd: npt.ArrayLike,
+    prior_mean: np.ndarray | float = 0.0,
+    interval: float = 0.95,
+) -> ConjugatePath:
     """The exact posterior of ``w`` at G values of (noise_sd, prior_sd) at once.
 
     One eigendecomposition of ``Phi^T Phi`` serves the whole grid
@@ -798,18 +908,35 @@ def sensitivity_path(*, suff: Stats, noise_sd: npt.ArrayLike, prior_sd: npt.Arra
     suff = _check_stats(suff)
     noise_var = np.asarray(noise_sd, dtype=float) ** 2
     prior_var = np.asarray(prior_sd, dtype=float) ** 2
-    path = gaussian_linear_path(gram=suff.gram, phi_t_y=suff.phi_t_y, y_t_y=suff.y_t_y,
-                                n=suff.n, noise_var=noise_var, prior_var=prior_var,
-                                prior_mean=prior_mean)
+    path = gaussian_linear_path(
+        gram=suff.gram,
+        phi_t_y=suff.phi_t_y,
+        y_t_y=suff.y_t_y,
+        n=suff.n,
+        noise_var=noise_var,
+        prior_var=prior_var,
+        prior_mean=prior_mean,
+    )
     z = float(stats.norm.ppf(0.5 + interval / 2.0))
-    return ConjugatePath(mean=path.mean, sd=path.sd, lower=path.mean - z * path.sd,
-                         upper=path.mean + z * path.sd, mode=path.mean.copy(),
-                         log_evidence=path.log_evidence)
+    return ConjugatePath(
+        mean=path.mean,
+        sd=path.sd,
+        lower=path.mean - z * path.sd,
+        upper=path.mean + z * path.sd,
+        mode=path.mean.copy(),
+        log_evidence=path.log_evidence,
+    )
 
 
-def power_scaled(*, suff: Stats, noise_sd: float, prior_sd: float,
-                 prior_mean: np.ndarray | float = 0.0, alpha: float,
-                 component: str) -> GaussianPosterior:
+def power_scaled(
+    *,
+    suff: Stats,
+    noise_sd: float,
+    prior_sd: float,
+    prior_mean: np.ndarray | float = 0.0,
+    alpha: float,
+    component: str,
+) -> GaussianPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 
     N(m0, prior_sd^2 I)^alpha = N(m0, prior_sd^2/alpha I); the Gaussian
@@ -823,12 +950,19 @@ def power_scaled(*, suff: Stats, noise_sd: float, prior_sd: float,
         prior_sd = prior_sd / root
     else:
         noise_sd = noise_sd / root
-    return update(suff=suff, noise_sd=noise_sd, prior_mean=prior_mean,
-                  prior_cov=prior_sd**2 * np.eye(suff.d))
+    return update(
+        suff=suff, noise_sd=noise_sd, prior_mean=prior_mean, prior_cov=prior_sd**2 * np.eye(suff.d)
+    )
 
 
-def log_densities(*, suff: Stats, theta: np.ndarray, noise_sd: float, prior_sd: float,
-                  prior_mean: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def log_densities(
+    *,
+    suff: Stats,
+    theta: np.ndarray,
+    noise_sd: float,
+    prior_sd: float,
+    prior_mean: np.ndarray | float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """The log prior and log likelihood at ``theta`` = w, array of shape (..., d).
 
     log N(w; m0, prior_sd^2 I), and the log likelihood up to a constant from
@@ -838,6 +972,9 @@ def log_densities(*, suff: Stats, theta: np.ndarray, noise_sd: float, prior_sd: 
     suff = _check_stats(suff)
     theta = np.asarray(theta, dtype=float)
     log_prior = stats.norm.logpdf(theta, prior_mean, prior_sd).sum(-1)
-    quad = (suff.y_t_y - 2.0 * theta @ suff.phi_t_y
-            + np.einsum("...i,ij,...j->...", theta, suff.gram, theta))
+    quad = (
+        suff.y_t_y
+        - 2.0 * theta @ suff.phi_t_y
+        + np.einsum("...i,ij,...j->...", theta, suff.gram, theta)
+    )
     return log_prior, -0.5 * quad / noise_sd**2

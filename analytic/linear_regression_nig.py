@@ -60,10 +60,25 @@ from analytic.linear_regression import (
 )
 
 __all__ = [
-    "MLE", "NIGPredictive", "NIGRegressionFit", "NIGRegressionPosterior", "Stats",
-    "design_matrix", "fit", "fit_stats", "log_densities", "log_evidence", "mle",
-    "power_scaled", "predictive", "predictive_cov", "simulate", "solve", "solve_stats",
-    "sufficient_stats", "update",
+    "MLE",
+    "NIGPredictive",
+    "NIGRegressionFit",
+    "NIGRegressionPosterior",
+    "Stats",
+    "design_matrix",
+    "fit",
+    "fit_stats",
+    "log_densities",
+    "log_evidence",
+    "mle",
+    "power_scaled",
+    "predictive",
+    "predictive_cov",
+    "simulate",
+    "solve",
+    "solve_stats",
+    "sufficient_stats",
+    "update",
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -168,8 +183,11 @@ class NIGRegressionPosterior:
         a, b, d = self.alpha, self.beta, self.d
         z = (w - self.loc) @ self.prec_chol
         log_ig = a * math.log(b) - special.gammaln(a) - (a + 1.0) * np.log(s2) - b / s2
-        log_n = (-0.5 * d * (_LOG_2PI + np.log(s2)) + float(np.sum(np.log(np.diag(self.prec_chol))))
-                 - 0.5 * np.sum(z * z, axis=-1) / s2)
+        log_n = (
+            -0.5 * d * (_LOG_2PI + np.log(s2))
+            + float(np.sum(np.log(np.diag(self.prec_chol))))
+            - 0.5 * np.sum(z * z, axis=-1) / s2
+        )
         return np.where(pos, log_ig + log_n, -np.inf)
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -177,8 +195,10 @@ class NIGRegressionPosterior:
         ``w = m_n + sqrt(sigma2) L^-T z``."""
         s2 = self.beta / rng.gamma(self.alpha, 1.0, size=size)
         z = rng.standard_normal((self.d, size))
-        w = self.loc + np.sqrt(s2)[:, None] * linalg.solve_triangular(self.prec_chol.T, z,
-                                                                       lower=False).T
+        w = (
+            self.loc
+            + np.sqrt(s2)[:, None] * linalg.solve_triangular(self.prec_chol.T, z, lower=False).T
+        )
         return np.column_stack([w, s2])
 
 
@@ -186,8 +206,13 @@ def _check_shape_scale(alpha0: float, beta0: float) -> tuple[float, float]:
     return require_positive("alpha0", alpha0), require_positive("beta0", beta0)
 
 
-def _make_posterior(suff: Stats, alpha0: float, beta0: float, prior: _Prior,
-                    data: tuple[np.ndarray, np.ndarray] | None) -> tuple[NIGRegressionPosterior, float]:
+def _make_posterior(
+    suff: Stats,
+    alpha0: float,
+    beta0: float,
+    prior: _Prior,
+    data: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[NIGRegressionPosterior, float]:
     """Posterior and log evidence; the residual form of b_n when ``data`` is given."""
     loc, prec_chol = _posterior_factor(suff, prior, 1.0)
     if data is None:
@@ -196,16 +221,32 @@ def _make_posterior(suff: Stats, alpha0: float, beta0: float, prior: _Prior,
         quad = _quad_from_data(*data, prior, 1.0, loc)
     alpha, beta = alpha0 + 0.5 * suff.n, beta0 + 0.5 * quad
     scale_cov = linalg.cho_solve((prec_chol, True), np.eye(suff.d))
-    post = NIGRegressionPosterior(loc=loc, scale_cov=0.5 * (scale_cov + scale_cov.T),
-                                  prec_chol=prec_chol, alpha=alpha, beta=beta)
-    log_ev = (-0.5 * suff.n * _LOG_2PI - 0.5 * _log_det_ratio(prior, prec_chol)
-              + alpha0 * math.log(beta0) - alpha * math.log(beta)
-              + special.gammaln(alpha) - special.gammaln(alpha0))
+    post = NIGRegressionPosterior(
+        loc=loc,
+        scale_cov=0.5 * (scale_cov + scale_cov.T),
+        prec_chol=prec_chol,
+        alpha=alpha,
+        beta=beta,
+    )
+    log_ev = (
+        -0.5 * suff.n * _LOG_2PI
+        - 0.5 * _log_det_ratio(prior, prec_chol)
+        + alpha0 * math.log(beta0)
+        - alpha * math.log(beta)
+        + special.gammaln(alpha)
+        - special.gammaln(alpha0)
+    )
     return post, float(log_ev)
 
 
-def update(*, suff: Stats, alpha0: float, beta0: float, prior_mean: np.ndarray | float,
-           prior_cov: np.ndarray) -> NIGRegressionPosterior:
+def update(
+    *,
+    suff: Stats,
+    alpha0: float,
+    beta0: float,
+    prior_mean: np.ndarray | float,
+    prior_cov: np.ndarray,
+) -> NIGRegressionPosterior:
     """Conjugate update from statistics (Murphy 2012, sec. 7.6.3); the result is the next prior.
 
     Parameters
@@ -227,8 +268,14 @@ def update(*, suff: Stats, alpha0: float, beta0: float, prior_mean: np.ndarray |
     return _make_posterior(suff, alpha0, beta0, prior, None)[0]
 
 
-def log_evidence(*, suff: Stats, alpha0: float, beta0: float, prior_mean: np.ndarray | float,
-                 prior_cov: np.ndarray) -> float:
+def log_evidence(
+    *,
+    suff: Stats,
+    alpha0: float,
+    beta0: float,
+    prior_mean: np.ndarray | float,
+    prior_cov: np.ndarray,
+) -> float:
     """log p(y), the multivariate t ``t_{2 alpha0}(Phi m0, beta0/alpha0 (I + Phi V0 Phi^T))``::
 
         log p(y) = -n/2 log(2 pi) + (log|V_n| - log|V0|)/2 + alpha0 log beta0
@@ -245,15 +292,17 @@ def log_evidence(*, suff: Stats, alpha0: float, beta0: float, prior_mean: np.nda
 # ---------------------------------------------------------------- predictive
 
 
-def _predictive_parts(posterior: NIGRegressionPosterior,
-                      phi_new: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def _predictive_parts(
+    posterior: NIGRegressionPosterior, phi_new: npt.ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
     phi_new = _as_design("phi_new", phi_new, d=posterior.d)
     a = linalg.solve_triangular(posterior.prec_chol, phi_new.T, lower=True)
     return phi_new, a  # a^T a = Phi_new V_n Phi_new^T
 
 
-def predictive(*, posterior: NIGRegressionPosterior,
-               phi_new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def predictive(
+    *, posterior: NIGRegressionPosterior, phi_new: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Predictive mean and variance at each row of ``phi_new`` (m, d).
 
     ``y_new ~ t_{2 a_n}(phi^T m_n, scale^2)`` with
@@ -323,8 +372,9 @@ class NIGPredictive:
     def logpdf(self, y_new: np.ndarray, phi_new: np.ndarray) -> np.ndarray:
         """Marginal log density of each y_new[k] at row k of phi_new; shape (m,)."""
         loc = _as_design("phi_new", phi_new, d=self.posterior.d) @ self.posterior.loc
-        return stats.t.logpdf(np.asarray(y_new, dtype=float), self.df, loc=loc,
-                              scale=self.scale(phi_new))
+        return stats.t.logpdf(
+            np.asarray(y_new, dtype=float), self.df, loc=loc, scale=self.scale(phi_new)
+        )
 
 
 # ---------------------------------------------------------------- one call
@@ -355,20 +405,42 @@ class NIGRegressionFit:
         """The :class:`analytic.ExactAnswer`; its mle is ``(w, RSS/n)`` or None."""
         m = self.mle
         vec = None if m.w is None or m.noise_var is None else np.append(m.w, m.noise_var)
-        return ExactAnswer(posterior=self.posterior, mle=vec, log_evidence=self.log_evidence,
-                           predictive=self.predictive)
+        return ExactAnswer(
+            posterior=self.posterior,
+            mle=vec,
+            log_evidence=self.log_evidence,
+            predictive=self.predictive,
+        )
 
 
-def _fit(suff: Stats, mle_fit: MLE, alpha0: float, beta0: float, prior: _Prior,
-         data: tuple[np.ndarray, np.ndarray] | None) -> NIGRegressionFit:
+def _fit(
+    suff: Stats,
+    mle_fit: MLE,
+    alpha0: float,
+    beta0: float,
+    prior: _Prior,
+    data: tuple[np.ndarray, np.ndarray] | None,
+) -> NIGRegressionFit:
     post, log_ev = _make_posterior(suff, alpha0, beta0, prior, data)
-    return NIGRegressionFit(posterior=post, mle=mle_fit, map=post.mode, log_evidence=log_ev,
-                            predictive=NIGPredictive(posterior=post))
+    return NIGRegressionFit(
+        posterior=post,
+        mle=mle_fit,
+        map=post.mode,
+        log_evidence=log_ev,
+        predictive=NIGPredictive(posterior=post),
+    )
 
 
-def fit(*, phi: np.ndarray, y: np.ndarray, alpha0: float, beta0: float,
-        prior_scale: float | None = None, prior_mean: np.ndarray | float | None = None,
-        prior_cov: np.ndarray | None = None) -> NIGRegressionFit:
+def fit(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    alpha0: float,
+    beta0: float,
+    prior_scale: float | None = None,
+    prior_mean: np.ndarray | float | None = None,
+    prior_cov: np.ndarray | None = None,
+) -> NIGRegressionFit:
     """Posterior, MLE, MAP, evidence and predictive for ``phi`` (n, d) and ``y`` (n,).
 
     Give exactly one of ``prior_scale`` (``V0 = prior_scale^2 I``) or
@@ -377,41 +449,84 @@ def fit(*, phi: np.ndarray, y: np.ndarray, alpha0: float, beta0: float,
     """
     phi, y = _check_data(phi, y)
     alpha0, beta0 = _check_shape_scale(alpha0, beta0)
-    prior = _resolve_prior(d=phi.shape[1], prior_sd=prior_scale, prior_mean=prior_mean,
-                           prior_cov=prior_cov, sd_name="prior_scale")
+    prior = _resolve_prior(
+        d=phi.shape[1],
+        prior_sd=prior_scale,
+        prior_mean=prior_mean,
+        prior_cov=prior_cov,
+        sd_name="prior_scale",
+    )
     return _fit(sufficient_stats(phi=phi, y=y), mle(phi=phi, y=y), alpha0, beta0, prior, (phi, y))
 
 
-def fit_stats(*, suff: Stats, alpha0: float, beta0: float, prior_scale: float | None = None,
-              prior_mean: np.ndarray | float | None = None,
-              prior_cov: np.ndarray | None = None) -> NIGRegressionFit:
+def fit_stats(
+    *,
+    suff: Stats,
+    alpha0: float,
+    beta0: float,
+    prior_scale: float | None = None,
+    prior_mean: np.ndarray | float | None = None,
+    prior_cov: np.ndarray | None = None,
+) -> NIGRegressionFit:
     """As :func:`fit`, from statistics only: normal-equation MLE and the
     Woodbury form of b_n (see the module docstring for the accuracy cost)."""
     suff = _check_stats(suff)
     alpha0, beta0 = _check_shape_scale(alpha0, beta0)
-    prior = _resolve_prior(d=suff.d, prior_sd=prior_scale, prior_mean=prior_mean,
-                           prior_cov=prior_cov, sd_name="prior_scale")
+    prior = _resolve_prior(
+        d=suff.d,
+        prior_sd=prior_scale,
+        prior_mean=prior_mean,
+        prior_cov=prior_cov,
+        sd_name="prior_scale",
+    )
     return _fit(suff, _mle_from_stats(suff), alpha0, beta0, prior, None)
 
 
-def solve(*, phi: np.ndarray, y: np.ndarray, alpha0: float, beta0: float,
-          prior_scale: float | None = None, prior_mean: np.ndarray | float | None = None,
-          prior_cov: np.ndarray | None = None) -> ExactAnswer:
+def solve(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    alpha0: float,
+    beta0: float,
+    prior_scale: float | None = None,
+    prior_mean: np.ndarray | float | None = None,
+    prior_cov: np.ndarray | None = None,
+) -> ExactAnswer:
     """:func:`fit` as an :class:`analytic.ExactAnswer`."""
-    return fit(phi=phi, y=y, alpha0=alpha0, beta0=beta0, prior_scale=prior_scale,
-               prior_mean=prior_mean, prior_cov=prior_cov).answer()
+    return fit(
+        phi=phi,
+        y=y,
+        alpha0=alpha0,
+        beta0=beta0,
+        prior_scale=prior_scale,
+        prior_mean=prior_mean,
+        prior_cov=prior_cov,
+    ).answer()
 
 
-def solve_stats(*, suff: Stats, alpha0: float, beta0: float, prior_scale: float | None = None,
-                prior_mean: np.ndarray | float | None = None,
-                prior_cov: np.ndarray | None = None) -> ExactAnswer:
+def solve_stats(
+    *,
+    suff: Stats,
+    alpha0: float,
+    beta0: float,
+    prior_scale: float | None = None,
+    prior_mean: np.ndarray | float | None = None,
+    prior_cov: np.ndarray | None = None,
+) -> ExactAnswer:
     """:func:`fit_stats` as an :class:`analytic.ExactAnswer`."""
-    return fit_stats(suff=suff, alpha0=alpha0, beta0=beta0, prior_scale=prior_scale,
-                     prior_mean=prior_mean, prior_cov=prior_cov).answer()
+    return fit_stats(
+        suff=suff,
+        alpha0=alpha0,
+        beta0=beta0,
+        prior_scale=prior_scale,
+        prior_mean=prior_mean,
+        prior_cov=prior_cov,
+    ).answer()
 
 
-def simulate(rng: np.random.Generator, *, phi: np.ndarray, alpha0: float, beta0: float,
-             prior_scale: float) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, phi: np.ndarray, alpha0: float, beta0: float, prior_scale: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw sigma2 ~ InvGamma(alpha0, beta0), w ~ Normal(0, sigma2 prior_scale^2 I),
     then y ~ Normal(Phi w, sigma2 I).
 
@@ -432,9 +547,16 @@ def simulate(rng: np.random.Generator, *, phi: np.ndarray, alpha0: float, beta0:
 
 
 # ---------------------------------------------------------------- prior sensitivity
-def power_scaled(*, suff: Stats, alpha0: float, beta0: float, prior_scale: float,
-                 prior_mean: np.ndarray | float = 0.0, alpha: float,
-                 component: str) -> NIGRegressionPosterior:
+def power_scaled(
+    *,
+    suff: Stats,
+    alpha0: float,
+    beta0: float,
+    prior_scale: float,
+    prior_mean: np.ndarray | float = 0.0,
+    alpha: float,
+    component: str,
+) -> NIGRegressionPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 
     N(w; m0, sigma2 s^2 I)^alpha InvGamma(sigma2; a0, b0)^alpha = N(w; m0, sigma2 s^2/alpha I)
@@ -448,19 +570,41 @@ def power_scaled(*, suff: Stats, alpha0: float, beta0: float, prior_scale: float
     if component == "prior":
         shape = alpha * (alpha0 + 1.0) - 1.0 + 0.5 * d * (alpha - 1.0)
         if not shape > 0:
-            raise ValueError(f"the NIG prior^alpha with alpha={alpha:g} is improper "
-                             f"(InvGamma shape {shape:g}); use alpha closer to 1")
-        return update(suff=suff, alpha0=shape, beta0=alpha * beta0, prior_mean=prior_mean,
-                      prior_cov=(prior_scale**2 / alpha) * np.eye(d))
-    scaled = Stats(n=alpha * suff.n, gram=alpha * suff.gram, phi_t_y=alpha * suff.phi_t_y,
-                   y_t_y=alpha * suff.y_t_y)
-    return update(suff=scaled, alpha0=alpha0, beta0=beta0, prior_mean=prior_mean,
-                  prior_cov=prior_scale**2 * np.eye(d))
+            raise ValueError(
+                f"the NIG prior^alpha with alpha={alpha:g} is improper "
+                f"(InvGamma shape {shape:g}); use alpha closer to 1"
+            )
+        return update(
+            suff=suff,
+            alpha0=shape,
+            beta0=alpha * beta0,
+            prior_mean=prior_mean,
+            prior_cov=(prior_scale**2 / alpha) * np.eye(d),
+        )
+    scaled = Stats(
+        n=alpha * suff.n,
+        gram=alpha * suff.gram,
+        phi_t_y=alpha * suff.phi_t_y,
+        y_t_y=alpha * suff.y_t_y,
+    )
+    return update(
+        suff=scaled,
+        alpha0=alpha0,
+        beta0=beta0,
+        prior_mean=prior_mean,
+        prior_cov=prior_scale**2 * np.eye(d),
+    )
 
 
-def log_densities(*, suff: Stats, theta: np.ndarray, alpha0: float, beta0: float,
-                  prior_scale: float, prior_mean: np.ndarray | float = 0.0
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def log_densities(
+    *,
+    suff: Stats,
+    theta: np.ndarray,
+    alpha0: float,
+    beta0: float,
+    prior_scale: float,
+    prior_mean: np.ndarray | float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """The log prior and log likelihood at ``theta`` = (w, sigma2), array of shape (..., d + 1).
 
     log N(w; m0, sigma2 prior_scale^2 I) + log InvGamma(sigma2; alpha0, beta0), and the
@@ -472,7 +616,8 @@ def log_densities(*, suff: Stats, theta: np.ndarray, alpha0: float, beta0: float
     theta = np.asarray(theta, dtype=float)
     w, s2 = theta[..., :-1], theta[..., -1]
     sd = prior_scale * np.sqrt(s2)[..., None]
-    log_prior = (stats.norm.logpdf(w, prior_mean, sd).sum(-1)
-                 + stats.invgamma.logpdf(s2, alpha0, scale=beta0))
+    log_prior = stats.norm.logpdf(w, prior_mean, sd).sum(-1) + stats.invgamma.logpdf(
+        s2, alpha0, scale=beta0
+    )
     quad = suff.y_t_y - 2.0 * w @ suff.phi_t_y + np.einsum("...i,ij,...j->...", w, suff.gram, w)
     return log_prior, -0.5 * suff.n * np.log(s2) - 0.5 * quad / s2

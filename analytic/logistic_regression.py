@@ -84,25 +84,34 @@ def check_data(*, phi: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     """``phi`` (n, d) finite and ``y`` (n,) of 0/1 with both classes, or ValueError."""
     phi = np.asarray(phi, dtype=float)
     if phi.ndim != 2 or phi.shape[1] == 0 or phi.shape[0] == 0:
-        raise ValueError(f"phi must be a design matrix of shape (n, d) with n, d >= 1, got "
-                         f"shape {phi.shape}; build it with design_matrix(x=...)")
+        raise ValueError(
+            f"phi must be a design matrix of shape (n, d) with n, d >= 1, got "
+            f"shape {phi.shape}; build it with design_matrix(x=...)"
+        )
     bad = ~np.isfinite(phi)
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(f"phi[{i}, {j}] is {phi[i, j]}; every input must be a finite number; "
-                         "fix or remove that row")
+        raise ValueError(
+            f"phi[{i}, {j}] is {phi[i, j]}; every input must be a finite number; "
+            "fix or remove that row"
+        )
     y = np.asarray(y, dtype=float)
     if y.shape != (phi.shape[0],):
-        raise ValueError(f"y must have one label per row of phi ({phi.shape[0]}), got shape "
-                         f"{y.shape}; pass matching arrays")
+        raise ValueError(
+            f"y must have one label per row of phi ({phi.shape[0]}), got shape "
+            f"{y.shape}; pass matching arrays"
+        )
     bad = ~((y == 0.0) | (y == 1.0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"y[{i}] is {y[i]}; logistic regression needs 0/1 labels; recode the "
-                         "target as 0 and 1")
+        raise ValueError(
+            f"y[{i}] is {y[i]}; logistic regression needs 0/1 labels; recode the target as 0 and 1"
+        )
     if y.min() == y.max():
-        raise ValueError(f"every label is {int(y[0])}: logistic regression needs both classes "
-                         "(0 and 1) in the data; add rows of the other class")
+        raise ValueError(
+            f"every label is {int(y[0])}: logistic regression needs both classes "
+            "(0 and 1) in the data; add rows of the other class"
+        )
     return phi, y
 
 
@@ -119,9 +128,9 @@ def log_joint(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, w: np.ndarray)
     step = max(1, _BLOCK // phi.shape[0])
     phi_t_y = phi.T @ y
     for start in range(0, flat.shape[0], step):
-        block = flat[start:start + step]
+        block = flat[start : start + step]
         eta = block @ phi.T
-        out[start:start + step] = block @ phi_t_y - _softplus(eta).sum(axis=1)
+        out[start : start + step] = block @ phi_t_y - _softplus(eta).sum(axis=1)
     out -= 0.5 * np.sum(flat * flat, axis=1) / prior_sd**2
     out -= 0.5 * d * math.log(2.0 * math.pi * prior_sd**2)
     return out.reshape(w.shape[:-1])
@@ -169,14 +178,19 @@ def detect_separation(*, phi: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> S
     a = (2.0 * y - 1.0)[:, None] * phi
     scale = float(np.max(np.abs(phi)))
     d = phi.shape[1]
-    res = optimize.linprog(-a.sum(axis=0), A_ub=-a, b_ub=np.zeros(len(y)),
-                           bounds=[(-1.0, 1.0)] * d, method="highs")
+    res = optimize.linprog(
+        -a.sum(axis=0), A_ub=-a, b_ub=np.zeros(len(y)), bounds=[(-1.0, 1.0)] * d, method="highs"
+    )
     if res.status != 0 or -res.fun <= tol * scale:
         return Separation(False, "none", None)
     # max t s.t. a w >= t, |w_j| <= 1, t <= 1 (variables [w, t]).
-    res2 = optimize.linprog(np.r_[np.zeros(d), -1.0], A_ub=np.c_[-a, np.ones(len(y))],
-                            b_ub=np.zeros(len(y)), bounds=[(-1.0, 1.0)] * d + [(None, 1.0)],
-                            method="highs")
+    res2 = optimize.linprog(
+        np.r_[np.zeros(d), -1.0],
+        A_ub=np.c_[-a, np.ones(len(y))],
+        b_ub=np.zeros(len(y)),
+        bounds=[(-1.0, 1.0)] * d + [(None, 1.0)],
+        method="highs",
+    )
     complete = res2.status == 0 and -res2.fun > tol * scale
     direction = res2.x[:d] if complete else res.x
     direction = direction / np.max(np.abs(direction))
@@ -216,8 +230,9 @@ class NewtonFit:
         return linalg.cho_solve((self.hessian_chol, True), np.eye(self.w.size))
 
 
-def _newton(phi: np.ndarray, y: np.ndarray, precision: float, *, max_iter: int = 200,
-            tol: float = 1e-20) -> NewtonFit:
+def _newton(
+    phi: np.ndarray, y: np.ndarray, precision: float, *, max_iter: int = 200, tol: float = 1e-20
+) -> NewtonFit:
     """Minimise ``-log p(y|w) + precision |w|^2 / 2`` by damped Newton steps from w = 0.
 
     Stops when half the squared Newton decrement (the predicted decrease) is
@@ -232,8 +247,9 @@ def _newton(phi: np.ndarray, y: np.ndarray, precision: float, *, max_iter: int =
         stride = n // _WARM_ROWS
         sub_y = y[::stride]
         if 0.0 < sub_y.mean() < 1.0:
-            w = _newton(phi[::stride], sub_y, precision * sub_y.size / n, max_iter=max_iter,
-                        tol=1e-8).w
+            w = _newton(
+                phi[::stride], sub_y, precision * sub_y.size / n, max_iter=max_iter, tol=1e-8
+            ).w
     eta = phi @ w  # Phi w, carried along so each iteration costs one product with Phi
     phi_t_y = phi.T @ y
 
@@ -249,9 +265,11 @@ def _newton(phi: np.ndarray, y: np.ndarray, precision: float, *, max_iter: int =
         try:
             chol = linalg.cholesky(hess, lower=True)
         except linalg.LinAlgError:
-            raise ValueError("the Hessian of the log likelihood is singular: columns of the "
-                             "design are collinear or constant (the MLE is not unique); drop "
-                             "redundant columns or use the MAP (prior_sd > 0)") from None
+            raise ValueError(
+                "the Hessian of the log likelihood is singular: columns of the "
+                "design are collinear or constant (the MLE is not unique); drop "
+                "redundant columns or use the MAP (prior_sd > 0)"
+            ) from None
         step = linalg.cho_solve((chol, True), grad)
         decrement = float(np.sqrt(max(grad @ step, 0.0)))
         if decrement**2 / 2.0 <= tol:
@@ -274,8 +292,10 @@ def _newton(phi: np.ndarray, y: np.ndarray, precision: float, *, max_iter: int =
                 return NewtonFit(w, chol, it, decrement)
             t *= 0.5
         w, eta, f = w - t * step, eta_new, f_new
-    raise ValueError(f"Newton's method did not converge in {max_iter} iterations (Newton "
-                     f"decrement {decrement:.3g}); standardise the inputs or lower prior_sd")
+    raise ValueError(
+        f"Newton's method did not converge in {max_iter} iterations (Newton "
+        f"decrement {decrement:.3g}); standardise the inputs or lower prior_sd"
+    )
 
 
 def fit_map(*, phi: np.ndarray, y: np.ndarray, prior_sd: float) -> NewtonFit:
@@ -317,8 +337,9 @@ class Laplace:
         """``w = mean + L^-T u`` for u of shape (..., d)."""
         u = np.asarray(u, dtype=float)
         flat = u.reshape(-1, self.mean.size).T
-        return self.mean + linalg.solve_triangular(self.prec_chol.T, flat, lower=False).T \
-            .reshape(u.shape)
+        return self.mean + linalg.solve_triangular(self.prec_chol.T, flat, lower=False).T.reshape(
+            u.shape
+        )
 
     @property
     def log_det_jacobian(self) -> float:
@@ -399,8 +420,16 @@ class ImportancePool:
         return mean, (centred * w[:, None]).T @ centred
 
 
-def importance_pool(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Laplace,
-                    draws: int, df: float, rng: np.random.Generator) -> ImportancePool:
+def importance_pool(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    prior_sd: float,
+    approx: Laplace,
+    draws: int,
+    df: float,
+    rng: np.random.Generator,
+) -> ImportancePool:
     """PSIS from a Student-t proposal ``t_df(w_MAP, H^-1)``, 2^ceil(log2(draws)) points.
 
     The proposal's polynomial tails dominate the posterior's (log-concave,
@@ -420,9 +449,12 @@ def importance_pool(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: 
     scale = np.sqrt(df / special.chdtri(df, points[:, d]))  # chdtri: upper-tail quantile
     u = z * scale[:, None]
     w = approx.from_standard(u)
-    log_q = (special.gammaln((df + d) / 2.0) - special.gammaln(df / 2.0)
-             - 0.5 * d * math.log(df * math.pi)
-             - 0.5 * (df + d) * np.log1p(np.sum(u * u, axis=1) / df)) - approx.log_det_jacobian
+    log_q = (
+        special.gammaln((df + d) / 2.0)
+        - special.gammaln(df / 2.0)
+        - 0.5 * d * math.log(df * math.pi)
+        - 0.5 * (df + d) * np.log1p(np.sum(u * u, axis=1) / df)
+    ) - approx.log_det_jacobian
     raw = log_joint(phi=phi, y=y, prior_sd=prior_sd, w=w) - log_q
     # arviz-stats smooths the weights exp(-ary) (its LOO convention), so pass -raw.
     smoothed, khat = array_stats.psislw(-raw)
@@ -431,8 +463,14 @@ def importance_pool(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: 
     return ImportancePool(draws=w, log_weights=smoothed, raw_log_weights=raw, khat=float(khat))
 
 
-def quadrature(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Laplace,
-               rtol: float = QUADRATURE_RTOL) -> tuple[np.ndarray, np.ndarray, float, float]:
+def quadrature(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    prior_sd: float,
+    approx: Laplace,
+    rtol: float = QUADRATURE_RTOL,
+) -> tuple[np.ndarray, np.ndarray, float, float]:
     """Mean (d,), covariance (d, d), log evidence and relative error by cubature (d <= 2).
 
     Integrates ``g(u) = exp(log p(w(u), D) - log p(w_MAP, D)) [1, u, u u^T]``
@@ -444,32 +482,42 @@ def quadrature(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Lapla
 
     d = approx.mean.size
     if d > QUADRATURE_MAX_D:
-        raise ValueError(f"quadrature handles d <= {QUADRATURE_MAX_D} weights, got d = {d}; "
-                         "use the importance-sampling reference")
+        raise ValueError(
+            f"quadrature handles d <= {QUADRATURE_MAX_D} weights, got d = {d}; "
+            "use the importance-sampling reference"
+        )
     top = float(log_joint(phi=phi, y=y, prior_sd=prior_sd, w=approx.mean))
     iu = np.triu_indices(d)
 
     def integrand(u: np.ndarray) -> np.ndarray:
-        dens = np.exp(log_joint(phi=phi, y=y, prior_sd=prior_sd, w=approx.from_standard(u))
-                      - top)
+        dens = np.exp(log_joint(phi=phi, y=y, prior_sd=prior_sd, w=approx.from_standard(u)) - top)
         second = (u[:, :, None] * u[:, None, :])[:, iu[0], iu[1]]
         return dens[:, None] * np.column_stack([np.ones(len(u)), u, second])
 
-    radius = _box_radius(lambda u: log_joint(phi=phi, y=y, prior_sd=prior_sd,
-                                             w=approx.from_standard(u)) - top, d)
+    radius = _box_radius(
+        lambda u: log_joint(phi=phi, y=y, prior_sd=prior_sd, w=approx.from_standard(u)) - top, d
+    )
     # atol: a moment that is ~0 (a symmetric posterior's odd moments) cannot meet a
     # relative tolerance; the normaliser is >= ~1 here (unit peak, unit scale).
-    res = cubature(integrand, np.full(d, -radius), np.full(d, radius), rtol=rtol,
-                   atol=rtol * 1e-3, max_subdivisions=5_000)
+    res = cubature(
+        integrand,
+        np.full(d, -radius),
+        np.full(d, radius),
+        rtol=rtol,
+        atol=rtol * 1e-3,
+        max_subdivisions=5_000,
+    )
     if res.status != "converged":
-        raise ValueError(f"cubature did not reach rtol={rtol:g} (estimated error "
-                         f"{np.max(res.error):.3g}); the posterior is far from its Laplace "
-                         "approximation: use the importance-sampling reference")
+        raise ValueError(
+            f"cubature did not reach rtol={rtol:g} (estimated error "
+            f"{np.max(res.error):.3g}); the posterior is far from its Laplace "
+            "approximation: use the importance-sampling reference"
+        )
     est = np.asarray(res.estimate)
     z = est[0]
-    mean_u = est[1:1 + d] / z
+    mean_u = est[1 : 1 + d] / z
     second = np.empty((d, d))
-    second[iu] = est[1 + d:] / z
+    second[iu] = est[1 + d :] / z
     second[(iu[1], iu[0])] = second[iu]
     cov_u = second - np.outer(mean_u, mean_u)
     back = linalg.solve_triangular(approx.prec_chol.T, np.eye(d), lower=False)  # L^-T
@@ -499,15 +547,17 @@ def _box_radius(log_ratio: Callable[[np.ndarray], np.ndarray], d: int) -> float:
             edge = np.array([[-radius], [radius]])
         else:
             side = radius * t
-            edge = np.concatenate([np.column_stack([side, np.full_like(side, s)])
-                                   for s in (-radius, radius)]
-                                  + [np.column_stack([np.full_like(side, s), side])
-                                     for s in (-radius, radius)])
+            edge = np.concatenate(
+                [np.column_stack([side, np.full_like(side, s)]) for s in (-radius, radius)]
+                + [np.column_stack([np.full_like(side, s), side]) for s in (-radius, radius)]
+            )
         if np.max(log_ratio(edge)) <= -_BOX_DROP:
             return radius
         radius *= 2.0
-    raise ValueError("the posterior does not fall off within 1024 Laplace sds of the MAP; "
-                     "its Laplace scale is wrong: lower prior_sd or rescale the inputs")
+    raise ValueError(
+        "the posterior does not fall off within 1024 Laplace sds of the MAP; "
+        "its Laplace scale is wrong: lower prior_sd or rescale the inputs"
+    )
 
 
 # ---------------------------------------------------------------- posterior
@@ -556,8 +606,10 @@ class LogisticPosterior:
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         """Exact log density (normalised by the reference's evidence)."""
-        return log_joint(phi=self.phi, y=self.y, prior_sd=self.prior_sd, w=x) \
+        return (
+            log_joint(phi=self.phi, y=self.y, prior_sd=self.prior_sd, w=x)
             - self.reference.log_evidence
+        )
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """Draws resampled (with replacement) from the weighted importance pool."""
@@ -609,10 +661,17 @@ class LogisticAnswer(ExactAnswer):
     mle_fit: NewtonFit | None
 
 
-def reference(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Laplace,
-              method: str = "auto", draws: int = DEFAULT_REFERENCE_DRAWS,
-              proposal_df: float = DEFAULT_PROPOSAL_DF,
-              seed: int = DEFAULT_SEED) -> tuple[Reference, ImportancePool]:
+def reference(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    prior_sd: float,
+    approx: Laplace,
+    method: str = "auto",
+    draws: int = DEFAULT_REFERENCE_DRAWS,
+    proposal_df: float = DEFAULT_PROPOSAL_DF,
+    seed: int = DEFAULT_SEED,
+) -> tuple[Reference, ImportancePool]:
     """The numerical exact posterior's moments and evidence, and the resampling pool.
 
     ``method="auto"`` uses cubature for d <= 2 and importance sampling above.
@@ -622,8 +681,16 @@ def reference(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Laplac
         return _reference(phi, y, prior_sd, approx, method, draws, proposal_df, seed)
 
 
-def _reference(phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Laplace, method: str,
-               draws: int, proposal_df: float, seed: int) -> tuple[Reference, ImportancePool]:
+def _reference(
+    phi: np.ndarray,
+    y: np.ndarray,
+    prior_sd: float,
+    approx: Laplace,
+    method: str,
+    draws: int,
+    proposal_df: float,
+    seed: int,
+) -> tuple[Reference, ImportancePool]:
     d = approx.mean.size
     if method == "auto":
         method = "quadrature" if d <= QUADRATURE_MAX_D else "importance"
@@ -633,25 +700,42 @@ def _reference(phi: np.ndarray, y: np.ndarray, prior_sd: float, approx: Laplace,
     if draws < 1000:
         raise ValueError(f"reference_draws must be >= 1000, got {draws}; e.g. 400000")
     proposal_df = require_positive("proposal_df", proposal_df)
-    pool = importance_pool(phi=phi, y=y, prior_sd=prior_sd, approx=approx, draws=draws,
-                           df=proposal_df, rng=np.random.default_rng(seed))
+    pool = importance_pool(
+        phi=phi,
+        y=y,
+        prior_sd=prior_sd,
+        approx=approx,
+        draws=draws,
+        df=proposal_df,
+        rng=np.random.default_rng(seed),
+    )
     if method == "quadrature":
         mean, cov, log_ev, err = quadrature(phi=phi, y=y, prior_sd=prior_sd, approx=approx)
         return Reference("quadrature", mean, cov, log_ev, pool.khat, pool.ess, err), pool
     if pool.khat > KHAT_MAX:
-        raise ValueError(f"importance sampling is unreliable here: Pareto k-hat = "
-                         f"{pool.khat:.2f} > {KHAT_MAX} (the Laplace/Student-t proposal misses "
-                         "the posterior's shape); lower proposal_df, raise prior_sd's "
-                         "precision (smaller prior_sd) or use fewer features")
+        raise ValueError(
+            f"importance sampling is unreliable here: Pareto k-hat = "
+            f"{pool.khat:.2f} > {KHAT_MAX} (the Laplace/Student-t proposal misses "
+            "the posterior's shape); lower proposal_df, raise prior_sd's "
+            "precision (smaller prior_sd) or use fewer features"
+        )
     mean, cov = pool.moments()
-    return Reference("importance", mean, cov, pool.log_evidence, pool.khat, pool.ess,
-                     float("nan")), pool
+    return Reference(
+        "importance", mean, cov, pool.log_evidence, pool.khat, pool.ess, float("nan")
+    ), pool
 
 
-def solve(*, phi: np.ndarray, y: np.ndarray, prior_sd: float,
-          names: tuple[str, ...] | None = None, method: str = "auto",
-          reference_draws: int = DEFAULT_REFERENCE_DRAWS,
-          proposal_df: float = DEFAULT_PROPOSAL_DF, seed: int = DEFAULT_SEED) -> LogisticAnswer:
+def solve(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    prior_sd: float,
+    names: tuple[str, ...] | None = None,
+    method: str = "auto",
+    reference_draws: int = DEFAULT_REFERENCE_DRAWS,
+    proposal_df: float = DEFAULT_PROPOSAL_DF,
+    seed: int = DEFAULT_SEED,
+) -> LogisticAnswer:
     """MAP, MLE (or the separation), Laplace and the numerical exact posterior.
 
     Parameters
@@ -677,13 +761,35 @@ def solve(*, phi: np.ndarray, y: np.ndarray, prior_sd: float,
         map_fit = _newton(phi, y, 1.0 / prior_sd**2)
         mle_fit, sep = fit_mle(phi=phi, y=y)
     approx = Laplace(mean=map_fit.w, prec_chol=map_fit.hessian_chol)
-    ref, pool = reference(phi=phi, y=y, prior_sd=prior_sd, approx=approx, method=method,
-                          draws=reference_draws, proposal_df=proposal_df, seed=seed)
-    post = LogisticPosterior(parameters=names, reference=ref, map=map_fit.w, laplace=approx,
-                             pool=pool, phi=phi, y=y, prior_sd=prior_sd)
-    return LogisticAnswer(posterior=post, mle=None if mle_fit is None else mle_fit.w,
-                          log_evidence=ref.log_evidence, predictive=LogisticPredictive(post),
-                          map_fit=map_fit, separation=sep, mle_fit=mle_fit)
+    ref, pool = reference(
+        phi=phi,
+        y=y,
+        prior_sd=prior_sd,
+        approx=approx,
+        method=method,
+        draws=reference_draws,
+        proposal_df=proposal_df,
+        seed=seed,
+    )
+    post = LogisticPosterior(
+        parameters=names,
+        reference=ref,
+        map=map_fit.w,
+        laplace=approx,
+        pool=pool,
+        phi=phi,
+        y=y,
+        prior_sd=prior_sd,
+    )
+    return LogisticAnswer(
+        posterior=post,
+        mle=None if mle_fit is None else mle_fit.w,
+        log_evidence=ref.log_evidence,
+        predictive=LogisticPredictive(post),
+        map_fit=map_fit,
+        separation=sep,
+        mle_fit=mle_fit,
+    )
 
 
 # ---------------------------------------------------------------- Laplace error
@@ -722,16 +828,27 @@ def laplace_error(*, answer: LogisticAnswer) -> LaplaceError:
     sd = np.sqrt(np.diag(post.cov))
     shift = (post.laplace.mean - post.mean) / sd
     ratio = np.sqrt(np.diag(post.laplace.cov)) / sd
-    return LaplaceError(n=int(post.y.size), mean_shift=shift, sd_ratio=ratio,
-                        max_abs_shift=float(np.max(np.abs(shift))),
-                        max_log_sd_ratio=float(np.max(np.abs(np.log(ratio)))),
-                        method=post.reference.method, khat=post.reference.khat)
+    return LaplaceError(
+        n=int(post.y.size),
+        mean_shift=shift,
+        sd_ratio=ratio,
+        max_abs_shift=float(np.max(np.abs(shift))),
+        max_log_sd_ratio=float(np.max(np.abs(np.log(ratio)))),
+        method=post.reference.method,
+        khat=post.reference.khat,
+    )
 
 
-def laplace_error_by_size(*, phi: np.ndarray, y: np.ndarray, prior_sd: float,
-                          sizes: tuple[int, ...], seed: int = DEFAULT_SEED,
-                          reference_draws: int = 100_000,
-                          proposal_df: float = DEFAULT_PROPOSAL_DF) -> tuple[LaplaceError, ...]:
+def laplace_error_by_size(
+    *,
+    phi: np.ndarray,
+    y: np.ndarray,
+    prior_sd: float,
+    sizes: tuple[int, ...],
+    seed: int = DEFAULT_SEED,
+    reference_draws: int = 100_000,
+    proposal_df: float = DEFAULT_PROPOSAL_DF,
+) -> tuple[LaplaceError, ...]:
     """Laplace error on the first n rows of a seeded shuffle of the data, for each n in ``sizes``.
 
     The subsets are nested (one permutation), so the sequence shows the
@@ -747,8 +864,14 @@ def laplace_error_by_size(*, phi: np.ndarray, y: np.ndarray, prior_sd: float,
         if not 1 <= n <= y.size:
             raise ValueError(f"sizes must lie in 1..{y.size} (the number of rows), got {n}")
         rows = order[:n]
-        answer = solve(phi=phi[rows], y=y[rows], prior_sd=prior_sd,
-                       reference_draws=reference_draws, proposal_df=proposal_df, seed=seed)
+        answer = solve(
+            phi=phi[rows],
+            y=y[rows],
+            prior_sd=prior_sd,
+            reference_draws=reference_draws,
+            proposal_df=proposal_df,
+            seed=seed,
+        )
         out.append(laplace_error(answer=answer))
     return tuple(out)
 
@@ -756,8 +879,9 @@ def laplace_error_by_size(*, phi: np.ndarray, y: np.ndarray, prior_sd: float,
 # ---------------------------------------------------------------- simulation
 
 
-def simulate(rng: np.random.Generator, *, phi: np.ndarray,
-             prior_sd: float) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, phi: np.ndarray, prior_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Weights from the prior, then 0/1 labels: returns (w of shape (d,), y of shape (n,))."""
     prior_sd = require_positive("prior_sd", prior_sd)
     phi = np.asarray(phi, dtype=float)

@@ -81,8 +81,10 @@ GAUSSIAN_PRIOR = {"mu0": 0.0, "kappa0": 1.0, "alpha0": 2.0, "beta0": 1.0}
 
 def check_variant(variant: str) -> str:
     if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}; "
-                         "e.g. --set variant=bernoulli")
+        raise ValueError(
+            f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}; "
+            "e.g. --set variant=bernoulli"
+        )
     return variant
 
 
@@ -109,8 +111,9 @@ class Stats:
         return int(self.class_counts.sum())
 
     def __add__(self, other: Stats) -> Stats:
-        return Stats(self.class_counts + other.class_counts,
-                     self.feature_counts + other.feature_counts)
+        return Stats(
+            self.class_counts + other.class_counts, self.feature_counts + other.feature_counts
+        )
 
 
 @dataclass(frozen=True)
@@ -141,17 +144,18 @@ class GaussianStats:
 
     def block(self, c: int, j: int) -> NormalStats:
         """The one-feature statistics of class c, feature j."""
-        return NormalStats(int(self.class_counts[c]), float(self.mean[c, j]),
-                           float(self.m2[c, j]))
+        return NormalStats(int(self.class_counts[c]), float(self.mean[c, j]), float(self.m2[c, j]))
 
     def __add__(self, other: GaussianStats) -> GaussianStats:
         na, nb_ = self.class_counts[:, None], other.class_counts[:, None]
         n = na + nb_
         safe = np.where(n > 0, n, 1.0)
         delta = other.mean - self.mean
-        return GaussianStats(self.class_counts + other.class_counts,
-                             self.mean + delta * nb_ / safe,
-                             self.m2 + other.m2 + delta * delta * na * nb_ / safe)
+        return GaussianStats(
+            self.class_counts + other.class_counts,
+            self.mean + delta * nb_ / safe,
+            self.m2 + other.m2 + delta * delta * na * nb_ / safe,
+        )
 
 
 def gaussian_stats(*, x: np.ndarray, y: np.ndarray, n_classes: int) -> GaussianStats:
@@ -167,8 +171,9 @@ def gaussian_stats(*, x: np.ndarray, y: np.ndarray, n_classes: int) -> GaussianS
     y = _codes("y", np.asarray(y), n_classes)
     xf = np.asarray(x, dtype=float)
     if xf.ndim != 2 or xf.shape[0] != y.size:
-        raise ValueError(f"x must have shape (n, features) with n = len(y) = {y.size}, "
-                         f"got {xf.shape}")
+        raise ValueError(
+            f"x must have shape (n, features) with n = len(y) = {y.size}, got {xf.shape}"
+        )
     _check_features(xf, "gaussian")
     counts = np.bincount(y, minlength=n_classes).astype(float)
     # Two passes over blocks of rows (in cache): class sums by a one-hot BLAS product,
@@ -177,15 +182,15 @@ def gaussian_stats(*, x: np.ndarray, y: np.ndarray, n_classes: int) -> GaussianS
     blocks = range(0, y.size, _CHECK_ROWS)
     onehots = []
     for start in blocks:
-        yb = y[start:start + _CHECK_ROWS]
+        yb = y[start : start + _CHECK_ROWS]
         onehot = np.zeros((n_classes, yb.size))
         onehot[yb, np.arange(yb.size)] = 1.0
         onehots.append(onehot)
-        sums += onehot @ xf[start:start + _CHECK_ROWS]
+        sums += onehot @ xf[start : start + _CHECK_ROWS]
     mean = sums / np.where(counts > 0, counts, 1.0)[:, None]
     m2 = np.zeros_like(mean)
     for start, onehot in zip(blocks, onehots):
-        dev = xf[start:start + _CHECK_ROWS] - mean[y[start:start + _CHECK_ROWS]]
+        dev = xf[start : start + _CHECK_ROWS] - mean[y[start : start + _CHECK_ROWS]]
         dev *= dev
         m2 += onehot @ dev
     return GaussianStats(counts, mean, m2)
@@ -209,8 +214,14 @@ def _codes(name: str, values: np.ndarray, size: int) -> np.ndarray:
     return codes
 
 
-def sufficient_stats(*, variant: str, x: np.ndarray, y: np.ndarray, n_classes: int,
-                     n_categories: Sequence[int] | None = None) -> Stats | GaussianStats:
+def sufficient_stats(
+    *,
+    variant: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    n_categories: Sequence[int] | None = None,
+) -> Stats | GaussianStats:
     """Class counts and per-class feature counts (Gaussian: :func:`gaussian_stats`).
 
     Parameters
@@ -229,8 +240,9 @@ def sufficient_stats(*, variant: str, x: np.ndarray, y: np.ndarray, n_classes: i
         return gaussian_stats(x=x, y=y, n_classes=n_classes)
     x = np.asarray(x)
     if x.ndim != 2 or x.shape[0] != np.shape(y)[0]:
-        raise ValueError(f"x must have shape (n, features) with n = len(y) = {np.shape(y)[0]}, "
-                         f"got {x.shape}")
+        raise ValueError(
+            f"x must have shape (n, features) with n = len(y) = {np.shape(y)[0]}, got {x.shape}"
+        )
     y = _codes("y", np.asarray(y), n_classes)
     class_counts = np.bincount(y, minlength=n_classes).astype(float)
     if variant == "categorical":
@@ -257,7 +269,7 @@ _CHECK_ROWS = 8192
 def _check_features(xf: np.ndarray, variant: str) -> None:
     """Finite everywhere; 0/1 (Bernoulli) or whole numbers >= 0 (multinomial)."""
     for start in range(0, xf.shape[0], _CHECK_ROWS):
-        block = xf[start:start + _CHECK_ROWS]
+        block = xf[start : start + _CHECK_ROWS]
         if not np.isfinite(block).all():
             raise ValueError("x has non-finite values; every feature must be a finite number")
         if variant == "bernoulli" and not ((block == 0) | (block == 1)).all():
@@ -274,7 +286,8 @@ def m_estimate(*, n_c: np.ndarray, n: np.ndarray, m: float, p: np.ndarray) -> np
     summing to ``n`` (:func:`posterior_mean_of`).
     """
     return (np.asarray(n_c, dtype=float) + m * np.asarray(p, dtype=float)) / (
-        np.asarray(n, dtype=float) + m)
+        np.asarray(n, dtype=float) + m
+    )
 
 
 def posterior_mean_of(*, counts: np.ndarray, concentration: np.ndarray) -> np.ndarray:
@@ -341,7 +354,7 @@ class ProductPosterior:
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         o = self._offsets
-        return sum(b.logpdf(x[..., o[i]:o[i + 1]]) for i, b in enumerate(self.blocks))
+        return sum(b.logpdf(x[..., o[i] : o[i + 1]]) for i, b in enumerate(self.blocks))
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         return np.concatenate([b.sample(rng, size) for b in self.blocks], axis=1)
@@ -454,39 +467,57 @@ class GaussianBlocks:
         return 2.0 * self.alpha, self.mu, scale
 
 
-def _gaussian_update(suff: GaussianStats, *, mu0: float, kappa0: float, alpha0: float,
-                     beta0: float) -> tuple[list[nig.NIGPosterior], GaussianBlocks]:
+def _gaussian_update(
+    suff: GaussianStats, *, mu0: float, kappa0: float, alpha0: float, beta0: float
+) -> tuple[list[nig.NIGPosterior], GaussianBlocks]:
     """One NIG block per class and feature, by analytic.normal_inverse_gamma.update."""
     c, p = suff.mean.shape
-    blocks = [nig.update(suff=suff.block(i, j), mu0=mu0, kappa0=kappa0, alpha0=alpha0,
-                         beta0=beta0) for i in range(c) for j in range(p)]
+    blocks = [
+        nig.update(suff=suff.block(i, j), mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0)
+        for i in range(c)
+        for j in range(p)
+    ]
 
     def field(name: str) -> np.ndarray:
         return np.array([getattr(b, name) for b in blocks]).reshape(c, p)
 
-    return blocks, GaussianBlocks(mu=field("mu"), kappa=field("kappa"), alpha=field("alpha"),
-                                  beta=field("beta"), stats=suff)
+    return blocks, GaussianBlocks(
+        mu=field("mu"), kappa=field("kappa"), alpha=field("alpha"), beta=field("beta"), stats=suff
+    )
 
 
 def _gaussian_suff(suff: Stats | GaussianStats) -> GaussianStats:
     if not isinstance(suff, GaussianStats):
-        raise ValueError(f"the gaussian variant takes GaussianStats, got {type(suff).__name__}; "
-                         "pass gaussian_stats(x=..., y=..., n_classes=...)")
+        raise ValueError(
+            f"the gaussian variant takes GaussianStats, got {type(suff).__name__}; "
+            "pass gaussian_stats(x=..., y=..., n_classes=...)"
+        )
     return suff
 
 
 def _count_suff(suff: Stats | GaussianStats, variant: str) -> Stats:
     if not isinstance(suff, Stats):
-        raise ValueError(f"the {variant} variant takes count Stats, got {type(suff).__name__}; "
-                         "GaussianStats are for the gaussian variant")
+        raise ValueError(
+            f"the {variant} variant takes count Stats, got {type(suff).__name__}; "
+            "GaussianStats are for the gaussian variant"
+        )
     return suff
 
 
-def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
-           feature_names: Sequence[str], alpha: float, class_concentration: float,
-           n_categories: Sequence[int] | None = None, mu0: float = GAUSSIAN_PRIOR["mu0"],
-           kappa0: float = GAUSSIAN_PRIOR["kappa0"], alpha0: float = GAUSSIAN_PRIOR["alpha0"],
-           beta0: float = GAUSSIAN_PRIOR["beta0"]) -> NaiveBayesPosterior:
+def update(
+    *,
+    suff: Stats | GaussianStats,
+    variant: str,
+    classes: Sequence[str],
+    feature_names: Sequence[str],
+    alpha: float,
+    class_concentration: float,
+    n_categories: Sequence[int] | None = None,
+    mu0: float = GAUSSIAN_PRIOR["mu0"],
+    kappa0: float = GAUSSIAN_PRIOR["kappa0"],
+    alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+    beta0: float = GAUSSIAN_PRIOR["beta0"],
+) -> NaiveBayesPosterior:
     """Conjugate update of every block; sequential updates are exact.
 
     ``mu0, kappa0, alpha0, beta0`` are the Gaussian variant's NIG prior
@@ -504,25 +535,41 @@ def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
     if variant == "gaussian":
         suff = _gaussian_suff(suff)
         if suff.class_counts.shape != (c,) or suff.mean.shape != (c, p):
-            raise ValueError(f"statistics of shapes {suff.class_counts.shape}, "
-                             f"{suff.mean.shape} for {c} classes and {p} features")
+            raise ValueError(
+                f"statistics of shapes {suff.class_counts.shape}, "
+                f"{suff.mean.shape} for {c} classes and {p} features"
+            )
         class_alpha = class_concentration + suff.class_counts
         if not np.isfinite(float(mu0)):
             raise ValueError(f"mu0 must be a finite number, got {mu0!r}; e.g. --set mu0=0")
-        nig_blocks, g = _gaussian_update(suff, mu0=float(mu0), kappa0=_positive("kappa0", kappa0),
-                                         alpha0=_positive("alpha0", alpha0),
-                                         beta0=_positive("beta0", beta0))
+        nig_blocks, g = _gaussian_update(
+            suff,
+            mu0=float(mu0),
+            kappa0=_positive("kappa0", kappa0),
+            alpha0=_positive("alpha0", alpha0),
+            beta0=_positive("beta0", beta0),
+        )
         params = [f"pi[{k}]" for k in classes] + [
-            f"{v}[{k},{f}]" for k in classes for f in names for v in ("mu", "sigma2")]
+            f"{v}[{k},{f}]" for k in classes for f in names for v in ("mu", "sigma2")
+        ]
         product = (DirichletPosterior(alpha=class_alpha, categories=classes), *nig_blocks)
         return NaiveBayesPosterior(
-            variant=variant, classes=classes, feature_names=names, class_alpha=class_alpha,
-            feature_alpha=g.alpha, feature_beta=g.beta, groups=(),
-            product=ProductPosterior(blocks=product, parameters=tuple(params)), gaussian=g)
+            variant=variant,
+            classes=classes,
+            feature_names=names,
+            class_alpha=class_alpha,
+            feature_alpha=g.alpha,
+            feature_beta=g.beta,
+            groups=(),
+            product=ProductPosterior(blocks=product, parameters=tuple(params)),
+            gaussian=g,
+        )
     suff = _count_suff(suff, variant)
     if suff.class_counts.shape != (c,) or suff.feature_counts.shape != (c, p):
-        raise ValueError(f"statistics of shapes {suff.class_counts.shape}, "
-                         f"{suff.feature_counts.shape} for {c} classes and {p} features")
+        raise ValueError(
+            f"statistics of shapes {suff.class_counts.shape}, "
+            f"{suff.feature_counts.shape} for {c} classes and {p} features"
+        )
     class_alpha = class_concentration + suff.class_counts
     blocks: list[Any] = [DirichletPosterior(alpha=class_alpha, categories=classes)]
     params = [f"pi[{k}]" for k in classes]
@@ -534,8 +581,9 @@ def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
         # (alpha = 1e-50, n_c = N_cj gave Beta(., 0) and an infinite evidence).
         feature_beta = alpha + (suff.class_counts[:, None] - suff.feature_counts)
         for i in range(c):
-            blocks += [BetaPosterior(float(a), float(b))
-                       for a, b in zip(feature_alpha[i], feature_beta[i])]
+            blocks += [
+                BetaPosterior(float(a), float(b)) for a, b in zip(feature_alpha[i], feature_beta[i])
+            ]
     else:
         if variant == "multinomial":
             groups = ((0, p),)
@@ -545,20 +593,27 @@ def update(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
             groups = groups_of(n_categories)
         feature_alpha = alpha + suff.feature_counts
         for i in range(c):
-            blocks += [DirichletPosterior(alpha=feature_alpha[i, s:e], categories=names[s:e])
-                       for s, e in groups]
+            blocks += [
+                DirichletPosterior(alpha=feature_alpha[i, s:e], categories=names[s:e])
+                for s, e in groups
+            ]
     params += [f"theta[{k},{f}]" for k in classes for f in names]
     return NaiveBayesPosterior(
-        variant=variant, classes=classes, feature_names=names, class_alpha=class_alpha,
-        feature_alpha=feature_alpha, feature_beta=feature_beta, groups=groups,
-        product=ProductPosterior(blocks=tuple(blocks), parameters=tuple(params)))
+        variant=variant,
+        classes=classes,
+        feature_names=names,
+        class_alpha=class_alpha,
+        feature_alpha=feature_alpha,
+        feature_beta=feature_beta,
+        groups=groups,
+        product=ProductPosterior(blocks=tuple(blocks), parameters=tuple(params)),
+    )
 
 
 def _positive(name: str, value: float) -> float:
     value = float(value)
     if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}; "
-                         f"e.g. --set {name}=1")
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}; e.g. --set {name}=1")
     return value
 
 
@@ -605,13 +660,16 @@ def gaussian_mle(stats: GaussianStats) -> tuple[np.ndarray, np.ndarray, np.ndarr
     """
     n_c = stats.class_counts
     if np.any(n_c == 0):
-        raise ValueError(f"class {int(np.flatnonzero(n_c == 0)[0])} has no training rows, so "
-                         "it has no MLE")
+        raise ValueError(
+            f"class {int(np.flatnonzero(n_c == 0)[0])} has no training rows, so it has no MLE"
+        )
     var = stats.m2 / n_c[:, None]
     if np.any(var <= 0):
         c, j = np.argwhere(var <= 0)[0]
-        raise ValueError(f"feature {int(j)} is constant in class {int(c)} (MLE variance 0), so "
-                         "the MLE plug-in has no density there")
+        raise ValueError(
+            f"feature {int(j)} is constant in class {int(c)} (MLE variance 0), so "
+            "the MLE plug-in has no density there"
+        )
     return n_c / n_c.sum(), stats.mean, var
 
 
@@ -628,8 +686,12 @@ def _gaussian_loglik(g: GaussianBlocks, x: np.ndarray, *, exact: bool) -> np.nda
         df, loc, scale = g.predictive()
         # log t_nu(x; m, s) = lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 - log s
         #                     - (nu+1)/2 log(1 + ((x - m)/s)^2 / nu)
-        const = (special.gammaln(0.5 * (df + 1)) - special.gammaln(0.5 * df)
-                 - 0.5 * np.log(df * np.pi) - np.log(scale)).sum(axis=1)
+        const = (
+            special.gammaln(0.5 * (df + 1))
+            - special.gammaln(0.5 * df)
+            - 0.5 * np.log(df * np.pi)
+            - np.log(scale)
+        ).sum(axis=1)
         centre, inv, weight = loc, 1.0 / (scale * scale * df), -0.5 * (df + 1)
     else:
         _, mean, var = gaussian_mle(g.stats)
@@ -637,18 +699,19 @@ def _gaussian_loglik(g: GaussianBlocks, x: np.ndarray, *, exact: bool) -> np.nda
         centre, inv, weight = mean, None, -0.5 / var
     out = np.empty((xf.shape[0], centre.shape[0]))
     for start in range(0, xf.shape[0], _CHECK_ROWS):
-        r = xf[start:start + _CHECK_ROWS, None, :] - centre[None]  # (rows, C, P)
+        r = xf[start : start + _CHECK_ROWS, None, :] - centre[None]  # (rows, C, P)
         r *= r
         if inv is not None:  # Student-t: -(nu + 1)/2 log1p((x - m)^2 / (nu s^2))
             r *= inv[None]
             np.log1p(r, out=r)
         # Normal: -(x - m)^2 / (2 var); both summed over features with their weights
-        out[start:start + _CHECK_ROWS] = const + np.einsum("bcp,cp->bc", r, weight)
+        out[start : start + _CHECK_ROWS] = const + np.einsum("bcp,cp->bc", r, weight)
     return out
 
 
-def predict_log_proba(*, posterior: NaiveBayesPosterior, x: np.ndarray,
-                      exact: bool = True) -> np.ndarray:
+def predict_log_proba(
+    *, posterior: NaiveBayesPosterior, x: np.ndarray, exact: bool = True
+) -> np.ndarray:
     """``log P(y = c | x_i, D)``, array of shape (m, C), normalised with logsumexp.
 
     ``exact=True``: the posterior predictive (Dirichlet-multinomial for the
@@ -701,25 +764,38 @@ class ClassPredictive:
 def _log_dirichlet_evidence(prior: np.ndarray, counts: np.ndarray) -> float:
     """log of the Polya-urn probability of a sequence with ``counts`` (last axis)."""
     post = prior + counts
-    return float(np.sum(special.gammaln(prior.sum(axis=-1)) - special.gammaln(post.sum(axis=-1)))
-                 + np.sum(special.gammaln(post) - special.gammaln(prior)))
+    return float(
+        np.sum(special.gammaln(prior.sum(axis=-1)) - special.gammaln(post.sum(axis=-1)))
+        + np.sum(special.gammaln(post) - special.gammaln(prior))
+    )
 
 
-def _log_nig_evidence(g: GaussianBlocks, *, kappa0: float, alpha0: float,
-                      beta0: float) -> float:
+def _log_nig_evidence(g: GaussianBlocks, *, kappa0: float, alpha0: float, beta0: float) -> float:
     """Sum over the NIG blocks of Murphy's (2007, eq. 95) log evidence
     (the formula of ``analytic.normal_inverse_gamma.solve``, vectorised)."""
     n = g.stats.class_counts[:, None]
-    return float(np.sum(special.gammaln(g.alpha) - special.gammaln(alpha0)
-                        + alpha0 * np.log(beta0) - g.alpha * np.log(g.beta)
-                        + 0.5 * (np.log(kappa0) - np.log(g.kappa))
-                        - 0.5 * n * np.log(2 * np.pi)))
+    return float(
+        np.sum(
+            special.gammaln(g.alpha)
+            - special.gammaln(alpha0)
+            + alpha0 * np.log(beta0)
+            - g.alpha * np.log(g.beta)
+            + 0.5 * (np.log(kappa0) - np.log(g.kappa))
+            - 0.5 * n * np.log(2 * np.pi)
+        )
+    )
 
 
-def log_evidence(*, suff: Stats | GaussianStats, post: NaiveBayesPosterior, alpha: float,
-                 class_concentration: float, kappa0: float = GAUSSIAN_PRIOR["kappa0"],
-                 alpha0: float = GAUSSIAN_PRIOR["alpha0"],
-                 beta0: float = GAUSSIAN_PRIOR["beta0"]) -> float:
+def log_evidence(
+    *,
+    suff: Stats | GaussianStats,
+    post: NaiveBayesPosterior,
+    alpha: float,
+    class_concentration: float,
+    kappa0: float = GAUSSIAN_PRIOR["kappa0"],
+    alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+    beta0: float = GAUSSIAN_PRIOR["beta0"],
+) -> float:
     """log p(labels, features) of the observed sequence (multinomial: of the tokens).
 
     Sum over the independent blocks of ``log B(prior + counts) - log B(prior)``
@@ -728,8 +804,7 @@ def log_evidence(*, suff: Stats | GaussianStats, post: NaiveBayesPosterior, alph
     c = len(post.classes)
     total = _log_dirichlet_evidence(np.full(c, class_concentration), suff.class_counts)
     if post.gaussian is not None:
-        return total + _log_nig_evidence(post.gaussian, kappa0=kappa0, alpha0=alpha0,
-                                         beta0=beta0)
+        return total + _log_nig_evidence(post.gaussian, kappa0=kappa0, alpha0=alpha0, beta0=beta0)
     if post.variant == "bernoulli":
         a, b = post.feature_alpha, post.feature_beta
         return total + float(np.sum(special.betaln(a, b) - special.betaln(alpha, alpha)))
@@ -766,11 +841,21 @@ def _mle(suff: Stats | GaussianStats, post: NaiveBayesPosterior) -> np.ndarray |
     return np.concatenate([n_c / n_c.sum(), theta.ravel()])
 
 
-def solve(*, variant: str, x: np.ndarray, y: np.ndarray, classes: Sequence[str],
-          feature_names: Sequence[str], alpha: float = 1.0, class_concentration: float = 1.0,
-          n_categories: Sequence[int] | None = None, mu0: float = GAUSSIAN_PRIOR["mu0"],
-          kappa0: float = GAUSSIAN_PRIOR["kappa0"], alpha0: float = GAUSSIAN_PRIOR["alpha0"],
-          beta0: float = GAUSSIAN_PRIOR["beta0"]) -> ExactAnswer:
+def solve(
+    *,
+    variant: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    classes: Sequence[str],
+    feature_names: Sequence[str],
+    alpha: float = 1.0,
+    class_concentration: float = 1.0,
+    n_categories: Sequence[int] | None = None,
+    mu0: float = GAUSSIAN_PRIOR["mu0"],
+    kappa0: float = GAUSSIAN_PRIOR["kappa0"],
+    alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+    beta0: float = GAUSSIAN_PRIOR["beta0"],
+) -> ExactAnswer:
     """Posterior, MLE, log evidence and class predictive of a labelled data set.
 
     Parameters
@@ -794,39 +879,77 @@ def solve(*, variant: str, x: np.ndarray, y: np.ndarray, classes: Sequence[str],
     The MLE (``ExactAnswer.mle``, in parameter order) is None when a class
     has no rows (Gaussian: also when a feature is constant within a class).
     """
-    suff = sufficient_stats(variant=variant, x=x, y=y, n_classes=len(classes),
-                            n_categories=n_categories)
-    return answer_from_stats(suff=suff, variant=variant, classes=classes,
-                             feature_names=feature_names, alpha=alpha,
-                             class_concentration=class_concentration, n_categories=n_categories,
-                             mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0)
+    suff = sufficient_stats(
+        variant=variant, x=x, y=y, n_classes=len(classes), n_categories=n_categories
+    )
+    return answer_from_stats(
+        suff=suff,
+        variant=variant,
+        classes=classes,
+        feature_names=feature_names,
+        alpha=alpha,
+        class_concentration=class_concentration,
+        n_categories=n_categories,
+        mu0=mu0,
+        kappa0=kappa0,
+        alpha0=alpha0,
+        beta0=beta0,
+    )
 
 
-def answer_from_stats(*, suff: Stats | GaussianStats, variant: str, classes: Sequence[str],
-                      feature_names: Sequence[str], alpha: float, class_concentration: float,
-                      n_categories: Sequence[int] | None = None,
-                      mu0: float = GAUSSIAN_PRIOR["mu0"],
-                      kappa0: float = GAUSSIAN_PRIOR["kappa0"],
-                      alpha0: float = GAUSSIAN_PRIOR["alpha0"],
-                      beta0: float = GAUSSIAN_PRIOR["beta0"]) -> ExactAnswer:
+def answer_from_stats(
+    *,
+    suff: Stats | GaussianStats,
+    variant: str,
+    classes: Sequence[str],
+    feature_names: Sequence[str],
+    alpha: float,
+    class_concentration: float,
+    n_categories: Sequence[int] | None = None,
+    mu0: float = GAUSSIAN_PRIOR["mu0"],
+    kappa0: float = GAUSSIAN_PRIOR["kappa0"],
+    alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+    beta0: float = GAUSSIAN_PRIOR["beta0"],
+) -> ExactAnswer:
     """:func:`solve` from sufficient statistics (e.g. summed over chunks)."""
     gauss = {"kappa0": kappa0, "alpha0": alpha0, "beta0": beta0}
-    post = update(suff=suff, variant=variant, classes=classes, feature_names=feature_names,
-                  alpha=alpha, class_concentration=class_concentration,
-                  n_categories=n_categories, mu0=mu0, **gauss)
+    post = update(
+        suff=suff,
+        variant=variant,
+        classes=classes,
+        feature_names=feature_names,
+        alpha=alpha,
+        class_concentration=class_concentration,
+        n_categories=n_categories,
+        mu0=mu0,
+        **gauss,
+    )
     return ExactAnswer(
-        posterior=post, mle=_mle(suff, post),
-        log_evidence=log_evidence(suff=suff, post=post, alpha=alpha,
-                                  class_concentration=class_concentration, **gauss),
-        predictive=ClassPredictive(post))
+        posterior=post,
+        mle=_mle(suff, post),
+        log_evidence=log_evidence(
+            suff=suff, post=post, alpha=alpha, class_concentration=class_concentration, **gauss
+        ),
+        predictive=ClassPredictive(post),
+    )
 
 
-def simulate(rng: np.random.Generator, *, n: int, variant: str, alpha: float,
-             class_concentration: float, n_classes: int = 2, n_features: int = 4,
-             n_categories: int = 3, doc_length: int = 8, mu0: float = GAUSSIAN_PRIOR["mu0"],
-             kappa0: float = GAUSSIAN_PRIOR["kappa0"], alpha0: float = GAUSSIAN_PRIOR["alpha0"],
-             beta0: float = GAUSSIAN_PRIOR["beta0"]
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator,
+    *,
+    n: int,
+    variant: str,
+    alpha: float,
+    class_concentration: float,
+    n_classes: int = 2,
+    n_features: int = 4,
+    n_categories: int = 3,
+    doc_length: int = 8,
+    mu0: float = GAUSSIAN_PRIOR["mu0"],
+    kappa0: float = GAUSSIAN_PRIOR["kappa0"],
+    alpha0: float = GAUSSIAN_PRIOR["alpha0"],
+    beta0: float = GAUSSIAN_PRIOR["beta0"],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Parameters from the prior, then n labelled rows.
 
     Returns (theta, x, y): theta = [pi, theta_c for each class] flattened in
@@ -841,9 +964,11 @@ def simulate(rng: np.random.Generator, *, n: int, variant: str, alpha: float,
     if variant == "gaussian":
         g = rng.gamma(alpha0, size=(n_classes, n_features))  # 0 for alpha0 << 1
         if not np.all(g > 0):
-            raise ValueError(f"a prior draw of sigma2 is beyond float64 (InvGamma shape "
-                             f"alpha0={alpha0:g} is too heavy-tailed to simulate from); "
-                             "raise alpha0")
+            raise ValueError(
+                f"a prior draw of sigma2 is beyond float64 (InvGamma shape "
+                f"alpha0={alpha0:g} is too heavy-tailed to simulate from); "
+                "raise alpha0"
+            )
         sigma2 = beta0 / g
         mu = rng.normal(mu0, np.sqrt(sigma2 / kappa0))
         x = rng.normal(mu[y], np.sqrt(sigma2[y])).reshape(n, n_features)
@@ -856,8 +981,9 @@ def simulate(rng: np.random.Generator, *, n: int, variant: str, alpha: float,
         x = np.array([rng.multinomial(doc_length, theta[c]) for c in y], dtype=float)
         x = x.reshape(n, n_features)
     else:
-        theta = np.stack([rng.dirichlet(np.full(n_categories, alpha), size=n_features)
-                          for _ in range(n_classes)])  # (C, F, K)
+        theta = np.stack(
+            [rng.dirichlet(np.full(n_categories, alpha), size=n_features) for _ in range(n_classes)]
+        )  # (C, F, K)
         x = np.empty((n, n_features))
         for j in range(n_features):
             u = rng.random(n)

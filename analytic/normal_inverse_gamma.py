@@ -61,8 +61,9 @@ class NIGPosterior:
 
     def marginal(self, index: int) -> Any:
         if index == 0:
-            return stats.t(2 * self.alpha, loc=self.mu,
-                           scale=np.sqrt(self.beta / (self.alpha * self.kappa)))
+            return stats.t(
+                2 * self.alpha, loc=self.mu, scale=np.sqrt(self.beta / (self.alpha * self.kappa))
+            )
         return stats.invgamma(self.alpha, scale=self.beta)
 
     @property
@@ -97,8 +98,9 @@ class NIGPosterior:
         x = np.asarray(x, dtype=float)
         mu, s2 = x[..., 0], x[..., 1]
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = (stats.invgamma.logpdf(s2, self.alpha, scale=self.beta)
-                   + stats.norm.logpdf(mu, self.mu, np.sqrt(s2 / self.kappa)))
+            out = stats.invgamma.logpdf(s2, self.alpha, scale=self.beta) + stats.norm.logpdf(
+                mu, self.mu, np.sqrt(s2 / self.kappa)
+            )
         return np.where(s2 > 0, out, -np.inf)
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -135,10 +137,14 @@ def solve(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: flo
     """
     suff = sufficient_stats(x=x)
     post = update(suff=suff, mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0)
-    log_ev = (special.gammaln(post.alpha) - special.gammaln(alpha0)
-              + alpha0 * np.log(beta0) - post.alpha * np.log(post.beta)
-              + 0.5 * (np.log(kappa0) - np.log(post.kappa))
-              - 0.5 * suff.n * np.log(2 * np.pi))
+    log_ev = (
+        special.gammaln(post.alpha)
+        - special.gammaln(alpha0)
+        + alpha0 * np.log(beta0)
+        - post.alpha * np.log(post.beta)
+        + 0.5 * (np.log(kappa0) - np.log(post.kappa))
+        - 0.5 * suff.n * np.log(2 * np.pi)
+    )
     pred_scale = np.sqrt(post.beta * (post.kappa + 1.0) / (post.alpha * post.kappa))
     return ExactAnswer(
         posterior=post,
@@ -148,13 +154,16 @@ def solve(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: flo
     )
 
 
-def posterior(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: float) -> NIGPosterior:
+def posterior(
+    *, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: float
+) -> NIGPosterior:
     """Posterior NIG for observations ``x`` of shape (n,)."""
     return update(suff=sufficient_stats(x=x), mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0)
 
 
-def simulate(rng: np.random.Generator, *, n: int, mu0: float, kappa0: float, alpha0: float,
-             beta0: float) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, mu0: float, kappa0: float, alpha0: float, beta0: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw (mu, sigma2) from the prior, then n observations; returns (theta (2,), x (n,))."""
     g = rng.gamma(alpha0)  # underflows to 0 for alpha0 << 1
     sigma2 = require_drawable("sigma2", beta0 / g if g > 0 else np.inf, fix="raise alpha0")
@@ -163,9 +172,15 @@ def simulate(rng: np.random.Generator, *, n: int, mu0: float, kappa0: float, alp
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, mu0: npt.ArrayLike, kappa0: npt.ArrayLike,
-                     alpha0: npt.ArrayLike, beta0: npt.ArrayLike,
-                     interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(
+    *,
+    x: np.ndarray,
+    mu0: npt.ArrayLike,
+    kappa0: npt.ArrayLike,
+    alpha0: npt.ArrayLike,
+    beta0: npt.ArrayLike,
+    interval: float = 0.95,
+) -> ConjugatePath:
     """The exact posterior of (mu, sigma2) at G values of the NIG prior at once.
 
     Each hyperparameter is a number or an array of shape (G,) (broadcast);
@@ -173,8 +188,9 @@ def sensitivity_path(*, x: np.ndarray, mu0: npt.ArrayLike, kappa0: npt.ArrayLike
     or variance that does not exist (alpha_n <= 1, <= 2) is inf.
     """
     s = sufficient_stats(x=x)
-    mu0, k0, a0, b0 = np.broadcast_arrays(*(np.atleast_1d(np.asarray(v, dtype=float))
-                                            for v in (mu0, kappa0, alpha0, beta0)))
+    mu0, k0, a0, b0 = np.broadcast_arrays(
+        *(np.atleast_1d(np.asarray(v, dtype=float)) for v in (mu0, kappa0, alpha0, beta0))
+    )
     n = s.n
     kn = k0 + n
     d = s.mean - mu0 if n else np.zeros_like(mu0)
@@ -185,20 +201,38 @@ def sensitivity_path(*, x: np.ndarray, mu0: npt.ArrayLike, kappa0: npt.ArrayLike
         mean_s2 = np.where(an > 1, bn / (an - 1.0), np.inf)
         var_mu = np.where(an > 1, bn / (kn * (an - 1.0)), np.inf)
         var_s2 = np.where(an > 2, bn * bn / ((an - 1.0) ** 2 * (an - 2.0)), np.inf)
-    lo_mu, hi_mu = central_interval(stats.t, interval, 2 * an, loc=mun,
-                                    scale=np.sqrt(bn / (an * kn)))
+    lo_mu, hi_mu = central_interval(
+        stats.t, interval, 2 * an, loc=mun, scale=np.sqrt(bn / (an * kn))
+    )
     lo_s2, hi_s2 = central_interval(stats.invgamma, interval, an, scale=bn)
-    log_ev = (special.gammaln(an) - special.gammaln(a0) + a0 * np.log(b0) - an * np.log(bn)
-              + 0.5 * (np.log(k0) - np.log(kn)) - 0.5 * n * np.log(2 * np.pi))
-    return ConjugatePath(mean=np.column_stack([mun, mean_s2]),
-                         sd=np.sqrt(np.column_stack([var_mu, var_s2])),
-                         lower=np.column_stack([lo_mu, lo_s2]),
-                         upper=np.column_stack([hi_mu, hi_s2]),
-                         mode=np.column_stack([mun, bn / (an + 1.5)]), log_evidence=log_ev)
+    log_ev = (
+        special.gammaln(an)
+        - special.gammaln(a0)
+        + a0 * np.log(b0)
+        - an * np.log(bn)
+        + 0.5 * (np.log(k0) - np.log(kn))
+        - 0.5 * n * np.log(2 * np.pi)
+    )
+    return ConjugatePath(
+        mean=np.column_stack([mun, mean_s2]),
+        sd=np.sqrt(np.column_stack([var_mu, var_s2])),
+        lower=np.column_stack([lo_mu, lo_s2]),
+        upper=np.column_stack([hi_mu, hi_s2]),
+        mode=np.column_stack([mun, bn / (an + 1.5)]),
+        log_evidence=log_ev,
+    )
 
 
-def power_scaled(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: float,
-                 alpha: float, component: str) -> NIGPosterior:
+def power_scaled(
+    *,
+    x: np.ndarray,
+    mu0: float,
+    kappa0: float,
+    alpha0: float,
+    beta0: float,
+    alpha: float,
+    component: str,
+) -> NIGPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 
     Prior: N(mu; mu0, sigma2/kappa0)^alpha InvGamma(sigma2; alpha0, beta0)^alpha
@@ -213,12 +247,17 @@ def power_scaled(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, bet
     if component == "prior":
         shape = alpha * (alpha0 + 1.0) - 1.0 + 0.5 * (alpha - 1.0)
         if not shape > 0:
-            raise ValueError(f"the NIG prior^alpha with alpha={alpha:g} is improper "
-                             f"(InvGamma shape {shape:g}); use alpha closer to 1")
+            raise ValueError(
+                f"the NIG prior^alpha with alpha={alpha:g} is improper "
+                f"(InvGamma shape {shape:g}); use alpha closer to 1"
+            )
         return update(suff=s, mu0=mu0, kappa0=alpha * kappa0, alpha0=shape, beta0=alpha * beta0)
     n = alpha * s.n
     kappa = kappa0 + n
     dev = s.mean - mu0 if s.n else 0.0
-    return NIGPosterior(mu=(kappa0 * mu0 + n * s.mean) / kappa, kappa=kappa,
-                        alpha=alpha0 + 0.5 * n,
-                        beta=beta0 + 0.5 * alpha * s.m2 + 0.5 * kappa0 * n * dev * dev / kappa)
+    return NIGPosterior(
+        mu=(kappa0 * mu0 + n * s.mean) / kappa,
+        kappa=kappa,
+        alpha=alpha0 + 0.5 * n,
+        beta=beta0 + 0.5 * alpha * s.m2 + 0.5 * kappa0 * n * dev * dev / kappa,
+    )

@@ -124,8 +124,11 @@ def solve(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float)
     post = update(suff=suff, prior_mean=prior_mean, prior_sd=prior_sd, noise_sd=noise_sd)
     s2, t2, n = noise_sd**2, prior_sd**2, suff.n
     d = suff.mean - prior_mean if n else 0.0
-    log_ev = (-0.5 * n * np.log(2 * np.pi * s2) - 0.5 * np.log1p(n * t2 / s2)
-              - (suff.m2 + n * d * d * s2 / (s2 + n * t2)) / (2 * s2))
+    log_ev = (
+        -0.5 * n * np.log(2 * np.pi * s2)
+        - 0.5 * np.log1p(n * t2 / s2)
+        - (suff.m2 + n * d * d * s2 / (s2 + n * t2)) / (2 * s2)
+    )
     return ExactAnswer(
         posterior=post,
         mle=None if n == 0 else np.array([suff.mean]),
@@ -134,23 +137,32 @@ def solve(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float)
     )
 
 
-def posterior(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float) -> NormalPosterior:
+def posterior(
+    *, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float
+) -> NormalPosterior:
     """Posterior of ``mu`` for observations ``x`` of shape (n,)."""
-    return update(suff=sufficient_stats(x=x), prior_mean=prior_mean, prior_sd=prior_sd,
-                  noise_sd=noise_sd)
+    return update(
+        suff=sufficient_stats(x=x), prior_mean=prior_mean, prior_sd=prior_sd, noise_sd=noise_sd
+    )
 
 
-def simulate(rng: np.random.Generator, *, n: int, prior_mean: float, prior_sd: float,
-             noise_sd: float) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, prior_mean: float, prior_sd: float, noise_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw mu from the prior, then n observations; returns (theta (1,), x (n,))."""
     mu = rng.normal(prior_mean, prior_sd)
     return np.array([mu]), rng.normal(mu, noise_sd, size=n)
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, prior_mean: npt.ArrayLike, prior_sd: npt.ArrayLike,
-                     noise_sd: npt.ArrayLike,
-                     interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(
+    *,
+    x: np.ndarray,
+    prior_mean: npt.ArrayLike,
+    prior_sd: npt.ArrayLike,
+    noise_sd: npt.ArrayLike,
+    interval: float = 0.95,
+) -> ConjugatePath:
     """The exact posterior at G values of (prior_mean, prior_sd, noise_sd) at once.
 
     Each is a number or an array of shape (G,) (broadcast); the same formulas
@@ -158,22 +170,33 @@ def sensitivity_path(*, x: np.ndarray, prior_mean: npt.ArrayLike, prior_sd: npt.
     centred sum of squares.
     """
     s = sufficient_stats(x=x)
-    m0, t, sig = np.broadcast_arrays(*(np.atleast_1d(np.asarray(v, dtype=float))
-                                       for v in (prior_mean, prior_sd, noise_sd)))
+    m0, t, sig = np.broadcast_arrays(
+        *(np.atleast_1d(np.asarray(v, dtype=float)) for v in (prior_mean, prior_sd, noise_sd))
+    )
     t2, s2, n = t * t, sig * sig, s.n
     prec = 1.0 / t2 + n / s2
     loc = (m0 / t2 + n * s.mean / s2) / prec
     sd = np.sqrt(1.0 / prec)
     d = s.mean - m0 if n else np.zeros_like(m0)
-    log_ev = (-0.5 * n * np.log(2 * np.pi * s2) - 0.5 * np.log1p(n * t2 / s2)
-              - (s.m2 + n * d * d * s2 / (s2 + n * t2)) / (2 * s2))
+    log_ev = (
+        -0.5 * n * np.log(2 * np.pi * s2)
+        - 0.5 * np.log1p(n * t2 / s2)
+        - (s.m2 + n * d * d * s2 / (s2 + n * t2)) / (2 * s2)
+    )
     lo, hi = central_interval(stats.norm, interval, loc, sd)
     mean, sd, lo, hi, mode = path_columns(loc, sd, lo, hi, loc)
     return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
 
 
-def power_scaled(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float,
-                 alpha: float, component: str) -> NormalPosterior:
+def power_scaled(
+    *,
+    x: np.ndarray,
+    prior_mean: float,
+    prior_sd: float,
+    noise_sd: float,
+    alpha: float,
+    component: str,
+) -> NormalPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 
     N(m, s^2)^alpha = N(m, s^2/alpha): the prior's (or the noise's) sd divided

@@ -147,8 +147,9 @@ def solve(*, x: np.ndarray, scale: float, shape: float) -> ExactAnswer:
     """
     suff = sufficient_stats(x=x)
     post = update(suff=suff, scale=scale, shape=shape)
-    log_ev = (np.log(shape) + shape * np.log(scale) - np.log(post.shape)
-              - post.shape * np.log(post.scale))
+    log_ev = (
+        np.log(shape) + shape * np.log(scale) - np.log(post.shape) - post.shape * np.log(post.scale)
+    )
     return ExactAnswer(
         posterior=post,
         mle=None if suff.n == 0 else np.array([suff.maximum]),
@@ -162,26 +163,31 @@ def posterior(*, x: np.ndarray, scale: float, shape: float) -> ParetoPosterior:
     return update(suff=sufficient_stats(x=x), scale=scale, shape=shape)
 
 
-def simulate(rng: np.random.Generator, *, n: int, scale: float, shape: float) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, *, n: int, scale: float, shape: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw theta from the prior, then n observations; returns (theta (1,), x (n,))."""
     # In log space: u^(-1/shape) overflows (OverflowError) for shape << 1.
     log_theta = math.log(scale) - math.log1p(-rng.random()) / shape
-    theta = require_drawable("theta", math.exp(log_theta) if log_theta < 709.0 else math.inf,
-                             fix="raise shape")
+    theta = require_drawable(
+        "theta", math.exp(log_theta) if log_theta < 709.0 else math.inf, fix="raise shape"
+    )
     return np.array([theta]), rng.uniform(0.0, theta, size=n)
 
 
 # --- prior sensitivity (compare/studies/sensitivity.py) -------------------------------
-def sensitivity_path(*, x: np.ndarray, scale: npt.ArrayLike, shape: npt.ArrayLike,
-                     interval: float = 0.95) -> ConjugatePath:
+def sensitivity_path(
+    *, x: np.ndarray, scale: npt.ArrayLike, shape: npt.ArrayLike, interval: float = 0.95
+) -> ConjugatePath:
     """The exact posterior of theta at G values of the Pareto(scale, shape) prior at once.
 
     ``scale`` and ``shape`` are numbers or arrays of shape (G,) (broadcast);
     the same formulas as :func:`update` and :func:`solve`'s evidence.
     """
     s = sufficient_stats(x=x)
-    scale, shape = np.broadcast_arrays(np.atleast_1d(np.asarray(scale, dtype=float)),
-                                       np.atleast_1d(np.asarray(shape, dtype=float)))
+    scale, shape = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(scale, dtype=float)), np.atleast_1d(np.asarray(shape, dtype=float))
+    )
     m, k = np.maximum(scale, s.maximum), shape + s.n
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(k > 1, k * m / (k - 1.0), np.inf)
@@ -192,8 +198,9 @@ def sensitivity_path(*, x: np.ndarray, scale: npt.ArrayLike, shape: npt.ArrayLik
     return ConjugatePath(mean=mean, sd=sd, lower=lo, upper=hi, mode=mode, log_evidence=log_ev)
 
 
-def power_scaled(*, x: np.ndarray, scale: float, shape: float, alpha: float,
-                 component: str) -> ParetoPosterior:
+def power_scaled(
+    *, x: np.ndarray, scale: float, shape: float, alpha: float, component: str
+) -> ParetoPosterior:
     """The posterior under prior^alpha or likelihood^alpha (Kallioinen et al. 2023).
 
     Pareto(scale, k)^alpha on theta >= scale = Pareto(scale, alpha(k+1) - 1);
@@ -205,7 +212,9 @@ def power_scaled(*, x: np.ndarray, scale: float, shape: float, alpha: float,
     if component == "prior":
         scaled = alpha * (shape + 1.0) - 1.0  # theta^-(k+1) raised to alpha
         if not scaled > 0:
-            raise ValueError(f"the Pareto prior^alpha with alpha={alpha:g} is improper "
-                             f"(shape {scaled:g}); use alpha closer to 1")
+            raise ValueError(
+                f"the Pareto prior^alpha with alpha={alpha:g} is improper "
+                f"(shape {scaled:g}); use alpha closer to 1"
+            )
         return ParetoPosterior(scale=lower, shape=scaled + s.n)
     return ParetoPosterior(scale=lower, shape=shape + alpha * s.n)

@@ -39,9 +39,19 @@ from scipy import linalg
 
 from analytic._base import COMPONENTS, ConjugatePath
 
-__all__ = ["COMPONENTS", "PSENSE_ALPHAS", "PSENSE_THRESHOLD", "ConjugatePath", "GaussianPath",
-           "cjs_distance", "diagnosis", "expected_range", "gaussian_linear_path",
-           "gaussian_linear_path_cholesky", "power_scaling_sensitivity"]
+__all__ = [
+    "COMPONENTS",
+    "PSENSE_ALPHAS",
+    "PSENSE_THRESHOLD",
+    "ConjugatePath",
+    "GaussianPath",
+    "cjs_distance",
+    "diagnosis",
+    "expected_range",
+    "gaussian_linear_path",
+    "gaussian_linear_path_cholesky",
+    "power_scaling_sensitivity",
+]
 
 #: psense's default alphas (lower, upper).
 PSENSE_ALPHAS = (0.99, 1.01)
@@ -74,9 +84,16 @@ class GaussianPath:
     log_evidence: np.ndarray
 
 
-def gaussian_linear_path(*, gram: np.ndarray, phi_t_y: np.ndarray, y_t_y: float, n: float,
-                         noise_var: np.ndarray | float, prior_var: np.ndarray | float,
-                         prior_mean: np.ndarray | float = 0.0) -> GaussianPath:
+def gaussian_linear_path(
+    *,
+    gram: np.ndarray,
+    phi_t_y: np.ndarray,
+    y_t_y: float,
+    n: float,
+    noise_var: np.ndarray | float,
+    prior_var: np.ndarray | float,
+    prior_mean: np.ndarray | float = 0.0,
+) -> GaussianPath:
     """Posterior of Bayesian linear regression at many (noise_var, prior_var) pairs.
 
     One symmetric eigendecomposition of ``gram`` (no inverse, no per-point
@@ -107,10 +124,13 @@ def gaussian_linear_path(*, gram: np.ndarray, phi_t_y: np.ndarray, y_t_y: float,
     gram = np.asarray(gram, dtype=float)
     b = np.asarray(phi_t_y, dtype=float)
     d = b.shape[0]
-    s2, t2 = np.broadcast_arrays(np.atleast_1d(np.asarray(noise_var, dtype=float)),
-                                 np.atleast_1d(np.asarray(prior_var, dtype=float)))
-    if not (np.all(np.isfinite(s2)) and np.all(s2 > 0) and np.all(np.isfinite(t2))
-            and np.all(t2 > 0)):
+    s2, t2 = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(noise_var, dtype=float)),
+        np.atleast_1d(np.asarray(prior_var, dtype=float)),
+    )
+    if not (
+        np.all(np.isfinite(s2)) and np.all(s2 > 0) and np.all(np.isfinite(t2)) and np.all(t2 > 0)
+    ):
         raise ValueError("noise_var and prior_var must be finite and > 0 at every grid point")
     m0 = np.broadcast_to(np.asarray(prior_mean, dtype=float), (d,))
     e, q = linalg.eigh(gram)
@@ -127,14 +147,17 @@ def gaussian_linear_path(*, gram: np.ndarray, phi_t_y: np.ndarray, y_t_y: float,
     quad = (rtr - ((c * c)[None, :] / (e[None, :] + ratio[:, None])).sum(axis=1)) / s2
     log_det = n * np.log(s2) + np.log1p(t2[:, None] * e[None, :] / s2[:, None]).sum(axis=1)
     log_ev = -0.5 * (n * np.log(2.0 * np.pi) + log_det + quad)
-    return GaussianPath(noise_var=s2, prior_var=t2, mean=mean, sd=np.sqrt(var),
-                        log_evidence=log_ev)
+    return GaussianPath(noise_var=s2, prior_var=t2, mean=mean, sd=np.sqrt(var), log_evidence=log_ev)
 
 
-def gaussian_linear_path_cholesky(*, gram: np.ndarray, phi_t_y: np.ndarray,
-                                  noise_var: np.ndarray, prior_var: np.ndarray,
-                                  prior_mean: np.ndarray | float = 0.0
-                                  ) -> tuple[np.ndarray, np.ndarray]:
+def gaussian_linear_path_cholesky(
+    *,
+    gram: np.ndarray,
+    phi_t_y: np.ndarray,
+    noise_var: np.ndarray,
+    prior_var: np.ndarray,
+    prior_mean: np.ndarray | float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """The same posterior means and sds, one Cholesky factorisation per grid point.
 
     The naive formulation (a reference for tests and the benchmark): for each
@@ -176,18 +199,20 @@ def _cjs_integrand(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """
     diff = q - p
     with np.errstate(divide="ignore", invalid="ignore"):
-        pq = np.where(p > 0, p * _u_minus_log1p(diff / (2.0 * np.where(p > 0, p, 1.0))),
-                      0.5 * diff)
-        qp = np.where(q > 0, q * _u_minus_log1p(-diff / (2.0 * np.where(q > 0, q, 1.0))),
-                      -0.5 * diff)
+        pq = np.where(p > 0, p * _u_minus_log1p(diff / (2.0 * np.where(p > 0, p, 1.0))), 0.5 * diff)
+        qp = np.where(
+            q > 0, q * _u_minus_log1p(-diff / (2.0 * np.where(q > 0, q, 1.0))), -0.5 * diff
+        )
     return pq / np.log(2.0), qp / np.log(2.0)
 
 
-def _nodes(base: Any, lower: float, upper: float, per_piece: int = 24
-           ) -> tuple[np.ndarray, np.ndarray]:
+def _nodes(
+    base: Any, lower: float, upper: float, per_piece: int = 24
+) -> tuple[np.ndarray, np.ndarray]:
     """Gauss-Legendre nodes and weights on [lower, upper], pieces split at base quantiles."""
-    probs = np.concatenate([[1e-6, 1e-4, 1e-3], np.linspace(0.005, 0.995, 100),
-                            [1 - 1e-3, 1 - 1e-4, 1 - 1e-6]])
+    probs = np.concatenate(
+        [[1e-6, 1e-4, 1e-3], np.linspace(0.005, 0.995, 100), [1 - 1e-3, 1 - 1e-4, 1 - 1e-6]]
+    )
     cuts = np.asarray(base.ppf(probs), dtype=float)
     cuts = cuts[np.isfinite(cuts) & (cuts > lower) & (cuts < upper)]
     edges = np.unique(np.concatenate([[lower], cuts, [upper]]))
@@ -223,9 +248,15 @@ def cjs_distance(*, base: Any, scaled: Any, lower: float, upper: float) -> float
     return out
 
 
-def power_scaling_sensitivity(*, base: Any, lower_scaled: Any, upper_scaled: Any, lower: float,
-                              upper: float,
-                              alphas: tuple[float, float] = PSENSE_ALPHAS) -> float:
+def power_scaling_sensitivity(
+    *,
+    base: Any,
+    lower_scaled: Any,
+    upper_scaled: Any,
+    lower: float,
+    upper: float,
+    alphas: tuple[float, float] = PSENSE_ALPHAS,
+) -> float:
     """psense's finite-difference sensitivity of one marginal, with exact CDFs.
 
     ``(cjs(alpha_lo) / -log2(alpha_lo) + cjs(alpha_hi) / log2(alpha_hi)) / 2``
@@ -239,8 +270,7 @@ def power_scaling_sensitivity(*, base: Any, lower_scaled: Any, upper_scaled: Any
 def expected_range(base: Any, n_draws: int) -> tuple[float, float]:
     """Where the smallest and largest of ``n_draws`` draws fall on average (quantiles
     1/(N+1) and N/(N+1)): the integration range for an exact value 'at N draws'."""
-    return (float(base.ppf(1.0 / (n_draws + 1.0))),
-            float(base.ppf(n_draws / (n_draws + 1.0))))
+    return (float(base.ppf(1.0 / (n_draws + 1.0))), float(base.ppf(n_draws / (n_draws + 1.0))))
 
 
 def diagnosis(prior: float, likelihood: float, threshold: float = PSENSE_THRESHOLD) -> str:
@@ -250,4 +280,3 @@ def diagnosis(prior: float, likelihood: float, threshold: float = PSENSE_THRESHO
     if prior > threshold > likelihood:
         return "potential strong prior / weak likelihood"
     return "ok"
-

@@ -12,9 +12,9 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
+import time
+from collections.abc import Callable
+from typing import Any
 
 
 def best_with_result(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:

@@ -14,9 +14,8 @@ Student-t predictive is timed too (scikit-learn has no counterpart).
 
 from __future__ import annotations
 
+import numpy as np
 from _timing import best  # one BLAS thread: import it before numpy
-
-import numpy as np  # noqa: E402
 
 
 def run(n: int = 1_000_000, d: int = 10, k: int = 3) -> dict[str, float]:
@@ -34,14 +33,16 @@ def run(n: int = 1_000_000, d: int = 10, k: int = 3) -> dict[str, float]:
 
     def ours_lda():
         fit = gc.fit(x=x, labels=y, n_classes=k)
-        lin = gc.linear_discriminant(priors=fit.priors, means=fit.means,
-                                     covariance=fit.pooled_covariance)
+        lin = gc.linear_discriminant(
+            priors=fit.priors, means=fit.means, covariance=fit.pooled_covariance
+        )
         return np.exp(lin.log_proba(x))
 
     def ours_qda():
         fit = gc.fit(x=x, labels=y, n_classes=k)
-        quad = gc.quadratic_discriminant(priors=fit.priors, means=fit.means,
-                                         covariances=fit.covariances)
+        quad = gc.quadratic_discriminant(
+            priors=fit.priors, means=fit.means, covariances=fit.covariances
+        )
         return np.exp(quad.log_proba(x))
 
     def sk_lda():
@@ -59,9 +60,13 @@ def run(n: int = 1_000_000, d: int = 10, k: int = 3) -> dict[str, float]:
         # Same answers first (a benchmark of different computations means nothing).
         np.testing.assert_allclose(ours_lda()[:1000], sk_lda()[:1000], atol=1e-8)
         np.testing.assert_allclose(ours_qda()[:1000], sk_qda()[:1000], atol=1e-8)
-        out = {"lda_ours": best(ours_lda), "lda_sklearn": best(sk_lda),
-               "qda_ours": best(ours_qda), "qda_sklearn": best(sk_qda),
-               "bayes_student_t": best(ours_bayes)}
+        out = {
+            "lda_ours": best(ours_lda),
+            "lda_sklearn": best(sk_lda),
+            "qda_ours": best(ours_qda),
+            "qda_sklearn": best(sk_qda),
+            "bayes_student_t": best(ours_bayes),
+        }
     return out
 
 
@@ -70,10 +75,14 @@ def main() -> None:
     print("gaussian-classifier: fit + predict_proba, n = 1e6 rows, d = 10, K = 3, 1 thread")
     for rule in ("lda", "qda"):
         ours, sk = t[f"{rule}_ours"], t[f"{rule}_sklearn"]
-        print(f"  {rule.upper()}: ours {ours:.3f} s, scikit-learn {sk:.3f} s, "
-              f"ratio {ours / sk:.2f} ({'not slower' if ours <= sk else 'SLOWER'})")
-    print(f"  Bayesian Student-t predictive (stats + posterior + predict): "
-          f"{t['bayes_student_t']:.3f} s")
+        print(
+            f"  {rule.upper()}: ours {ours:.3f} s, scikit-learn {sk:.3f} s, "
+            f"ratio {ours / sk:.2f} ({'not slower' if ours <= sk else 'SLOWER'})"
+        )
+    print(
+        f"  Bayesian Student-t predictive (stats + posterior + predict): "
+        f"{t['bayes_student_t']:.3f} s"
+    )
 
 
 if __name__ == "__main__":

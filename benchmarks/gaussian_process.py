@@ -20,10 +20,10 @@ Run: ``.venv/bin/python benchmarks/gaussian_process.py [n m]``.
 
 from __future__ import annotations
 
-from _timing import best  # one BLAS thread: import it before numpy
-import sys  # noqa: E402
+import sys
 
-import numpy as np  # noqa: E402
+import numpy as np
+from _timing import best  # one BLAS thread: import it before numpy
 
 TARGET = 0.7
 
@@ -40,16 +40,18 @@ def main(n: int = 5000, m: int = 1000, p: int = 5) -> float:
     y = np.sin(3.0 * x[:, 0]) + x[:, 1] ** 2 + rng.normal(0.0, 0.1, n)
     x_test = rng.uniform(0.0, 1.0, size=(m, p))
     hyper = dict(kernel="rbf", lengthscale=0.5, signal_sd=1.0, noise_sd=0.1, jitter=1e-8)
-    kernel = (ConstantKernel(hyper["signal_sd"] ** 2, "fixed") * RBF(hyper["lengthscale"], "fixed")
-              + WhiteKernel(hyper["jitter"], "fixed"))
+    kernel = ConstantKernel(hyper["signal_sd"] ** 2, "fixed") * RBF(
+        hyper["lengthscale"], "fixed"
+    ) + WhiteKernel(hyper["jitter"], "fixed")
 
     def ours():
         fit = gp.condition(x=x, y=y, **hyper)
         return fit, *gp.predict(fit, x_new=x_test)
 
     def sklearn():
-        reg = GaussianProcessRegressor(kernel=kernel, alpha=hyper["noise_sd"] ** 2,
-                                       optimizer=None).fit(x, y)
+        reg = GaussianProcessRegressor(
+            kernel=kernel, alpha=hyper["noise_sd"] ** 2, optimizer=None
+        ).fit(x, y)
         return reg, *reg.predict(x_test, return_cov=True)
 
     with threadpool_limits(limits=1):
@@ -57,17 +59,22 @@ def main(n: int = 5000, m: int = 1000, p: int = 5) -> float:
         reg, ref_mean, ref_cov = sklearn()
         np.testing.assert_allclose(mean, ref_mean, rtol=1e-8, atol=1e-8)
         np.testing.assert_allclose(cov, ref_cov, rtol=1e-8, atol=1e-8)
-        assert abs(fit.log_marginal_likelihood - reg.log_marginal_likelihood_value_) \
-            <= 1e-8 * abs(fit.log_marginal_likelihood)
+        assert abs(fit.log_marginal_likelihood - reg.log_marginal_likelihood_value_) <= 1e-8 * abs(
+            fit.log_marginal_likelihood
+        )
         t_ours = best(ours)
         t_sklearn = best(sklearn)
     ratio = t_ours / t_sklearn
-    print(f"gaussian-process: n={n}, p={p}, rbf, fit + predict mean and covariance at m={m}; "
-          "one BLAS thread, best of 3")
+    print(
+        f"gaussian-process: n={n}, p={p}, rbf, fit + predict mean and covariance at m={m}; "
+        "one BLAS thread, best of 3"
+    )
     print(f"  ours (analytic.gaussian_process):    {t_ours:7.3f} s")
     print(f"  scikit-learn GaussianProcessRegressor: {t_sklearn:7.3f} s")
-    print(f"  ratio ours / sklearn:                {ratio:7.2f}x (target <= {TARGET}x): "
-          f"{'ok' if ratio <= TARGET else 'MISSED'}")
+    print(
+        f"  ratio ours / sklearn:                {ratio:7.2f}x (target <= {TARGET}x): "
+        f"{'ok' if ratio <= TARGET else 'MISSED'}"
+    )
     print(f"  (same mean and covariance to 1e-8, log evidence {fit.log_marginal_likelihood:.6f})")
     return ratio
 

@@ -32,14 +32,14 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import json  # noqa: E402
-import shutil  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
@@ -49,14 +49,16 @@ TARGET = 1.0
 DRAWS, TUNE, CHAINS, SEED = 2000, 1000, 4, 20261129
 
 CASES = {
-    "nig": ("normal-inverse-gamma on newcomb",
-            ["run", "normal-inverse-gamma"]),
-    "diabetes": ("linear-regression on diabetes",
-                 ["run", "linear-regression", "--data", "builtin:diabetes"]),
+    "nig": ("normal-inverse-gamma on newcomb", ["run", "normal-inverse-gamma"]),
+    "diabetes": (
+        "linear-regression on diabetes",
+        ["run", "linear-regression", "--data", "builtin:diabetes"],
+    ),
 }
 
 
 # --- the plain PyMC script ----------------------------------------------------
+
 
 def plain(case: str) -> None:
     """What a user writes: the model with constants, ``pm.sample``, ``az.summary``.
@@ -71,8 +73,9 @@ def plain(case: str) -> None:
     t_import = time.perf_counter()
     if case == "nig":
         # compare/datasets/newcomb.csv, column passage_time; hyperparameters of builtin:newcomb
-        x = np.genfromtxt(ROOT / "compare" / "datasets" / "newcomb.csv", delimiter=",",
-                          names=True)["passage_time"]
+        x = np.genfromtxt(ROOT / "compare" / "datasets" / "newcomb.csv", delimiter=",", names=True)[
+            "passage_time"
+        ]
         with pm.Model() as model:
             sigma2 = pm.InverseGamma("sigma2", alpha=2.0, beta=100.0)
             mu = pm.Normal("mu", mu=25.0, sigma=pm.math.sqrt(sigma2 / 0.5))
@@ -89,16 +92,31 @@ def plain(case: str) -> None:
             pm.Normal("y", mu=pm.math.dot(phi, w), sigma=0.7, observed=y)
     t_build = time.perf_counter()
     with model:
-        idata = pm.sample(draws=DRAWS, tune=TUNE, chains=CHAINS, nuts_sampler="nutpie",
-                          random_seed=SEED, progressbar=False)
+        idata = pm.sample(
+            draws=DRAWS,
+            tune=TUNE,
+            chains=CHAINS,
+            nuts_sampler="nutpie",
+            random_seed=SEED,
+            progressbar=False,
+        )
     t_sample = time.perf_counter()
     print(az.summary(idata))
     t_end = time.perf_counter()
-    print(json.dumps({"import": t_import - t0, "build": t_build - t_import,
-                      "pm.sample": t_sample - t_build, "summary": t_end - t_sample}))
+    print(
+        json.dumps(
+            {
+                "import": t_import - t0,
+                "build": t_build - t_import,
+                "pm.sample": t_sample - t_build,
+                "summary": t_end - t_sample,
+            }
+        )
+    )
 
 
 # --- the benchmark ------------------------------------------------------------
+
 
 def _timed(cmd: list[str]) -> tuple[float, str]:
     start = time.perf_counter()
@@ -132,9 +150,22 @@ def heaviest_imports(args: list[str], out: Path, top: int = 6) -> list[tuple[str
     module after the modules it imports, indented two spaces per level.
     """
     shutil.rmtree(out, ignore_errors=True)
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "compare.interfaces.cli", *args,
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "compare.interfaces.cli",
+            *args,
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     rows = []
     for line in proc.stderr.splitlines():
         parts = line.split("|")
@@ -163,12 +194,20 @@ def main() -> None:
     from compare.core.defaults import DEFAULT
 
     assert (DEFAULT.draws, DEFAULT.tune, DEFAULT.chains, DEFAULT.seed) == (
-        DRAWS, TUNE, CHAINS, SEED), "compare/defaults.py changed: update plain_pymc.py"
-    print(f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} cores "
-          "(other work on the machine falls on both sides: runs alternate)")
-    print(f"1. a run in a new process against a plain PyMC script (nutpie, {CHAINS} chains x "
-          f"({TUNE} tune + {DRAWS} draws)), median of {REPEAT} paired runs; "
-          f"target ours / plain <= {TARGET}")
+        DRAWS,
+        TUNE,
+        CHAINS,
+        SEED,
+    ), "compare/defaults.py changed: update plain_pymc.py"
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} cores "
+        "(other work on the machine falls on both sides: runs alternate)"
+    )
+    print(
+        f"1. a run in a new process against a plain PyMC script (nutpie, {CHAINS} chains x "
+        f"({TUNE} tune + {DRAWS} draws)), median of {REPEAT} paired runs; "
+        f"target ours / plain <= {TARGET}"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-plain-") as tmp:
         for case, (label, args) in CASES.items():
             out = Path(tmp) / case
@@ -184,21 +223,35 @@ def main() -> None:
             mt, pt = _median_dict(mine_t), _median_dict(plain_t)
             ratio = m / p
             print(f"\n   {label}")
-            print(f"   bayes-compare {' '.join(args):45s} {m:6.1f} s  (runs: "
-                  + ", ".join(f"{s:.1f}" for s in mine) + ")")
-            print(f"   {'plain script (pm.sample + az.summary)':59s} {p:6.1f} s  (runs: "
-                  + ", ".join(f"{s:.1f}" for s in plains) + ")")
-            print(f"   ratio ours / plain: {ratio:.2f}   target <= {TARGET}: "
-                  f"{'ok' if ratio <= TARGET else 'MISSED'}")
-            print(f"   ours, medians:  compile {mt['compile']:.1f} s, sampling {mt['sample']:.2f} s,"
-                  f" checks {mt['check']:.1f} s, rest of the process (imports, data, writing, "
-                  f"teardown) {m - mt['total']:.1f} s")
-            print(f"   plain, medians: imports {pt['import']:.1f} s, building {pt['build']:.2f} s,"
-                  f" pm.sample (compile + sampling) {pt['pm.sample']:.1f} s, summary "
-                  f"{pt['summary']:.2f} s, teardown {p - sum(pt.values()):.1f} s")
+            print(
+                f"   bayes-compare {' '.join(args):45s} {m:6.1f} s  (runs: "
+                + ", ".join(f"{s:.1f}" for s in mine)
+                + ")"
+            )
+            print(
+                f"   {'plain script (pm.sample + az.summary)':59s} {p:6.1f} s  (runs: "
+                + ", ".join(f"{s:.1f}" for s in plains)
+                + ")"
+            )
+            print(
+                f"   ratio ours / plain: {ratio:.2f}   target <= {TARGET}: "
+                f"{'ok' if ratio <= TARGET else 'MISSED'}"
+            )
+            print(
+                f"   ours, medians:  compile {mt['compile']:.1f} s, sampling {mt['sample']:.2f} s,"
+                f" checks {mt['check']:.1f} s, rest of the process (imports, data, writing, "
+                f"teardown) {m - mt['total']:.1f} s"
+            )
+            print(
+                f"   plain, medians: imports {pt['import']:.1f} s, building {pt['build']:.2f} s,"
+                f" pm.sample (compile + sampling) {pt['pm.sample']:.1f} s, summary "
+                f"{pt['summary']:.2f} s, teardown {p - sum(pt.values()):.1f} s"
+            )
             heavy = heaviest_imports(args, out)
-            print("   ours, heaviest top-level imports (-X importtime, one run): "
-                  + ", ".join(f"{name} {sec:.2f} s" for name, sec in heavy))
+            print(
+                "   ours, heaviest top-level imports (-X importtime, one run): "
+                + ", ".join(f"{name} {sec:.2f} s" for name, sec in heavy)
+            )
     sys.stdout.flush()
 
 

@@ -11,11 +11,11 @@ sufficient-statistics PyMC model buys.  Ratios are measured side by side.
 
 from __future__ import annotations
 
-from _timing import best  # one BLAS thread: import it before numpy
-import time  # noqa: E402
-import warnings  # noqa: E402
+import time
+import warnings
 
-import numpy as np  # noqa: E402
+import numpy as np
+from _timing import best  # one BLAS thread: import it before numpy
 
 
 def analytic_at_scale(n: int = 1_000_000, d: int = 50) -> None:
@@ -44,10 +44,14 @@ def analytic_at_scale(n: int = 1_000_000, d: int = 50) -> None:
     np.testing.assert_allclose(ours().mean, ridge.coef_, rtol=1e-8)
     print(f"1. analytic posterior, n={n:.0e}, d={d}, one BLAS thread")
     print(f"   Phi^T Phi alone (floor):             {t_floor:7.3f} s")
-    print(f"   posterior (stats + update):          {t_ours:7.3f} s   {t_ours / t_floor:4.2f}x the "
-          f"floor (target <= 1.3x): {'ok' if t_ours <= 1.3 * t_floor else 'MISSED'}")
-    print(f"   sklearn Ridge(solver='cholesky'):    {t_ridge:7.3f} s   {t_ridge / t_ours:4.2f}x ours "
-          f"(same MAP to 1e-8)")
+    print(
+        f"   posterior (stats + update):          {t_ours:7.3f} s   {t_ours / t_floor:4.2f}x the "
+        f"floor (target <= 1.3x): {'ok' if t_ours <= 1.3 * t_floor else 'MISSED'}"
+    )
+    print(
+        f"   sklearn Ridge(solver='cholesky'):    {t_ridge:7.3f} s   {t_ridge / t_ours:4.2f}x ours "
+        f"(same MAP to 1e-8)"
+    )
 
 
 def pymc_sufficient_statistics(n: int = 100_000, d: int = 10) -> None:
@@ -76,14 +80,19 @@ def pymc_sufficient_statistics(n: int = 100_000, d: int = 10) -> None:
         return float(np.min(array_stats.ess(w, method="bulk"))) / seconds, seconds
 
     fast = compile_model(m_lr.build_model(n_features=d, n_grid=5), m_lr.VARIABLES)
-    fast_data = m_lr.model_data(gram=suff.gram, phi_t_y=suff.phi_t_y, y_t_y=suff.y_t_y,
-                                n=suff.n, phi_grid=grid, **hyper)
+    fast_data = m_lr.model_data(
+        gram=suff.gram, phi_t_y=suff.phi_t_y, y_t_y=suff.y_t_y, n=suff.n, phi_grid=grid, **hyper
+    )
     plain_model = m_lr.build_plain_model(n_features=d, n_obs=n, n_grid=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = compile_model(plain_model, m_lr.VARIABLES)
-    plain_data = {"phi": phi, "y": y, "phi_grid": grid,
-                  **{f"hp_{k}": np.asarray(v, dtype=float) for k, v in hyper.items()}}
+    plain_data = {
+        "phi": phi,
+        "y": y,
+        "phi_grid": grid,
+        **{f"hp_{k}": np.asarray(v, dtype=float) for k, v in hyper.items()},
+    }
     fast_rate, fast_s = ess_per_second(fast, fast_data)
     plain_rate, plain_s = ess_per_second(plain, plain_data)
     post = lr.update(suff=suff, noise_sd=1.0, prior_mean=np.zeros(d), prior_cov=4.0 * np.eye(d))
@@ -91,14 +100,20 @@ def pymc_sufficient_statistics(n: int = 100_000, d: int = 10) -> None:
     iid_s = best(lambda: post.sample(np.random.default_rng(2), draws))
     iid_rate = draws / iid_s
     del pm
-    print(f"\n2. PyMC (nutpie, default diagonal mass matrix), n={n:.0e}, d={d}, "
-          f"{settings.chains} x {settings.draws} draws")
+    print(
+        f"\n2. PyMC (nutpie, default diagonal mass matrix), n={n:.0e}, d={d}, "
+        f"{settings.chains} x {settings.draws} draws"
+    )
     print(f"   per-observation likelihood:   {plain_rate:12.0f} min bulk ESS/s ({plain_s:.2f} s)")
-    print(f"   sufficient statistics:        {fast_rate:12.0f} min bulk ESS/s ({fast_s:.2f} s)   "
-          f"{fast_rate / plain_rate:6.0f}x (target >= 100x): "
-          f"{'ok' if fast_rate >= 100 * plain_rate else 'MISSED'}")
-    print(f"   exact iid sampler (the limit):{iid_rate:12.0f} draws/s              "
-          f"{iid_rate / fast_rate:6.0f}x the MCMC rate")
+    print(
+        f"   sufficient statistics:        {fast_rate:12.0f} min bulk ESS/s ({fast_s:.2f} s)   "
+        f"{fast_rate / plain_rate:6.0f}x (target >= 100x): "
+        f"{'ok' if fast_rate >= 100 * plain_rate else 'MISSED'}"
+    )
+    print(
+        f"   exact iid sampler (the limit):{iid_rate:12.0f} draws/s              "
+        f"{iid_rate / fast_rate:6.0f}x the MCMC rate"
+    )
 
 
 def main() -> None:

@@ -16,11 +16,11 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import shutil  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 TARGET_SECONDS = 60.0
 
@@ -31,22 +31,28 @@ def _runs(base: Path) -> tuple[Path, list[str]]:
 
     topics = [t.name for t in all_topics()]
     saved = Path("reports/runs")
-    if all((saved / t / RESULT_FILE).is_file() and (saved / t / DRAWS_FILE).is_file()
-           for t in topics):
+    if all(
+        (saved / t / RESULT_FILE).is_file() and (saved / t / DRAWS_FILE).is_file() for t in topics
+    ):
         print(f"using the saved runs in {saved}")
         return saved, topics
     from compare.core.defaults import DEFAULT
+    from compare.core.runner import run
     from compare.outputs.document import save_run
     from compare.topics import get_topic
-    from compare.core.runner import run
 
     runs = base / "runs"
     print(f"no complete set of saved runs in {saved}: running {len(topics)} topics (not timed)")
     for name in topics:
         topic = get_topic(name)
         ds = topic.builtin[0]
-        result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=DEFAULT,
-                     source=f"builtin:{ds.name}")
+        result = run(
+            topic,
+            data=ds.load(),
+            hyper=topic.hyper(dataset=ds),
+            settings=DEFAULT,
+            source=f"builtin:{ds.name}",
+        )
         save_run(result, runs / name)
     return runs, topics
 
@@ -68,17 +74,21 @@ def main() -> int:
             site = build_site(dirs, base / "site", workers=workers)
             timings[workers] = time.perf_counter() - t0
             per_kind.setdefault("serial", site.figure_seconds)
-            print(f"workers={workers}: {len(topics)} topics, "
-                  f"{sum(len(f) for f in site.figures.values())} figures in "
-                  f"{timings[workers]:.1f} s; failed figures: {site.failed_figures or 'none'}")
+            print(
+                f"workers={workers}: {len(topics)} topics, "
+                f"{sum(len(f) for f in site.figures.values())} figures in "
+                f"{timings[workers]:.1f} s; failed figures: {site.failed_figures or 'none'}"
+            )
         serial = timings[1]
         parallel = timings[default_workers()]
         print("\ntime per figure kind, summed over topics (serial build):")
         for kind, seconds in sorted(per_kind["serial"].items(), key=lambda kv: -kv[1]):
             print(f"  {kind:15s} {seconds:6.2f} s  ({seconds / len(topics):.2f} s per topic)")
-        print(f"\nwhole site: {parallel:.1f} s with {default_workers()} workers, "
-              f"{serial:.1f} s with one process: ratio {parallel / serial:.2f}x; "
-              f"target {TARGET_SECONDS:.0f} s: {'met' if parallel <= TARGET_SECONDS else 'MISSED'}")
+        print(
+            f"\nwhole site: {parallel:.1f} s with {default_workers()} workers, "
+            f"{serial:.1f} s with one process: ratio {parallel / serial:.2f}x; "
+            f"target {TARGET_SECONDS:.0f} s: {'met' if parallel <= TARGET_SECONDS else 'MISSED'}"
+        )
     return 0
 
 

@@ -22,15 +22,15 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def _time(fn, repeat: int = 1) -> float:
@@ -43,8 +43,8 @@ def _time(fn, repeat: int = 1) -> float:
 
 
 def verdict_times() -> list[tuple[str, float, float]]:
-    from compare.topics import all_topics
     from compare.core.runner import run
+    from compare.topics import all_topics
 
     rows = []
     for topic in all_topics():
@@ -61,8 +61,7 @@ def run_all_process() -> float:
     out = tempfile.mkdtemp(prefix="bench-")
     try:
         start = time.perf_counter()
-        subprocess.run([str(exe), "run", "--all", "--out", out], check=False,
-                       capture_output=True)
+        subprocess.run([str(exe), "run", "--all", "--out", out], check=False, capture_output=True)
         return time.perf_counter() - start
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -74,8 +73,8 @@ def with_data_vs_set_data(n_datasets: int = 3) -> tuple[float, float, float, flo
     import pymc as pm
 
     from compare.core.defaults import DEFAULT
-    from compare.topics import get_topic
     from compare.core.sampling import compile_model
+    from compare.topics import get_topic
 
     topic = get_topic("normal-known-variance")
     hyper = topic.hyper()
@@ -96,8 +95,14 @@ def with_data_vs_set_data(n_datasets: int = 3) -> tuple[float, float, float, flo
             with model, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 pm.set_data(topic.model_data(x=x, **hyper), coords={"obs": np.arange(len(x))})
-                pm.sample(draws=DEFAULT.draws, tune=DEFAULT.tune, chains=DEFAULT.chains,
-                          random_seed=i, progressbar=False, compute_convergence_checks=False)
+                pm.sample(
+                    draws=DEFAULT.draws,
+                    tune=DEFAULT.tune,
+                    chains=DEFAULT.chains,
+                    random_seed=i,
+                    progressbar=False,
+                    compute_convergence_checks=False,
+                )
 
     def our_map():
         for x in datasets:
@@ -116,16 +121,24 @@ def with_data_vs_set_data(n_datasets: int = 3) -> tuple[float, float, float, flo
 #: The foundation's targets (warm verdict <= 0.5 s; run --all <= 60 s cold,
 #: <= 15 s warm) were set for the conjugate topics; later topics sample more
 #: (regression: SMC evidence; mixture: two models) and are reported beside them.
-CONJUGATE = ("beta-binomial", "gamma-poisson", "normal-known-variance",
-             "normal-inverse-gamma", "pareto-uniform", "dirichlet-categorical")
+CONJUGATE = (
+    "beta-binomial",
+    "gamma-poisson",
+    "normal-known-variance",
+    "normal-inverse-gamma",
+    "pareto-uniform",
+    "dirichlet-categorical",
+)
 
 
 def main() -> None:
     print(f"bayes-compare benchmarks on {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print("\n1. time to a verdict per topic (builtin data, default settings)")
     rows = verdict_times()
-    print(f"   {'topic':24s} {'cold (s)':>9s} {'warm (s)':>9s} {'cold/warm':>10s}  "
-          "target warm <= 0.5 s (conjugate topics)")
+    print(
+        f"   {'topic':24s} {'cold (s)':>9s} {'warm (s)':>9s} {'cold/warm':>10s}  "
+        "target warm <= 0.5 s (conjugate topics)"
+    )
     for name, cold, warm in rows:
         verdict = ("ok" if warm <= 0.5 else "MISSED") if name in CONJUGATE else "-"
         print(f"   {name:24s} {cold:9.2f} {warm:9.3f} {cold / warm:9.0f}x  {verdict}")
@@ -134,21 +147,28 @@ def main() -> None:
     warm_all = sum(w for _, _, w in rows)
     print("\n2. run --all")
     cold_all = run_all_process()
-    print(f"   the six conjugate topics, cold (sum of 1.):    {cold_conj:6.1f} s  "
-          f"target <= 60 s: {'ok' if cold_conj <= 60 else 'MISSED'}")
-    print(f"   the six conjugate topics, warm (sum of 1.):    {warm_conj:6.2f} s  "
-          f"target <= 15 s: {'ok' if warm_conj <= 15 else 'MISSED'}")
+    print(
+        f"   the six conjugate topics, cold (sum of 1.):    {cold_conj:6.1f} s  "
+        f"target <= 60 s: {'ok' if cold_conj <= 60 else 'MISSED'}"
+    )
+    print(
+        f"   the six conjugate topics, warm (sum of 1.):    {warm_conj:6.2f} s  "
+        f"target <= 15 s: {'ok' if warm_conj <= 15 else 'MISSED'}"
+    )
     print(f"   fresh `bayes-compare run --all` process, all {len(rows)} topics: {cold_all:6.1f} s")
     print(f"   all {len(rows)} topics again in one process (warm):        {warm_all:6.2f} s")
-    print("\n3. per data set, normal-known-variance, n=30, "
-          "4 chains x (1000 tune + 2000 draws)")
+    print("\n3. per data set, normal-known-variance, n=30, 4 chains x (1000 tune + 2000 draws)")
     ours, theirs, our_map, their_map = with_data_vs_set_data()
     print(f"   compiled once + with_data + nutpie.sample: {ours:7.3f} s")
-    print(f"   pm.set_data + pm.sample (recompiles):      {theirs:7.3f} s   "
-          f"ratio {theirs / ours:5.1f}x")
+    print(
+        f"   pm.set_data + pm.sample (recompiles):      {theirs:7.3f} s   "
+        f"ratio {theirs / ours:5.1f}x"
+    )
     print(f"   cached MAP finder:                         {our_map:7.4f} s")
-    print(f"   pm.set_data + pm.find_MAP:                 {their_map:7.4f} s   "
-          f"ratio {their_map / our_map:5.1f}x")
+    print(
+        f"   pm.set_data + pm.find_MAP:                 {their_map:7.4f} s   "
+        f"ratio {their_map / our_map:5.1f}x"
+    )
 
 
 if __name__ == "__main__":

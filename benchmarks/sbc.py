@@ -38,16 +38,16 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import json  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-from scipy import stats  # noqa: E402
+import numpy as np
+from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,8 +58,8 @@ SCALING_SIMS = 240
 
 
 def full_run(out: Path):
-    from compare.topics import get_topic
     from compare.studies.sbc import SbcSettings, SbcSpec, run_sbc
+    from compare.topics import get_topic
 
     topic = get_topic(TOPIC)
     spec = SbcSpec(topic=TOPIC, hyper=topic.hyper(), settings=SbcSettings())
@@ -75,8 +75,8 @@ def naive_seconds_per_fit() -> float:
     import pymc as pm
 
     from compare.studies import sbc_exact
-    from compare.topics import get_topic
     from compare.studies.sbc import SbcSettings
+    from compare.topics import get_topic
 
     topic = get_topic(TOPIC)
     hyper = topic.hyper()
@@ -85,15 +85,22 @@ def naive_seconds_per_fit() -> float:
     times = []
     for index in range(NAIVE_SIMS):
         start = time.perf_counter()
-        _, x, prepared = sbc_exact.simulate(topic, index=index, seed=s.seed, n_obs=s.n_obs,
-                                            hyper=hyper)
+        _, x, prepared = sbc_exact.simulate(
+            topic, index=index, seed=s.seed, n_obs=s.n_obs, hyper=hyper
+        )
         model = topic.build_model(**topic.structure(x, prepared))
         with model, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            pm.set_data(topic.model_data(x=x, **prepared),
-                        coords={"obs": np.arange(len(x))})
-            pm.sample(draws=s.draws, tune=s.tune, chains=s.chains, cores=1,
-                      random_seed=index, progressbar=False, compute_convergence_checks=False)
+            pm.set_data(topic.model_data(x=x, **prepared), coords={"obs": np.arange(len(x))})
+            pm.sample(
+                draws=s.draws,
+                tune=s.tune,
+                chains=s.chains,
+                cores=1,
+                random_seed=index,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
         times.append(time.perf_counter() - start)
     return float(np.mean(times))
 
@@ -129,11 +136,19 @@ def simuk_child(sampler: str, sims: int) -> None:
         kwargs["nuts_sampler"] = "nutpie"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sbc = simuk.SBC(model, num_simulations=sims, sample_kwargs=kwargs, seed=s.seed,
-                        progress_bar=False)
+        sbc = simuk.SBC(
+            model, num_simulations=sims, sample_kwargs=kwargs, seed=s.seed, progress_bar=False
+        )
         sbc.run_simulations()
-    print(json.dumps({"version": __version__, "completed": int(sbc._simulations_complete),
-                      "seconds_in_process": time.perf_counter() - start}))
+    print(
+        json.dumps(
+            {
+                "version": __version__,
+                "completed": int(sbc._simulations_complete),
+                "seconds_in_process": time.perf_counter() - start,
+            }
+        )
+    )
 
 
 def _timed_process(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
@@ -144,43 +159,65 @@ def _timed_process(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 
 def peer_report() -> None:
     """Item 1b: ours and simuk on the same SBC problem, each in a new process."""
-    print(f"\n1b. the peer, measured here: {PEER_SIMS} simulations of {PEER_TOPIC} "
-          "(n = 20, 4 chains x 250 draws, 300 warm-up), each side a new process")
+    print(
+        f"\n1b. the peer, measured here: {PEER_SIMS} simulations of {PEER_TOPIC} "
+        "(n = 20, 4 chains x 250 draws, 300 warm-up), each side a new process"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-sbc-") as tmp:
-        ours, proc = _timed_process([sys.executable, "-m", "compare.interfaces.cli", "sbc", PEER_TOPIC,
-                                     "--sims", str(PEER_SIMS), "--workers", "2",
-                                     "--out", str(Path(tmp) / "sbc")])
+        ours, proc = _timed_process(
+            [
+                sys.executable,
+                "-m",
+                "compare.interfaces.cli",
+                "sbc",
+                PEER_TOPIC,
+                "--sims",
+                str(PEER_SIMS),
+                "--workers",
+                "2",
+                "--out",
+                str(Path(tmp) / "sbc"),
+            ]
+        )
     if proc.returncode not in (0, 1, 2):
         print(f"   bayes-compare sbc failed (exit {proc.returncode}): {proc.stderr[-500:]}")
         return
     name = f"bayes-compare sbc {PEER_TOPIC} --sims {PEER_SIMS} --workers 2"
-    print(f"   {name:55s} "
-          f"{ours:7.1f} s  ({ours / PEER_SIMS:.2f} s per simulation, start-up included)")
-    for sampler, label in (("pymc", "pm.sample NUTS (simuk's default)"),
-                           ("nutpie", 'nuts_sampler="nutpie"')):
-        seconds, proc = _timed_process([sys.executable, str(Path(__file__).resolve()),
-                                        "--simuk", sampler, str(PEER_SIMS)])
+    print(
+        f"   {name:55s} {ours:7.1f} s  ({ours / PEER_SIMS:.2f} s per simulation, start-up included)"
+    )
+    for sampler, label in (
+        ("pymc", "pm.sample NUTS (simuk's default)"),
+        ("nutpie", 'nuts_sampler="nutpie"'),
+    ):
+        seconds, proc = _timed_process(
+            [sys.executable, str(Path(__file__).resolve()), "--simuk", sampler, str(PEER_SIMS)]
+        )
         try:
             out = json.loads(proc.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
             out = {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"}
         if "error" in out or out.get("completed") != PEER_SIMS:
-            reason = out.get("error") or (f"only {out['completed']} of {PEER_SIMS} simulations "
-                                          f"finished: {proc.stderr.strip()[-300:]}")
+            reason = out.get("error") or (
+                f"only {out['completed']} of {PEER_SIMS} simulations "
+                f"finished: {proc.stderr.strip()[-300:]}"
+            )
             print(f"   simuk, {label}: not measured ({reason})")
             continue
         name = f"simuk {out['version']}, {label}"
-        print(f"   {name:55s} {seconds:7.1f} s  "
-              f"({seconds / PEER_SIMS:.2f} s per simulation)   ratio simuk / ours "
-              f"{seconds / ours:5.1f}x")
+        print(
+            f"   {name:55s} {seconds:7.1f} s  "
+            f"({seconds / PEER_SIMS:.2f} s per simulation)   ratio simuk / ours "
+            f"{seconds / ours:5.1f}x"
+        )
 
 
 def warm_rate(workers: int) -> float:
     """Simulations per second once every worker has compiled the model."""
     from distributed import wait
 
-    from compare.topics import get_topic
     from compare.studies.sbc import SbcSettings, SbcSpec, connect, run_block
+    from compare.topics import get_topic
 
     topic = get_topic(TOPIC)
     spec = SbcSpec(topic=TOPIC, hyper=topic.hyper(), settings=SbcSettings())
@@ -188,8 +225,12 @@ def warm_rate(workers: int) -> float:
     try:
         addresses = list(client.scheduler_info()["workers"])
         # one small block pinned to each worker: the compile
-        wait([client.submit(run_block, spec, [10_000 + i], workers=[a], pure=False)
-              for i, a in enumerate(addresses)])
+        wait(
+            [
+                client.submit(run_block, spec, [10_000 + i], workers=[a], pure=False)
+                for i, a in enumerate(addresses)
+            ]
+        )
         blocks = np.array_split(np.arange(SCALING_SIMS), SCALING_SIMS // 12)
         start = time.perf_counter()
         wait([client.submit(run_block, spec, b.tolist(), pure=False) for b in blocks])
@@ -200,13 +241,15 @@ def warm_rate(workers: int) -> float:
 
 
 def exact_rates() -> list[tuple[str, str, float]]:
-    from compare.topics import get_topic
     from compare.studies.sbc_exact import exact_side
+    from compare.topics import get_topic
 
     rows = []
-    for name, sims, n_obs in (("normal-known-variance", 20_000, 20),
-                              ("linear-regression", 5_000, 20),
-                              ("normal-inverse-gamma", 2_000, 20)):
+    for name, sims, n_obs in (
+        ("normal-known-variance", 20_000, 20),
+        ("linear-regression", 5_000, 20),
+        ("normal-inverse-gamma", 2_000, 20),
+    ):
         topic = get_topic(name)
         hyper = topic.hyper({"degree": 3} if name == "linear-regression" else {})
         side = exact_side(topic, indices=range(sims), seed=1, n_obs=n_obs, hyper=hyper)
@@ -253,13 +296,19 @@ def main() -> None:
     naive = naive_seconds_per_fit()
     tp = result.throughput
     print(f"1. {SIMS} simulations of {TOPIC}, 2 local workers, fresh cluster")
-    print(f"   sbc (compile once per worker, with_data):  {seconds:7.1f} s   "
-          f"target <= 120 s: {'ok' if seconds <= 120 else 'MISSED'}   verdict {result.verdict}")
-    print(f"     of which simulating and fitting:          {tp['seconds']:7.1f} s "
-          f"({tp['sims_per_second']:.1f} sims/s; "
-          f"{tp['warm_sims_per_second'] or float('nan'):.1f} after the compiles)")
-    print(f"   naive pm.sample refit per simulation:        {naive:7.2f} s per fit, measured on "
-          f"{NAIVE_SIMS}; x {SIMS} = {naive * SIMS / 60:.1f} min (extrapolated)")
+    print(
+        f"   sbc (compile once per worker, with_data):  {seconds:7.1f} s   "
+        f"target <= 120 s: {'ok' if seconds <= 120 else 'MISSED'}   verdict {result.verdict}"
+    )
+    print(
+        f"     of which simulating and fitting:          {tp['seconds']:7.1f} s "
+        f"({tp['sims_per_second']:.1f} sims/s; "
+        f"{tp['warm_sims_per_second'] or float('nan'):.1f} after the compiles)"
+    )
+    print(
+        f"   naive pm.sample refit per simulation:        {naive:7.2f} s per fit, measured on "
+        f"{NAIVE_SIMS}; x {SIMS} = {naive * SIMS / 60:.1f} min (extrapolated)"
+    )
     print(f"   ratio naive / sbc:                          {naive * SIMS / seconds:7.1f}x")
     peer_report()
     one, two = warm_rate(1), warm_rate(2)
@@ -269,8 +318,10 @@ def main() -> None:
     print("\n3. exact side (no MCMC), one process")
     for name, method, rate in exact_rates():
         print(f"   {name:24s} {method:9s} {rate:9.0f} sims/s")
-    print("\n4. power at 300 simulations, alpha 1e-4 (Holm over the MCMC and exact tests), "
-          "2000 replications with exact posteriors")
+    print(
+        "\n4. power at 300 simulations, alpha 1e-4 (Holm over the MCMC and exact tests), "
+        "2000 replications with exact posteriors"
+    )
     for label, (ecdf, combined) in power().items():
         print(f"   {label:12s} ECDF test alone {ecdf:.3f}   ECDF + dispersion {combined:.3f}")
     sys.stdout.flush()

@@ -22,21 +22,26 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import time  # noqa: E402
+import argparse
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import analytic.beta_binomial as bb  # noqa: E402
-import analytic.dirichlet_categorical as dc  # noqa: E402
-import analytic.gamma_poisson as gp  # noqa: E402
-import analytic.normal_inverse_gamma as nig  # noqa: E402
-import analytic.normal_known_variance as nkv  # noqa: E402
-import analytic.pareto_uniform as pu  # noqa: E402
-from compare.studies.calibration import (detection_rate, iid_null, mcmc_null,  # noqa: E402
-                                         null_fixtures, power_fixtures)
-from compare.studies.planted import planted  # noqa: E402
-from compare.topics import get_topic  # noqa: E402
+import analytic.beta_binomial as bb
+import analytic.dirichlet_categorical as dc
+import analytic.gamma_poisson as gp
+import analytic.normal_inverse_gamma as nig
+import analytic.normal_known_variance as nkv
+import analytic.pareto_uniform as pu
+from compare.studies.calibration import (
+    detection_rate,
+    iid_null,
+    mcmc_null,
+    null_fixtures,
+    power_fixtures,
+)
+from compare.studies.planted import planted
+from compare.topics import get_topic
 
 IID_POSTERIORS = {
     "normal": nkv.NormalPosterior(loc=0.3, sd=0.7),
@@ -46,14 +51,22 @@ IID_POSTERIORS = {
     "pareto": pu.ParetoPosterior(scale=2.0, shape=12.0),
     "dirichlet": dc.DirichletPosterior(np.array([3.0, 5.5, 9.0]), ("a", "b", "c")),
 }
-BUGS = [("prior_var", 1.05), ("prior_var", 1.1), ("prior_var", 1.5),
-        ("noise_sd", 1.02), ("noise_sd", 1.05), ("noise_sd", 1.2), ("sd_for_var", 1.0)]
+BUGS = [
+    ("prior_var", 1.05),
+    ("prior_var", 1.1),
+    ("prior_var", 1.5),
+    ("noise_sd", 1.02),
+    ("noise_sd", 1.05),
+    ("noise_sd", 1.2),
+    ("sd_for_var", 1.0),
+]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--replications", type=int, default=200,
-                        help="MCMC null runs per topic (default 200)")
+    parser.add_argument(
+        "--replications", type=int, default=200, help="MCMC null runs per topic (default 200)"
+    )
     parser.add_argument("--power-replications", type=int, default=100)
     args = parser.parse_args()
 
@@ -62,39 +75,58 @@ def main() -> None:
     rng = np.random.default_rng(20261129)
     for name, post in IID_POSTERIORS.items():
         s = iid_null(post, replications=1000, chains=4, draws=1000, rng=rng)
-        print(f"   {name:10s} {len(s.names):5d} {s.false_alarm_rate(0.01):10.3f} "
-              f"{s.false_alarm_rate(0.05):10.3f}")
+        print(
+            f"   {name:10s} {len(s.names):5d} {s.false_alarm_rate(0.01):10.3f} "
+            f"{s.false_alarm_rate(0.05):10.3f}"
+        )
 
     print(f"\n2. real PyMC runs under the null ({args.replications} per topic, default settings)")
-    print(f"   {'topic':24s} {'tests':>5s} {'FAR@0.05':>9s} {'FAR@0.01':>9s} {'FAR@1e-3':>9s} "
-          f"{'FAR@1e-4':>9s} {'var(z) range':>14s} {'worst R-hat':>11s} {'s/run':>6s}")
+    print(
+        f"   {'topic':24s} {'tests':>5s} {'FAR@0.05':>9s} {'FAR@0.01':>9s} {'FAR@1e-3':>9s} "
+        f"{'FAR@1e-4':>9s} {'var(z) range':>14s} {'worst R-hat':>11s} {'s/run':>6s}"
+    )
     pooled = {a: [] for a in (0.05, 0.01, 1e-3, 1e-4)}
     fixtures = null_fixtures()  # every topic's Topic.calibration, in the catalogue's order
     for i, (name, (hyper, n)) in enumerate(fixtures.items()):
         start = time.perf_counter()
-        s = mcmc_null(get_topic(name), replications=args.replications, n_obs=n, hyper=hyper,
-                      seed=1000 + i)
+        s = mcmc_null(
+            get_topic(name), replications=args.replications, n_obs=n, hyper=hyper, seed=1000 + i
+        )
         per_run = (time.perf_counter() - start) / args.replications
         rates = {a: s.false_alarm_rate(a) for a in pooled}
         for a, r in rates.items():
             pooled[a].append(r)
         var = s.z.var(axis=0)
-        print(f"   {name:24s} {len(s.names):5d} {rates[0.05]:9.3f} {rates[0.01]:9.3f} "
-              f"{rates[1e-3]:9.4f} {rates[1e-4]:9.4f} {var.min():6.2f}-{var.max():<6.2f} "
-              f"{s.worst_rhat.max():11.4f} {per_run:6.2f}")
+        print(
+            f"   {name:24s} {len(s.names):5d} {rates[0.05]:9.3f} {rates[0.01]:9.3f} "
+            f"{rates[1e-3]:9.4f} {rates[1e-4]:9.4f} {var.min():6.2f}-{var.max():<6.2f} "
+            f"{s.worst_rhat.max():11.4f} {per_run:6.2f}"
+        )
     total = args.replications * len(fixtures)
-    print(f"   pooled over {total} runs: " + ", ".join(
-        f"FAR@{a:g} = {np.mean(r):.4f}" for a, r in pooled.items()))
+    print(
+        f"   pooled over {total} runs: "
+        + ", ".join(f"FAR@{a:g} = {np.mean(r):.4f}" for a, r in pooled.items())
+    )
 
-    print(f"\n3. power against planted PyMC bugs ({args.power_replications} fresh data sets "
-          "and seeds each, default settings, alpha=1e-4)")
+    print(
+        f"\n3. power against planted PyMC bugs ({args.power_replications} fresh data sets "
+        "and seeds each, default settings, alpha=1e-4)"
+    )
     print(f"   {'topic':24s} {'bug':12s} {'factor':>6s} {'verdict':>8s} {'agreement':>10s}")
     for name, (hyper, n) in power_fixtures().items():  # Calibration.power
         for bug, factor in BUGS:
-            s = mcmc_null(get_topic(name), replications=args.power_replications, n_obs=n,
-                          hyper=hyper, seed=5000, model_topic=planted(name, bug, factor))
-            print(f"   {name:24s} {bug:12s} {factor:6.2f} {detection_rate(s):8.2f} "
-                  f"{detection_rate(s, by='agreement'):10.2f}")
+            s = mcmc_null(
+                get_topic(name),
+                replications=args.power_replications,
+                n_obs=n,
+                hyper=hyper,
+                seed=5000,
+                model_topic=planted(name, bug, factor),
+            )
+            print(
+                f"   {name:24s} {bug:12s} {factor:6.2f} {detection_rate(s):8.2f} "
+                f"{detection_rate(s, by='agreement'):10.2f}"
+            )
 
 
 if __name__ == "__main__":

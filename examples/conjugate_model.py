@@ -30,17 +30,18 @@ parser.add_argument("--draws", type=int, default=None, help="draws per chain (de
 parser.add_argument("--alpha", type=float, default=None, help="false-alarm rate (default 1e-4)")
 args = parser.parse_args()
 
-y = np.array([3, 0, 5, 2, 7, 1, 4, 2])                   # events
-t = np.array([1.5, 0.5, 2.0, 1.0, 3.0, 0.5, 2.5, 1.0])   # exposure (machine-years)
-a, b = 2.0, 1.0                                          # Gamma prior: shape, rate
+y = np.array([3, 0, 5, 2, 7, 1, 4, 2])  # events
+t = np.array([1.5, 0.5, 2.0, 1.0, 3.0, 0.5, 2.5, 1.0])  # exposure (machine-years)
+a, b = 2.0, 1.0  # Gamma prior: shape, rate
 
 with pm.Model() as model:
     lam = pm.Gamma("lam", alpha=a, beta=b)
     pm.Poisson("y", mu=lam if args.bug else lam * t, observed=y)
 
 shape, rate = a + y.sum(), b + t.sum()
-exact = compare.Exact.from_scipy(stats.gamma(shape, scale=1 / rate), parameters=["lam"],
-                                 mode=[(shape - 1) / rate])
+exact = compare.Exact.from_scipy(
+    stats.gamma(shape, scale=1 / rate), parameters=["lam"], mode=[(shape - 1) / rate]
+)
 result = compare.check(model, exact, var_names=["lam"], draws=args.draws, alpha=args.alpha)
 print(result)
 if args.out:

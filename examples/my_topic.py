@@ -32,12 +32,21 @@ def solve(*, x, shape, rate):
     """Exact posterior of the rate for waiting times ``x`` of shape (n,)."""
     n, total = x.size, float(np.sum(x))
     a, b = shape + n, rate + total
-    exact = Exact.from_scipy(stats.gamma(a, scale=1 / b), parameters=VARIABLES,
-                             mode=[(a - 1) / b] if a > 1 else None, mode_interior=a > 1)
-    log_evidence = (shape * np.log(rate) - special.gammaln(shape) + special.gammaln(a)
-                    - a * np.log(b))
-    return ExactAnswer(posterior=exact.as_posterior(), mle=np.array([n / total]),
-                       log_evidence=float(log_evidence), predictive=stats.lomax(a, scale=b))
+    exact = Exact.from_scipy(
+        stats.gamma(a, scale=1 / b),
+        parameters=VARIABLES,
+        mode=[(a - 1) / b] if a > 1 else None,
+        mode_interior=a > 1,
+    )
+    log_evidence = (
+        shape * np.log(rate) - special.gammaln(shape) + special.gammaln(a) - a * np.log(b)
+    )
+    return ExactAnswer(
+        posterior=exact.as_posterior(),
+        mle=np.array([n / total]),
+        log_evidence=float(log_evidence),
+        predictive=stats.lomax(a, scale=b),
+    )
 
 
 def build_model(*, n_obs=1):
@@ -51,8 +60,11 @@ def build_model(*, n_obs=1):
 
 
 def model_data(*, x, shape, rate):
-    return {"x": np.asarray(x, dtype=float), "hp_shape": np.asarray(shape, dtype=float),
-            "hp_rate": np.asarray(rate, dtype=float)}
+    return {
+        "x": np.asarray(x, dtype=float),
+        "hp_shape": np.asarray(shape, dtype=float),
+        "hp_rate": np.asarray(rate, dtype=float),
+    }
 
 
 def simulate(rng, n, hyper):
@@ -68,15 +80,23 @@ def _waits():
 TOPIC = Topic(
     name="exponential-gamma",
     title="Gamma prior on the rate of exponential waiting times",
-    model=("lam ~ Gamma(shape, rate);  x_i | lam ~ Exponential(lam)\n"
-           "posterior: Gamma(shape + n, rate + sum x_i)"),
+    model=(
+        "lam ~ Gamma(shape, rate);  x_i | lam ~ Exponential(lam)\n"
+        "posterior: Gamma(shape + n, rate + sum x_i)"
+    ),
     data_kind="nonnegative",
     hyperparameters=(
         Hyperparameter("shape", 2.0, "Gamma prior's shape"),
         Hyperparameter("rate", 4.0, "Gamma prior's rate (inverse scale), in hours"),
     ),
-    solve=solve, build_model=build_model, model_data=model_data, variables=VARIABLES,
+    solve=solve,
+    build_model=build_model,
+    model_data=model_data,
+    variables=VARIABLES,
     simulate=simulate,
-    builtin=(BuiltinData("pump", "hours between 12 failures of a pump (made up)",
-                         "examples/my_topic.py", _waits),),
+    builtin=(
+        BuiltinData(
+            "pump", "hours between 12 failures of a pump (made up)", "examples/my_topic.py", _waits
+        ),
+    ),
 )

@@ -62,8 +62,9 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     w0 = pm.Data("hp_W0", np.eye(d), dims=("dim", "dim_"))
     init_weights = pm.Data(f"init_{weights}", np.full(k, 1.0 / k), dims=group)
     init_mu = pm.Data("init_mu", np.zeros((k, d)), dims=(group, "dim"))
-    init_lam = pm.Data("init_Lambda", np.broadcast_to(np.eye(d), (k, d, d)).copy(),
-                       dims=(group, "dim", "dim_"))
+    init_lam = pm.Data(
+        "init_Lambda", np.broadcast_to(np.eye(d), (k, d, d)).copy(), dims=(group, "dim", "dim_")
+    )
     pi = pm.Dirichlet(weights, a=alpha * pt.ones(k), dims=group, initval=init_weights)
     lam = pm.Wishart("Lambda", nu=nu0, V=w0, dims=(group, "dim", "dim_"), initval=init_lam)
     mu = pm.Flat("mu", dims=(group, "dim"), initval=init_mu)
@@ -72,8 +73,10 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     # export inlines each helper on its own).
     dev = mu - m0
     quad = kappa0 * pt.einsum("ki,kij,kj->k", dev, lam, dev)
-    pm.Potential("mu_prior", pt.sum(0.5 * (logdet + d * pt.log(kappa0))
-                                    - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad))
+    pm.Potential(
+        "mu_prior",
+        pt.sum(0.5 * (logdet + d * pt.log(kappa0)) - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad),
+    )
     return pi, mu, lam, logdet
 
 
@@ -84,18 +87,25 @@ def gaussian_stats_loglik(counts, sum_x, sum_xx, mu, lam, logdet, d):
     sum_{i in k} (x_i - mu)^T L (x_i - mu) = tr(L S2) - 2 mu^T L S1 + n mu^T L mu,
     so a gradient costs O(K d^2) whatever n is.
     """
-    quad = (pt.sum(lam * sum_xx, axis=(-2, -1))
-            - 2.0 * pt.sum(mu * pt.einsum("kij,kj->ki", lam, sum_x), axis=-1)
-            + counts * pt.einsum("ki,kij,kj->k", mu, lam, mu))
+    quad = (
+        pt.sum(lam * sum_xx, axis=(-2, -1))
+        - 2.0 * pt.sum(mu * pt.einsum("kij,kj->ki", lam, sum_x), axis=-1)
+        + counts * pt.einsum("ki,kij,kj->k", mu, lam, mu)
+    )
     return pt.sum(0.5 * counts * logdet - 0.5 * counts * d * np.log(2.0 * np.pi) - 0.5 * quad)
 
 
-def normal_wishart_data(*, weights: str, alpha, m0, kappa0, nu0, w0, init_weights, init_mu,
-                        init_lambda) -> dict[str, np.ndarray]:
+def normal_wishart_data(
+    *, weights: str, alpha, m0, kappa0, nu0, w0, init_weights, init_mu, init_lambda
+) -> dict[str, np.ndarray]:
     """``pm.Data`` values of :func:`normal_wishart_prior`: hyperparameters and starts."""
-    return {"hp_alpha": np.asarray(alpha, dtype=float), "hp_m0": np.asarray(m0, dtype=float),
-            "hp_kappa0": np.asarray(kappa0, dtype=float), "hp_nu0": np.int64(nu0),
-            "hp_W0": np.asarray(w0, dtype=float),
-            f"init_{weights}": np.asarray(init_weights, dtype=float),
-            "init_mu": np.asarray(init_mu, dtype=float),
-            "init_Lambda": np.asarray(init_lambda, dtype=float)}
+    return {
+        "hp_alpha": np.asarray(alpha, dtype=float),
+        "hp_m0": np.asarray(m0, dtype=float),
+        "hp_kappa0": np.asarray(kappa0, dtype=float),
+        "hp_nu0": np.int64(nu0),
+        "hp_W0": np.asarray(w0, dtype=float),
+        f"init_{weights}": np.asarray(init_weights, dtype=float),
+        "init_mu": np.asarray(init_mu, dtype=float),
+        "init_Lambda": np.asarray(init_lambda, dtype=float),
+    }

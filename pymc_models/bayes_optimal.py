@@ -37,8 +37,9 @@ import pytensor.tensor as pt
 VARIABLES = ("bucket",)
 
 
-def build_model(*, factors: tuple[int, ...], has_empty: bool, n_hypotheses: int, n_obs: int,
-                n_buckets: int) -> pm.Model:
+def build_model(
+    *, factors: tuple[int, ...], has_empty: bool, n_hypotheses: int, n_obs: int, n_buckets: int
+) -> pm.Model:
     m = int(n_hypotheses)
     coords = {"hyp": np.arange(m), "obs": np.arange(n_obs), "bucket_index": np.arange(n_buckets)}
     strides = np.cumprod((1, *factors[:0:-1]))[::-1]  # C order: the last digit is fastest
@@ -58,8 +59,11 @@ def build_model(*, factors: tuple[int, ...], has_empty: bool, n_hypotheses: int,
         pm.Potential("prior", pt.log(prior[h]) + np.log(m))
         q = prob[h] * (1.0 - noise) + (1.0 - prob[h]) * noise
         pm.Bernoulli("y_obs", p=q, observed=y, dims="obs")
-        pm.Deterministic("bucket", pt.eq(bucket_of[h], pt.arange(n_buckets)).astype("float64"),
-                         dims="bucket_index")
+        pm.Deterministic(
+            "bucket",
+            pt.eq(bucket_of[h], pt.arange(n_buckets)).astype("float64"),
+            dims="bucket_index",
+        )
     return model
 
 
@@ -68,9 +72,14 @@ def step_methods(model: pm.Model):
     return pm.CategoricalGibbsMetropolis(model.free_RVs, proposal="uniform", model=model)
 
 
-def model_data(*, prob: np.ndarray, y: np.ndarray, prior: np.ndarray, noise: float,
-               bucket_of: np.ndarray) -> dict[str, np.ndarray]:
+def model_data(
+    *, prob: np.ndarray, y: np.ndarray, prior: np.ndarray, noise: float, bucket_of: np.ndarray
+) -> dict[str, np.ndarray]:
     """``pm.Data`` values; ``prior`` normalised, of shape (M,)."""
-    return {"prob": np.asarray(prob, dtype=float), "y": np.asarray(y, dtype=np.int64),
-            "hp_prior": np.asarray(prior, dtype=float), "hp_noise": np.asarray(noise, float),
-            "bucket_of": np.asarray(bucket_of, dtype=np.int64)}
+    return {
+        "prob": np.asarray(prob, dtype=float),
+        "y": np.asarray(y, dtype=np.int64),
+        "hp_prior": np.asarray(prior, dtype=float),
+        "hp_noise": np.asarray(noise, float),
+        "bucket_of": np.asarray(bucket_of, dtype=np.int64),
+    }

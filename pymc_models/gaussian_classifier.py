@@ -41,16 +41,30 @@ def build_model(*, n_classes: int, n_dims: int) -> pm.Model:
         pi, mu, lam, logdet = normal_wishart_prior(k, d, weights="pi", group="class")
 
         pm.Multinomial("class_obs", n=counts.sum(), p=pi, observed=counts, dims="class")
-        pm.Potential("x_loglik", gaussian_stats_loglik(pt.cast(counts, "float64"), sum_x, sum_xx,
-                                                       mu, lam, logdet, d))
+        pm.Potential(
+            "x_loglik",
+            gaussian_stats_loglik(pt.cast(counts, "float64"), sum_x, sum_xx, mu, lam, logdet, d),
+        )
     return model
 
 
-def model_data(*, class_counts, sum_x, sum_xx, alpha, m0, kappa0, nu0, w0, init_pi, init_mu,
-               init_lambda) -> dict[str, np.ndarray]:
+def model_data(
+    *, class_counts, sum_x, sum_xx, alpha, m0, kappa0, nu0, w0, init_pi, init_mu, init_lambda
+) -> dict[str, np.ndarray]:
     """``pm.Data`` values: per-class statistics (K,), (K, d), (K, d, d), prior, start."""
-    return {"class_counts": np.asarray(class_counts, dtype=np.int64),
-            "sum_x": np.asarray(sum_x, dtype=float), "sum_xx": np.asarray(sum_xx, dtype=float),
-            **normal_wishart_data(weights="pi", alpha=alpha, m0=m0, kappa0=kappa0, nu0=nu0,
-                                  w0=w0, init_weights=init_pi, init_mu=init_mu,
-                                  init_lambda=init_lambda)}
+    return {
+        "class_counts": np.asarray(class_counts, dtype=np.int64),
+        "sum_x": np.asarray(sum_x, dtype=float),
+        "sum_xx": np.asarray(sum_xx, dtype=float),
+        **normal_wishart_data(
+            weights="pi",
+            alpha=alpha,
+            m0=m0,
+            kappa0=kappa0,
+            nu0=nu0,
+            w0=w0,
+            init_weights=init_pi,
+            init_mu=init_mu,
+            init_lambda=init_lambda,
+        ),
+    }

@@ -38,8 +38,7 @@ VARIABLES = ("w", "mu", "Lambda")
 
 
 def _coords(components: int, n_dims: int) -> dict[str, np.ndarray]:
-    return {"component": np.arange(components), "dim": np.arange(n_dims),
-            "dim_": np.arange(n_dims)}
+    return {"component": np.arange(components), "dim": np.arange(n_dims), "dim_": np.arange(n_dims)}
 
 
 def build_model(*, components: int, n_dims: int) -> pm.Model:
@@ -61,8 +60,7 @@ def build_mixture_model(*, components: int, n_dims: int, n_obs: int = 1) -> pm.M
     with pm.Model(coords={**_coords(k, d), "obs": np.arange(n_obs)}) as model:
         x = pm.Data("x", np.zeros((n_obs, d)), dims=("obs", "dim"))
         w, mu, lam, logdet = normal_wishart_prior(k, d, weights="w", group="component")
-        log_comp = pt.log(w) + log_normal_precision(x[:, None, :] - mu[None, :, :], lam,
-                                                     logdet, d)
+        log_comp = pt.log(w) + log_normal_precision(x[:, None, :] - mu[None, :, :], lam, logdet, d)
         pm.Potential("x_loglik", pt.sum(pm.math.logsumexp(log_comp, axis=1)))
     return model
 
@@ -72,12 +70,17 @@ def model_data(*, x, labels, components, init_w, **prior_and_init) -> dict[str, 
     x = np.asarray(x, dtype=float)
     labels = np.asarray(labels, dtype=int)
     onehot = np.eye(components)[labels]  # (n, K)
-    return {"counts": onehot.sum(axis=0), "sum_x": onehot.T @ x,
-            "sum_xx": np.einsum("nk,ni,nj->kij", onehot, x, x),
-            **normal_wishart_data(weights="w", init_weights=init_w, **prior_and_init)}
+    return {
+        "counts": onehot.sum(axis=0),
+        "sum_x": onehot.T @ x,
+        "sum_xx": np.einsum("nk,ni,nj->kij", onehot, x, x),
+        **normal_wishart_data(weights="w", init_weights=init_w, **prior_and_init),
+    }
 
 
 def mixture_data(*, x, init_w, **prior_and_init) -> dict[str, np.ndarray]:
     """Data for ``build_mixture_model``."""
-    return {"x": np.asarray(x, dtype=float),
-            **normal_wishart_data(weights="w", init_weights=init_w, **prior_and_init)}
+    return {
+        "x": np.asarray(x, dtype=float),
+        **normal_wishart_data(weights="w", init_weights=init_w, **prior_and_init),
+    }

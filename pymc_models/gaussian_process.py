@@ -37,10 +37,10 @@ def covariance(kernel: str, input_dim: int, lengthscale, signal_sd):
         rho = pm.gp.cov.Matern52(input_dim, ls=lengthscale)
     elif kernel == "linear":
         # 1 + x.x' / lengthscale^2: an intercept and slopes with sd 1 / lengthscale.
-        rho = pm.gp.cov.Constant(1.0) + pm.gp.cov.Linear(input_dim, c=0.0) * lengthscale ** -2
+        rho = pm.gp.cov.Constant(1.0) + pm.gp.cov.Linear(input_dim, c=0.0) * lengthscale**-2
     else:
         raise ValueError(f"kernel must be one of rbf, matern32, matern52, linear, got {kernel!r}")
-    return signal_sd ** 2 * rho
+    return signal_sd**2 * rho
 
 
 def build_model(*, kernel: str, input_dim: int = 1, n_test: int = 1, n_obs: int = 1) -> pm.Model:
@@ -53,8 +53,11 @@ def build_model(*, kernel: str, input_dim: int = 1, n_test: int = 1, n_obs: int 
     with pm.Model(coords=coords) as model:
         x = pm.Data("x", np.zeros((n_obs, input_dim)), dims=("obs", "input"))
         y = pm.Data("y", np.zeros(n_obs), dims="obs")
-        x_test = pm.Data("x_test", np.linspace(0.0, 1.0, n_test)[:, None]
-                         * np.ones((1, input_dim)), dims=("test", "input"))
+        x_test = pm.Data(
+            "x_test",
+            np.linspace(0.0, 1.0, n_test)[:, None] * np.ones((1, input_dim)),
+            dims=("test", "input"),
+        )
         lengthscale = pm.Data("hp_lengthscale", 1.0)
         signal_sd = pm.Data("hp_signal_sd", 1.0)
         noise_sd = pm.Data("hp_noise_sd", 1.0)
@@ -65,19 +68,30 @@ def build_model(*, kernel: str, input_dim: int = 1, n_test: int = 1, n_obs: int 
     return model
 
 
-def model_data(*, x, y, x_test, lengthscale: float, signal_sd: float, noise_sd: float,
-               jitter: float) -> dict[str, np.ndarray]:
+def model_data(
+    *, x, y, x_test, lengthscale: float, signal_sd: float, noise_sd: float, jitter: float
+) -> dict[str, np.ndarray]:
     """``pm.Data`` values: x (n, p), y (n,), x_test (m, p) and the hyperparameters."""
-    return {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float),
-            "x_test": np.asarray(x_test, dtype=float),
-            "hp_lengthscale": np.asarray(lengthscale, dtype=float),
-            "hp_signal_sd": np.asarray(signal_sd, dtype=float),
-            "hp_noise_sd": np.asarray(noise_sd, dtype=float),
-            "hp_jitter": np.asarray(jitter, dtype=float)}
+    return {
+        "x": np.asarray(x, dtype=float),
+        "y": np.asarray(y, dtype=float),
+        "x_test": np.asarray(x_test, dtype=float),
+        "hp_lengthscale": np.asarray(lengthscale, dtype=float),
+        "hp_signal_sd": np.asarray(signal_sd, dtype=float),
+        "hp_noise_sd": np.asarray(noise_sd, dtype=float),
+        "hp_jitter": np.asarray(jitter, dtype=float),
+    }
 
 
-def build_hyper_model(*, kernel: str, x: np.ndarray, y: np.ndarray, medians: dict[str, float],
-                      log_sds: dict[str, float], jitter: float) -> pm.Model:
+def build_hyper_model(
+    *,
+    kernel: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    medians: dict[str, float],
+    log_sds: dict[str, float],
+    jitter: float,
+) -> pm.Model:
     """The same GP with log-normal priors on the hyperparameters (not conjugate).
 
     ``h ~ LogNormal(log medians[h], log_sds[h])`` for h in lengthscale,
@@ -89,11 +103,19 @@ def build_hyper_model(*, kernel: str, x: np.ndarray, y: np.ndarray, medians: dic
     x = x[:, None] if x.ndim == 1 else x
     coords = {"obs": np.arange(x.shape[0])}
     with pm.Model(coords=coords) as model:
-        h = {name: pm.LogNormal(name, mu=float(np.log(medians[name])), sigma=float(log_sds[name]))
-             for name in HYPER_VARIABLES}
-        gp = pm.gp.Marginal(cov_func=covariance(kernel, x.shape[1], h["lengthscale"],
-                                                h["signal_sd"]))
-        gp.marginal_likelihood("y_obs", X=x, y=np.asarray(y, dtype=float), sigma=h["noise_sd"],
-                               jitter=jitter, dims="obs")
+        h = {
+            name: pm.LogNormal(name, mu=float(np.log(medians[name])), sigma=float(log_sds[name]))
+            for name in HYPER_VARIABLES
+        }
+        gp = pm.gp.Marginal(
+            cov_func=covariance(kernel, x.shape[1], h["lengthscale"], h["signal_sd"])
+        )
+        gp.marginal_likelihood(
+            "y_obs",
+            X=x,
+            y=np.asarray(y, dtype=float),
+            sigma=h["noise_sd"],
+            jitter=jitter,
+            dims="obs",
+        )
     return model
-

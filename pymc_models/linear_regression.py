@@ -23,8 +23,11 @@ VARIABLES = ("w",)
 
 
 def _coords(n_features: int, n_grid: int) -> dict[str, np.ndarray]:
-    return {"feature": np.arange(n_features), "feature_": np.arange(n_features),
-            "grid": np.arange(n_grid)}
+    return {
+        "feature": np.arange(n_features),
+        "feature_": np.arange(n_features),
+        "grid": np.arange(n_grid),
+    }
 
 
 def gaussian_loglik(gram, phi_t_y, y_t_y, n, w, noise_var):
@@ -66,14 +69,21 @@ def build_plain_model(*, n_features: int, n_obs: int = 1, n_grid: int = 1) -> pm
 
 
 def suff_data(*, gram, phi_t_y, y_t_y, n, phi_grid) -> dict[str, np.ndarray]:
-    return {"gram": np.asarray(gram, dtype=float), "phi_t_y": np.asarray(phi_t_y, dtype=float),
-            "y_t_y": np.asarray(y_t_y, dtype=float), "n_obs": np.asarray(n, dtype=float),
-            "phi_grid": np.asarray(phi_grid, dtype=float)}
+    return {
+        "gram": np.asarray(gram, dtype=float),
+        "phi_t_y": np.asarray(phi_t_y, dtype=float),
+        "y_t_y": np.asarray(y_t_y, dtype=float),
+        "n_obs": np.asarray(n, dtype=float),
+        "phi_grid": np.asarray(phi_grid, dtype=float),
+    }
 
 
-def model_data(*, gram, phi_t_y, y_t_y, n, phi_grid, noise_sd: float, prior_sd: float,
-               prior_mean: float = 0.0) -> dict[str, np.ndarray]:
-    return {**suff_data(gram=gram, phi_t_y=phi_t_y, y_t_y=y_t_y, n=n, phi_grid=phi_grid),
-            "hp_prior_mean": np.asarray(prior_mean, dtype=float),
-            "hp_prior_sd": np.asarray(prior_sd, dtype=float),
-            "hp_noise_sd": np.asarray(noise_sd, dtype=float)}
+def model_data(
+    *, gram, phi_t_y, y_t_y, n, phi_grid, noise_sd: float, prior_sd: float, prior_mean: float = 0.0
+) -> dict[str, np.ndarray]:
+    return {
+        **suff_data(gram=gram, phi_t_y=phi_t_y, y_t_y=y_t_y, n=n, phi_grid=phi_grid),
+        "hp_prior_mean": np.asarray(prior_mean, dtype=float),
+        "hp_prior_sd": np.asarray(prior_sd, dtype=float),
+        "hp_noise_sd": np.asarray(noise_sd, dtype=float),
+    }

@@ -34,10 +34,22 @@ def build_model(*, n_features: int, n_grid: int = 1) -> pm.Model:
     return model
 
 
-def model_data(*, gram, phi_t_y, y_t_y, n, phi_grid, alpha0: float, beta0: float,
-               prior_scale: float, prior_mean: float = 0.0) -> dict[str, np.ndarray]:
-    return {**suff_data(gram=gram, phi_t_y=phi_t_y, y_t_y=y_t_y, n=n, phi_grid=phi_grid),
-            "hp_prior_mean": np.asarray(prior_mean, dtype=float),
-            "hp_prior_scale": np.asarray(prior_scale, dtype=float),
-            "hp_alpha0": np.asarray(alpha0, dtype=float),
-            "hp_beta0": np.asarray(beta0, dtype=float)}
+def model_data(
+    *,
+    gram,
+    phi_t_y,
+    y_t_y,
+    n,
+    phi_grid,
+    alpha0: float,
+    beta0: float,
+    prior_scale: float,
+    prior_mean: float = 0.0,
+) -> dict[str, np.ndarray]:
+    return {
+        **suff_data(gram=gram, phi_t_y=phi_t_y, y_t_y=y_t_y, n=n, phi_grid=phi_grid),
+        "hp_prior_mean": np.asarray(prior_mean, dtype=float),
+        "hp_prior_scale": np.asarray(prior_scale, dtype=float),
+        "hp_alpha0": np.asarray(alpha0, dtype=float),
+        "hp_beta0": np.asarray(beta0, dtype=float),
+    }

@@ -30,5 +30,8 @@ def build_model(*, n_features: int) -> pm.Model:
 
 def model_data(*, phi: np.ndarray, y: np.ndarray, prior_sd: float) -> dict[str, np.ndarray]:
     """``pm.Data`` values: design ``phi`` (n, d), labels ``y`` (n,) of 0/1, prior sd."""
-    return {"x": np.asarray(phi, dtype=float), "y": np.asarray(y, dtype=float),
-            "hp_prior_sd": np.asarray(prior_sd, dtype=float)}
+    return {
+        "x": np.asarray(phi, dtype=float),
+        "y": np.asarray(y, dtype=float),
+        "hp_prior_sd": np.asarray(prior_sd, dtype=float),
+    }

@@ -32,17 +32,24 @@ import pytensor.tensor as pt
 VARIABLES = ("pi", "theta")
 
 
-def build_model(*, variant: str, n_classes: int, n_features: int,
-                n_categories: tuple[int, ...] = ()) -> pm.Model:
+def build_model(
+    *, variant: str, n_classes: int, n_features: int, n_categories: tuple[int, ...] = ()
+) -> pm.Model:
     """``n_features`` = P, the columns of ``feature_counts`` (categorical: sum of n_categories)."""
-    coords = {"class": np.arange(n_classes), "feature": np.arange(n_features),
-              "moment": ["mu", "sigma2"]}
+    coords = {
+        "class": np.arange(n_classes),
+        "feature": np.arange(n_features),
+        "moment": ["mu", "sigma2"],
+    }
     for j, k in enumerate(n_categories):
         coords[f"value_{j}"] = np.arange(k)
     with pm.Model(coords=coords) as model:
         class_counts = pm.Data("class_counts", np.ones(n_classes, dtype=np.int64), dims="class")
-        counts = pm.Data("feature_counts", np.zeros((n_classes, n_features), dtype=np.int64),
-                         dims=("class", "feature"))
+        counts = pm.Data(
+            "feature_counts",
+            np.zeros((n_classes, n_features), dtype=np.int64),
+            dims=("class", "feature"),
+        )
         class_conc = pm.Data("hp_class_concentration", 1.0)
         alpha = pm.Data("hp_alpha", 1.0)
         # The Gaussian variant's prior; declared for every variant (unused by the count
@@ -52,36 +59,52 @@ def build_model(*, variant: str, n_classes: int, n_features: int,
         alpha0 = pm.Data("hp_alpha0", 2.0)
         beta0 = pm.Data("hp_beta0", 1.0)
         pi = pm.Dirichlet("pi", a=class_conc * pt.ones(n_classes), dims="class")
-        pm.Multinomial("class_obs", n=class_counts.sum(), p=pi, observed=class_counts,
-                       dims="class")
+        pm.Multinomial("class_obs", n=class_counts.sum(), p=pi, observed=class_counts, dims="class")
         if variant == "multinomial":
-            theta = pm.Dirichlet("theta", a=alpha * pt.ones((n_classes, n_features)),
-                                 dims=("class", "feature"))
-            pm.Multinomial("word_obs", n=counts.sum(axis=1), p=theta, observed=counts,
-                           dims=("class", "feature"))
+            theta = pm.Dirichlet(
+                "theta", a=alpha * pt.ones((n_classes, n_features)), dims=("class", "feature")
+            )
+            pm.Multinomial(
+                "word_obs",
+                n=counts.sum(axis=1),
+                p=theta,
+                observed=counts,
+                dims=("class", "feature"),
+            )
         elif variant == "bernoulli":
             theta = pm.Beta("theta", alpha=alpha, beta=alpha, dims=("class", "feature"))
-            pm.Binomial("presence_obs", n=class_counts[:, None], p=theta, observed=counts,
-                        dims=("class", "feature"))
+            pm.Binomial(
+                "presence_obs",
+                n=class_counts[:, None],
+                p=theta,
+                observed=counts,
+                dims=("class", "feature"),
+            )
         elif variant == "gaussian":
-            xbar = pm.Data("feature_mean", np.zeros((n_classes, n_features)),
-                           dims=("class", "feature"))
-            m2 = pm.Data("feature_m2", np.zeros((n_classes, n_features)),
-                         dims=("class", "feature"))
-            sigma2 = pm.InverseGamma("sigma2", alpha=alpha0, beta=beta0,
-                                     dims=("class", "feature"))
+            xbar = pm.Data(
+                "feature_mean", np.zeros((n_classes, n_features)), dims=("class", "feature")
+            )
+            m2 = pm.Data("feature_m2", np.zeros((n_classes, n_features)), dims=("class", "feature"))
+            sigma2 = pm.InverseGamma("sigma2", alpha=alpha0, beta=beta0, dims=("class", "feature"))
             mu = pm.Normal("mu", mu=mu0, sigma=pt.sqrt(sigma2 / kappa0), dims=("class", "feature"))
             n_c = pt.cast(class_counts, "float64")[:, None]
             pm.Potential("feature_loglik", gaussian_loglik(n_c, xbar, m2, mu, sigma2))
-            pm.Deterministic("theta", pt.stack([mu, sigma2], axis=-1),
-                             dims=("class", "feature", "moment"))
+            pm.Deterministic(
+                "theta", pt.stack([mu, sigma2], axis=-1), dims=("class", "feature", "moment")
+            )
         elif variant == "categorical":
             parts, start = [], 0
             for j, k in enumerate(n_categories):
-                t = pm.Dirichlet(f"theta_{j}", a=alpha * pt.ones((n_classes, k)),
-                                 dims=("class", f"value_{j}"))
-                pm.Multinomial(f"value_obs_{j}", n=class_counts, p=t,
-                               observed=counts[:, start:start + k], dims=("class", f"value_{j}"))
+                t = pm.Dirichlet(
+                    f"theta_{j}", a=alpha * pt.ones((n_classes, k)), dims=("class", f"value_{j}")
+                )
+                pm.Multinomial(
+                    f"value_obs_{j}",
+                    n=class_counts,
+                    p=t,
+                    observed=counts[:, start : start + k],
+                    dims=("class", f"value_{j}"),
+                )
                 parts.append(t)
                 start += k
             pm.Deterministic("theta", pt.concatenate(parts, axis=1), dims=("class", "feature"))
@@ -97,22 +120,40 @@ def gaussian_loglik(n_c, xbar, m2, mu, sigma2):
     return pt.sum(-0.5 * n_c * pt.log(2 * np.pi * sigma2) - (m2 + n_c * d * d) / (2 * sigma2))
 
 
-def model_data(*, class_counts: np.ndarray, feature_counts: np.ndarray, alpha: float,
-               class_concentration: float) -> dict[str, np.ndarray]:
-    return {"class_counts": np.asarray(class_counts, dtype=np.int64),
-            "feature_counts": np.asarray(feature_counts, dtype=np.int64),
-            "hp_alpha": np.asarray(alpha, dtype=float),
-            "hp_class_concentration": np.asarray(class_concentration, dtype=float)}
+def model_data(
+    *,
+    class_counts: np.ndarray,
+    feature_counts: np.ndarray,
+    alpha: float,
+    class_concentration: float,
+) -> dict[str, np.ndarray]:
+    return {
+        "class_counts": np.asarray(class_counts, dtype=np.int64),
+        "feature_counts": np.asarray(feature_counts, dtype=np.int64),
+        "hp_alpha": np.asarray(alpha, dtype=float),
+        "hp_class_concentration": np.asarray(class_concentration, dtype=float),
+    }
 
 
-def gaussian_model_data(*, class_counts: np.ndarray, feature_mean: np.ndarray,
-                        feature_m2: np.ndarray, class_concentration: float, mu0: float,
-                        kappa0: float, alpha0: float, beta0: float) -> dict[str, np.ndarray]:
+def gaussian_model_data(
+    *,
+    class_counts: np.ndarray,
+    feature_mean: np.ndarray,
+    feature_m2: np.ndarray,
+    class_concentration: float,
+    mu0: float,
+    kappa0: float,
+    alpha0: float,
+    beta0: float,
+) -> dict[str, np.ndarray]:
     """The Gaussian variant's data: per class count, per class and feature mean and m2."""
-    return {"class_counts": np.asarray(class_counts, dtype=np.int64),
-            "feature_mean": np.asarray(feature_mean, dtype=float),
-            "feature_m2": np.asarray(feature_m2, dtype=float),
-            "hp_class_concentration": np.asarray(class_concentration, dtype=float),
-            "hp_mu0": np.asarray(mu0, dtype=float), "hp_kappa0": np.asarray(kappa0, dtype=float),
-            "hp_alpha0": np.asarray(alpha0, dtype=float),
-            "hp_beta0": np.asarray(beta0, dtype=float)}
+    return {
+        "class_counts": np.asarray(class_counts, dtype=np.int64),
+        "feature_mean": np.asarray(feature_mean, dtype=float),
+        "feature_m2": np.asarray(feature_m2, dtype=float),
+        "hp_class_concentration": np.asarray(class_concentration, dtype=float),
+        "hp_mu0": np.asarray(mu0, dtype=float),
+        "hp_kappa0": np.asarray(kappa0, dtype=float),
+        "hp_alpha0": np.asarray(alpha0, dtype=float),
+        "hp_beta0": np.asarray(beta0, dtype=float),
+    }

@@ -29,7 +29,10 @@ def build_model(*, n_obs: int = 1) -> pm.Model:
     return model
 
 
-def model_data(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float,
-               beta0: float) -> dict[str, np.ndarray]:
-    return {"x": np.asarray(x, dtype=float),
-            **hyper_data(mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0)}
+def model_data(
+    *, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: float
+) -> dict[str, np.ndarray]:
+    return {
+        "x": np.asarray(x, dtype=float),
+        **hyper_data(mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0),
+    }

@@ -24,7 +24,10 @@ def build_model(*, n_obs: int = 1) -> pm.Model:
     return model
 
 
-def model_data(*, x: np.ndarray, prior_mean: float, prior_sd: float,
-               noise_sd: float) -> dict[str, np.ndarray]:
-    return {"x": np.asarray(x, dtype=float),
-            **hyper_data(prior_mean=prior_mean, prior_sd=prior_sd, noise_sd=noise_sd)}
+def model_data(
+    *, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float
+) -> dict[str, np.ndarray]:
+    return {
+        "x": np.asarray(x, dtype=float),
+        **hyper_data(prior_mean=prior_mean, prior_sd=prior_sd, noise_sd=noise_sd),
+    }

@@ -28,7 +28,9 @@ def build_model(*, n_obs: int = 1) -> pm.Model:
         shape = pm.Data("hp_shape", 1.0)
         lower = pt.maximum(scale, pt.max(x))
         theta = pm.Pareto(
-            "theta", alpha=shape, m=scale,
+            "theta",
+            alpha=shape,
+            m=scale,
             default_transform=None,
             transform=Interval(bounds_fn=lambda *_: (lower, None)),
             initval=2.0 * lower,  # inside the support for every data set

@@ -63,13 +63,17 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 
 #: The only reference to the package's layout: the module run as ``bayes-compare``.
-CLI_MODULE = "compare.interfaces.cli" if (ROOT / "compare" / "interfaces" / "cli.py").exists() \
+CLI_MODULE = (
+    "compare.interfaces.cli"
+    if (ROOT / "compare" / "interfaces" / "cli.py").exists()
     else "compare.cli"
+)
 
 
 def doc_files() -> list[Path]:
     """README.md, then every Markdown page under docs/ (sorted): the files with blocks."""
     return [README, *sorted(DOCS.rglob("*.md"))]
+
 
 PROMPT = "$ .venv/bin/bayes-compare "
 MARKER = re.compile(r"^<!-- readme: (?P<fields>.*) -->\s*$")
@@ -91,8 +95,8 @@ class Block:
 
     fields: dict[str, str]
     marker_line: int  # index of the marker comment
-    start: int        # index of the opening fence
-    end: int          # index of the closing fence
+    start: int  # index of the opening fence
+    end: int  # index of the closing fence
     code: str | None = None  # the Python block run for ``python=previous``
 
     @property
@@ -120,24 +124,32 @@ def parse_blocks(lines: list[str], name: str = "README.md") -> list[Block]:
         fields = dict(pair.split("=", 1) for pair in shlex.split(match["fields"]))
         unknown = set(fields) - FIELDS
         if ("cmd" in fields) == ("python" in fields) or unknown:
-            raise ValueError(f"{name} line {i + 1}: marker needs cmd=... or "
-                             f"python=previous; known fields {sorted(FIELDS)}; "
-                             f"got {sorted(fields)}")
+            raise ValueError(
+                f"{name} line {i + 1}: marker needs cmd=... or "
+                f"python=previous; known fields {sorted(FIELDS)}; "
+                f"got {sorted(fields)}"
+            )
         code = None
         if "python" in fields:
             close = next((j for j in range(i - 1, -1, -1) if lines[j].startswith("```")), None)
-            open_ = next((j for j in range(close - 1, -1, -1)
-                          if lines[j].startswith("```")), None) if close else None
+            open_ = (
+                next((j for j in range(close - 1, -1, -1) if lines[j].startswith("```")), None)
+                if close
+                else None
+            )
             if open_ is None or lines[open_].strip() != "```python":
-                raise ValueError(f"{name} line {i + 1}: python=previous needs a "
-                                 "```python block just before the marker")
-            code = "\n".join(lines[open_ + 1:close]) + "\n"
+                raise ValueError(
+                    f"{name} line {i + 1}: python=previous needs a "
+                    "```python block just before the marker"
+                )
+            code = "\n".join(lines[open_ + 1 : close]) + "\n"
         start = i + 1
         if start >= len(lines) or not lines[start].startswith("```"):
-            raise ValueError(f"{name} line {i + 1}: the marker must be followed by a "
-                             f"``` fence on the next line, got {lines[start:start + 1]}")
-        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("```")),
-                   None)
+            raise ValueError(
+                f"{name} line {i + 1}: the marker must be followed by a "
+                f"``` fence on the next line, got {lines[start : start + 1]}"
+            )
+        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("```")), None)
         if end is None:
             raise ValueError(f"{name} line {start + 1}: fence never closed")
         blocks.append(Block(fields=fields, marker_line=i, start=start, end=end, code=code))
@@ -145,9 +157,16 @@ def parse_blocks(lines: list[str], name: str = "README.md") -> list[Block]:
 
 
 def _env(width: int) -> dict[str, str]:
-    return dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                COLUMNS=str(width), TERM="xterm", NO_COLOR="1",
-                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return dict(
+        os.environ,
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        COLUMNS=str(width),
+        TERM="xterm",
+        NO_COLOR="1",
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    )
 
 
 def _clean(text: str, work: str) -> str:
@@ -162,10 +181,14 @@ def run_block(block: Block) -> tuple[list[str], float]:
     """Run the block's command; return the lines to show (prompt first) and its seconds."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
-        argv = ([sys.executable, "-c", block.code] if block.code is not None
-                else [sys.executable, "-m", CLI_MODULE, *shlex.split(block.cmd)])
+        argv = (
+            [sys.executable, "-c", block.code]
+            if block.code is not None
+            else [sys.executable, "-m", CLI_MODULE, *shlex.split(block.cmd)]
+        )
         returncode, text = _run_in_terminal(
-            argv, cwd=work, env=_env(int(block.fields.get("width", "200"))))
+            argv, cwd=work, env=_env(int(block.fields.get("width", "200")))
+        )
         text = _clean(text, work)
     seconds = time.perf_counter() - t0
     if returncode not in (0, 1, 2):
@@ -202,8 +225,7 @@ def run_batch(blocks: list[Block]) -> list[tuple[list[str], float]]:
     argvs = [shlex.split(b.cmd) for b in blocks]
     code = BATCH.format(module=CLI_MODULE, argvs=argvs, sep=SEP)
     with tempfile.TemporaryDirectory(prefix="readme-") as work:
-        returncode, text = _run_in_terminal([sys.executable, "-c", code], cwd=work,
-                                            env=_env(width))
+        returncode, text = _run_in_terminal([sys.executable, "-c", code], cwd=work, env=_env(width))
         pieces, current = [], []
         for line in text.splitlines():
             if line.startswith(SEP):
@@ -211,16 +233,20 @@ def run_batch(blocks: list[Block]) -> list[tuple[list[str], float]]:
                 block = blocks[int(index)]
                 shown = _clean("\n".join(current), os.path.join(work, index))
                 if int(exit_code) not in (0, 1, 2):
-                    raise RuntimeError(f"`bayes-compare {block.cmd}` exited {exit_code}:\n"
-                                       + shown[-3000:])
-                pieces.append((shape_output(block, _clean(shown, work).splitlines()),
-                               float(seconds)))
+                    raise RuntimeError(
+                        f"`bayes-compare {block.cmd}` exited {exit_code}:\n" + shown[-3000:]
+                    )
+                pieces.append(
+                    (shape_output(block, _clean(shown, work).splitlines()), float(seconds))
+                )
                 current = []
             else:
                 current.append(line)
     if returncode != 0 or len(pieces) != len(blocks):
-        raise RuntimeError(f"the batch of {len(blocks)} commands exited {returncode} after "
-                           f"{len(pieces)}:\n" + "\n".join(current)[-3000:])
+        raise RuntimeError(
+            f"the batch of {len(blocks)} commands exited {returncode} after "
+            f"{len(pieces)}:\n" + "\n".join(current)[-3000:]
+        )
     return pieces
 
 
@@ -240,8 +266,9 @@ def _run_in_terminal(argv: list[str], *, cwd: str, env: dict[str, str]) -> tuple
     master, slave = pty.openpty()
     # The terminal's size, as a shell window of COLUMNS columns would report it.
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, int(env["COLUMNS"]), 0, 0))
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave,
-                            stderr=slave, close_fds=True)
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, close_fds=True
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -277,7 +304,7 @@ def shape_output(block: Block, out: list[str]) -> list[str]:
         if dropped:
             shown.append("...")
             dropped = False
-        shown.append(line if len(line) <= cut else line[:cut - 4].rstrip() + " ...")
+        shown.append(line if len(line) <= cut else line[: cut - 4].rstrip() + " ...")
     if dropped:
         shown.append("...")
     return shown
@@ -287,10 +314,11 @@ def mask(line: str) -> str:
     """A line with its run-to-run numbers replaced by ``#`` and table padding collapsed."""
     pieces, last = [], 0
     for match in NUMBER.finditer(line):
-        before = line[last:match.start()]
+        before = line[last : match.start()]
         pieces.append(before)
-        exact = (EXACT_BEFORE.search(line[:match.start()])
-                 and not TIMING_AFTER.match(line[match.end():]))
+        exact = EXACT_BEFORE.search(line[: match.start()]) and not TIMING_AFTER.match(
+            line[match.end() :]
+        )
         pieces.append(match.group() if exact else "#")
         last = match.end()
     pieces.append(line[last:])
@@ -330,26 +358,43 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--write", action="store_true", help="rerun the blocks, rewrite the files")
     mode.add_argument("--check", action="store_true", help="rerun and compare; exit 1 on drift")
     mode.add_argument("--list", action="store_true", help="list the marked blocks")
-    parser.add_argument("--cost", choices=("cheap", "slow", "all"), default="all",
-                        help="which blocks (default all)")
+    parser.add_argument(
+        "--cost", choices=("cheap", "slow", "all"), default="all", help="which blocks (default all)"
+    )
     parser.add_argument("--match", default=None, help="only blocks whose cmd contains this")
-    parser.add_argument("--file", "--readme", dest="files", type=Path, action="append",
-                        default=None, help="only this Markdown file (repeatable; default "
-                        "README.md and docs/**/*.md)")
-    parser.add_argument("--jobs", type=int, default=2,
-                        help="processes at once: the commands of one width share one, a "
-                             "Python example has its own (default 2)")
-    parser.add_argument("--fresh", action="store_true",
-                        help="with --write: take every number from the new run (default: "
-                             "keep the file's line where only numbers differ)")
+    parser.add_argument(
+        "--file",
+        "--readme",
+        dest="files",
+        type=Path,
+        action="append",
+        default=None,
+        help="only this Markdown file (repeatable; default README.md and docs/**/*.md)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=2,
+        help="processes at once: the commands of one width share one, a "
+        "Python example has its own (default 2)",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --write: take every number from the new run (default: "
+        "keep the file's line where only numbers differ)",
+    )
     args = parser.parse_args(argv)
 
     files = {}
     for path in args.files or doc_files():
         name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
         lines = path.read_text(encoding="utf-8").splitlines()
-        blocks = [b for b in parse_blocks(lines, name)
-                  if args.cost in ("all", b.cost) and (args.match is None or args.match in b.cmd)]
+        blocks = [
+            b
+            for b in parse_blocks(lines, name)
+            if args.cost in ("all", b.cost) and (args.match is None or args.match in b.cmd)
+        ]
         files[path] = (name, lines, blocks)
     if args.list:
         for name, _, blocks in files.values():
@@ -363,36 +408,47 @@ def main(argv: list[str] | None = None) -> int:
     groups: dict[object, list[tuple[Path, Block]]] = {}
     for path, (_, _, blocks) in files.items():
         for block in blocks:
-            key = (("cmd", block.fields.get("width", "200"))
-                   if block.code is None and block.cost == "cheap" else (path, block.start))
+            key = (
+                ("cmd", block.fields.get("width", "200"))
+                if block.code is None and block.cost == "cheap"
+                else (path, block.start)
+            )
             groups.setdefault(key, []).append((path, block))
     tasks = list(groups.values())
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         runs = pool.map(lambda task: run_batch([block for _, block in task]), tasks)
-        results = {(path, block.start): run for task, batch in zip(tasks, runs, strict=True)
-                   for (path, block), run in zip(task, batch, strict=True)}
+        results = {
+            (path, block.start): run
+            for task, batch in zip(tasks, runs, strict=True)
+            for (path, block), run in zip(task, batch, strict=True)
+        }
 
     drift = 0
     for path, (name, lines, blocks) in files.items():
         # From the last block up, so rewriting one block keeps the earlier indices valid.
         for block in sorted(blocks, key=lambda b: b.start, reverse=True):
             fresh, seconds = results[(path, block.start)]
-            shown = lines[block.start + 1:block.end]
+            shown = lines[block.start + 1 : block.end]
             if args.write:
-                lines[block.start + 1:block.end] = fresh if args.fresh else merge(shown, fresh)
+                lines[block.start + 1 : block.end] = fresh if args.fresh else merge(shown, fresh)
                 print(f"wrote  {name}: {block.cmd}  ({seconds:.1f} s)", file=sys.stderr)
                 continue
             diff = compare_lines(shown, fresh)
-            print(f"{'ok   ' if not diff else 'DRIFT'}  {name}: {block.cmd}  ({seconds:.1f} s)",
-                  file=sys.stderr)
+            print(
+                f"{'ok   ' if not diff else 'DRIFT'}  {name}: {block.cmd}  ({seconds:.1f} s)",
+                file=sys.stderr,
+            )
             if diff:
                 drift += 1
                 print("\n".join(diff), file=sys.stderr)
         if args.write and blocks:
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     if drift:
-        print(f"{drift} block(s) no longer match the program; "
-              "rerun `python scripts/readme.py --write` and review the diff", file=sys.stderr)
+        print(
+            f"{drift} block(s) no longer match the program; "
+            "rerun `python scripts/readme.py --write` and review the diff",
+            file=sys.stderr,
+        )
     return 1 if drift else 0
 
 

@@ -19,8 +19,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", type=Path, default=ROOT / "reports",
-                        help="the report's folder (index.html and runs/)")
+    parser.add_argument(
+        "--site",
+        type=Path,
+        default=ROOT / "reports",
+        help="the report's folder (index.html and runs/)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="where the PNGs go")
     parser.add_argument("--width", type=int, default=1400)
     args = parser.parse_args(argv)
@@ -31,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pages = sorted((args.site / "runs").glob("*/index.html"))
     if not pages:
-        print(f"no run pages under {args.site / 'runs'}; build the report first",
-              file=sys.stderr)
+        print(f"no run pages under {args.site / 'runs'}; build the report first", file=sys.stderr)
         return 3
     args.out.mkdir(parents=True, exist_ok=True)
     driver = start_chromium(args.width, 1000)
@@ -41,8 +44,11 @@ def main(argv: list[str] | None = None) -> int:
             load(driver, page)
             for i, figure in enumerate(driver.find_elements(By.CSS_SELECTOR, "figure")):
                 images = figure.find_elements(By.TAG_NAME, "img")
-                name = (images[0].get_attribute("src").rsplit("/", 1)[-1].split(".")[0]
-                        if images else f"figure{i}")
+                name = (
+                    images[0].get_attribute("src").rsplit("/", 1)[-1].split(".")[0]
+                    if images
+                    else f"figure{i}"
+                )
                 driver.execute_script("arguments[0].scrollIntoView()", figure)
                 figure.screenshot(str(args.out / f"{page.parent.name}-{name}.png"))
     finally:

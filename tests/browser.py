@@ -20,8 +20,10 @@ def start_chromium(width: int, height: int):
     """A headless Chromium WebDriver with a ``width`` x ``height`` window; quit it after use."""
     missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
     if missing:
-        message = (f"headless Chromium not installed ({', '.join(missing)} missing); "
-                   "install Debian's chromium and chromium-driver (.ci/run does)")
+        message = (
+            f"headless Chromium not installed ({', '.join(missing)} missing); "
+            "install Debian's chromium and chromium-driver (.ci/run does)"
+        )
         if os.environ.get("BAYES_COMPARE_REQUIRE_BROWSER") == "1":
             pytest.fail(message)
         pytest.skip(message)
@@ -30,8 +32,14 @@ def start_chromium(width: int, height: int):
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--allow-file-access-from-files", f"--window-size={width},{height}"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--allow-file-access-from-files",
+        f"--window-size={width},{height}",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -48,4 +56,5 @@ def load(driver, path: Path) -> None:
 
     driver.get(path.resolve().as_uri())
     WebDriverWait(driver, 60).until(
-        lambda d: d.execute_script("return document.readyState") == "complete")
+        lambda d: d.execute_script("return document.readyState") == "complete"
+    )

@@ -59,19 +59,21 @@ def test_seed() -> int:
     try:
         seed = int(raw)
     except ValueError:
-        raise pytest.UsageError(f"{SEED_ENV} must be an integer in [0, 2**32), got {raw!r}; "
-                                f"e.g. {SEED_ENV}=7") from None
+        raise pytest.UsageError(
+            f"{SEED_ENV} must be an integer in [0, 2**32), got {raw!r}; e.g. {SEED_ENV}=7"
+        ) from None
     if not 0 <= seed < 2**32:
-        raise pytest.UsageError(f"{SEED_ENV} must be an integer in [0, 2**32), got {seed}; "
-                                f"e.g. {SEED_ENV}=7")
+        raise pytest.UsageError(
+            f"{SEED_ENV} must be an integer in [0, 2**32), got {seed}; e.g. {SEED_ENV}=7"
+        )
     return seed
 
 
 @pytest.fixture(scope="session")
 def test_settings(test_alpha, test_seed):
-    from compare.core.defaults import DEFAULT
-
     import dataclasses
+
+    from compare.core.defaults import DEFAULT
 
     return dataclasses.replace(DEFAULT, alpha=test_alpha, seed=test_seed)
 
@@ -87,15 +89,22 @@ def pytest_report_header(config):
 def save_builtin_run():
     """``save(topic_name, directory, settings)``: run a topic on its first builtin
     data set, save the run (JSON and draws) under ``directory``, return the result."""
+
     def save(topic_name, directory, settings):
+        from compare.core.runner import run
         from compare.outputs.document import save_run
         from compare.topics import get_topic
-        from compare.core.runner import run
 
         topic = get_topic(topic_name)
         ds = topic.builtin[0]
-        result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=settings,
-                     source=f"builtin:{ds.name}")
+        result = run(
+            topic,
+            data=ds.load(),
+            hyper=topic.hyper(dataset=ds),
+            settings=settings,
+            source=f"builtin:{ds.name}",
+        )
         save_run(result, directory)
         return result
+
     return save

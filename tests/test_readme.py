@@ -95,15 +95,15 @@ def test_relative_links_resolve(path):
 
 
 def test_mask_hides_monte_carlo_numbers_only():
-    line = ("  ok   agreement    max |z| 1.28 <= 4.44 (Bonferroni over 11 quantities, "
-            "alpha=0.0001)")
-    again = ("  ok   agreement    max |z| 2.61 <= 4.44 (Bonferroni over 11 quantities, "
-             "alpha=0.0001)")
-    assert readme.mask(line) == readme.mask(again)            # the estimate may vary
-    for planted in (line.replace("4.44", "4.63"),               # threshold
-                    line.replace("alpha=0.0001", "alpha=5e-05"),  # alpha split
-                    line.replace("over 11", "over 14"),           # quantity count
-                    line.replace("agreement", "agreement2")):     # check name
+    line = "  ok   agreement    max |z| 1.28 <= 4.44 (Bonferroni over 11 quantities, alpha=0.0001)"
+    again = "  ok   agreement    max |z| 2.61 <= 4.44 (Bonferroni over 11 quantities, alpha=0.0001)"
+    assert readme.mask(line) == readme.mask(again)  # the estimate may vary
+    for planted in (
+        line.replace("4.44", "4.63"),  # threshold
+        line.replace("alpha=0.0001", "alpha=5e-05"),  # alpha split
+        line.replace("over 11", "over 14"),  # quantity count
+        line.replace("agreement", "agreement2"),
+    ):  # check name
         assert readme.mask(planted) != readme.mask(line), planted
     table = "│ mu        │       26.2 │    1.305 │     26.22 │   1.307 │ 0.015 │ +1.27 │"
     wider = "│ mu         │      26.21 │    1.305 │    26.215 │   1.307 │ 0.0151 │ -0.3 │"
@@ -112,8 +112,11 @@ def test_mask_hides_monte_carlo_numbers_only():
 
 def test_compare_lines_finds_a_missing_row():
     """Power: the drift the issue reported (a decision row missing) is caught."""
-    shown = ["decision: ...", "  posterior predictive mean  0.1  0.2  1.2",
-             "  MAP plug-in  0.1  0.2  1.2"]
+    shown = [
+        "decision: ...",
+        "  posterior predictive mean  0.1  0.2  1.2",
+        "  MAP plug-in  0.1  0.2  1.2",
+    ]
     fresh = [shown[0], shown[1], "  predictive median  0.1  0.2  1.2", shown[2]]
     assert readme.compare_lines(shown, fresh)
     assert not readme.compare_lines(shown, [s.replace("0.1", "0.13") for s in shown])
@@ -126,21 +129,31 @@ def test_cheap_readme_blocks_match_the_program():
     command's `--help` (68 s in all measured at load average 8 on 2 cores, compiles
     included; the commands share one process). `make readme-check` does all blocks."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "readme.py"), "--check",
-                           "--cost", "cheap"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=1200, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "readme.py"), "--check", "--cost", "cheap"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 
 def test_write_keeps_readme_numbers_where_only_numbers_changed():
     shown = ["checks:", "  ok   rhat   1.0014 < 1.01", "verdict: AGREE; 7.17 s"]
-    fresh = ["checks:", "  ok   rhat   1.0020 < 1.01", "  ok   new    3 > 2",
-             "verdict: AGREE; 32.11 s"]
+    fresh = [
+        "checks:",
+        "  ok   rhat   1.0020 < 1.01",
+        "  ok   new    3 > 2",
+        "verdict: AGREE; 32.11 s",
+    ]
     assert readme.merge(shown, fresh) == [shown[0], shown[1], fresh[2], shown[2]]
 
 
 def test_mask_context_words_are_whole_words():
-    """"rhat 1.0014" is an estimate, not a number "at" something."""
+    """ "rhat 1.0014" is an estimate, not a number "at" something."""
     assert readme.mask("  ok   rhat   1.0014 < 1.01") == readme.mask("  ok   rhat   1.002 < 1.01")
 
 
@@ -152,6 +165,7 @@ def test_write_takes_table_rows_from_the_fresh_run():
 
 
 def test_mask_hides_rates_and_durations_even_after_a_context_word():
-    assert readme.mask("exact side: whitened, 1000 simulations at 6332/s") == \
-        readme.mask("exact side: whitened, 1000 simulations at 9009/s")
+    assert readme.mask("exact side: whitened, 1000 simulations at 6332/s") == readme.mask(
+        "exact side: whitened, 1000 simulations at 9009/s"
+    )
     assert readme.mask("predictive at 10 inputs") != readme.mask("predictive at 12 inputs")

@@ -148,7 +148,8 @@ def _whitener(posterior: ExactPosterior) -> tuple[np.ndarray, np.ndarray, np.nda
     except linalg.LinAlgError as err:
         raise ValueError(
             "the exact covariance over the free coordinates is not positive definite; "
-            "check the topic's `free` coordinates") from err
+            "check the topic's `free` coordinates"
+        ) from err
     return free, mean, chol
 
 
@@ -177,8 +178,9 @@ def _pairs(f: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(f) for j in range(i + 1, f)]
 
 
-def _square_null_variances(posterior: ExactPosterior, n_reference: int,
-                           seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _square_null_variances(
+    posterior: ExactPosterior, n_reference: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Null variances of ``u_i^2`` and ``u_i u_j`` (pairs in ``_pairs`` order).
 
     Closed form for Gaussian posteriors (2 and 1) and for one free coordinate
@@ -211,8 +213,9 @@ def _excess_kurtosis(marginal: Any) -> float | None:
 
 
 @lru_cache(maxsize=32)
-def _reference_variances(posterior: ExactPosterior, n_reference: int,
-                         seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _reference_variances(
+    posterior: ExactPosterior, n_reference: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     free, mean, chol = _whitener(posterior)
     u = _whiten(posterior.sample(np.random.default_rng(seed), n_reference), free, mean, chol)
     f = free.size
@@ -221,8 +224,14 @@ def _reference_variances(posterior: ExactPosterior, n_reference: int,
     return var_sq, var_prod
 
 
-def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float,
-                   seed: int = 0, n_reference: int = 200_000) -> Agreement:
+def agreement_test(
+    draws: np.ndarray,
+    posterior: ExactPosterior,
+    *,
+    alpha: float,
+    seed: int = 0,
+    n_reference: int = 200_000,
+) -> Agreement:
     """Test whether ``draws`` come from ``posterior``.
 
     Parameters
@@ -257,8 +266,10 @@ def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float
             var_sq, var_prod = _square_null_variances(posterior, n_reference, seed)
             pairs = _pairs(free.size)
             specs += [_Spec(f"var:{n}", 1.0, float(np.sqrt(v))) for n, v in zip(names, var_sq)]
-            specs += [_Spec(f"cov:{names[i]},{names[j]}", 0.0, float(np.sqrt(v)))
-                      for (i, j), v in zip(pairs, var_prod)]
+            specs += [
+                _Spec(f"cov:{names[i]},{names[j]}", 0.0, float(np.sqrt(v)))
+                for (i, j), v in zip(pairs, var_prod)
+            ]
             series += [u[..., i] ** 2 for i in range(free.size)]
             series += [u[..., i] * u[..., j] for i, j in pairs]
 
@@ -271,8 +282,13 @@ def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float
                 continue
             for level in QUANTILE_LEVELS:
                 cut = float(marginal.ppf(level))
-                specs.append(_Spec(f"q{round(level * 100):02d}:{name}", level,
-                                   float(np.sqrt(level * (1.0 - level)))))
+                specs.append(
+                    _Spec(
+                        f"q{round(level * 100):02d}:{name}",
+                        level,
+                        float(np.sqrt(level * (1.0 - level))),
+                    )
+                )
                 series.append((draws[..., i] < cut).astype(float))
 
     n_draws = draws.shape[0] * draws.shape[1]
@@ -299,7 +315,11 @@ def agreement_test(draws: np.ndarray, posterior: ExactPosterior, *, alpha: float
     p_holm[off] = 0.0
     quantities = tuple(
         Quantity(s.name, float(e), s.expected, s.null_sd, float(n), float(zz), float(pp), float(ph))
-        for s, e, n, zz, pp, ph in zip(specs, estimate, ess, z, p, p_holm))
-    return Agreement(quantities=quantities, alpha=alpha,
-                     threshold=bonferroni_threshold(alpha, max(int(tested.sum()), 1)),
-                     max_abs_z=float(np.max(np.abs(z))))
+        for s, e, n, zz, pp, ph in zip(specs, estimate, ess, z, p, p_holm)
+    )
+    return Agreement(
+        quantities=quantities,
+        alpha=alpha,
+        threshold=bonferroni_threshold(alpha, max(int(tested.sum()), 1)),
+        max_abs_z=float(np.max(np.abs(z))),
+    )

@@ -144,9 +144,15 @@ def mode_gaps(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     means = draws.mean(axis=1)  # (chain, d)
     within = np.sqrt(draws.var(axis=1, ddof=1).mean(axis=0))  # (d,)
     with np.errstate(all="ignore"):
-        ess = np.stack([np.asarray(array_stats.ess(np.moveaxis(draws[c:c + 1], -1, 0),
-                                                   method="bulk"), dtype=float)
-                        for c in range(chains)])  # (chain, d)
+        ess = np.stack(
+            [
+                np.asarray(
+                    array_stats.ess(np.moveaxis(draws[c : c + 1], -1, 0), method="bulk"),
+                    dtype=float,
+                )
+                for c in range(chains)
+            ]
+        )  # (chain, d)
         ess = np.where(np.isfinite(ess) & (ess > 1), ess, 1.0)
         i, j = np.triu_indices(chains, k=1)
         spread = np.abs(means[i] - means[j])
@@ -169,8 +175,7 @@ def diagnose(draws: np.ndarray, divergences: int, settings: Any) -> Diagnosis:
     with np.errstate(all="ignore"):
         rhat = np.asarray(array_stats.rhat(arr, method="rank"), dtype=float)
         ess_bulk = np.asarray(array_stats.ess(arr, method="bulk"), dtype=float)
-        ess_tail = np.asarray(array_stats.ess(arr, method="tail", prob=(0.05, 0.95)),
-                              dtype=float)
+        ess_tail = np.asarray(array_stats.ess(arr, method="tail", prob=(0.05, 0.95)), dtype=float)
     worst_rhat = float(np.max(np.nan_to_num(rhat, nan=np.inf)))
     min_bulk = float(np.min(np.nan_to_num(ess_bulk, nan=0.0)))
     min_tail = float(np.min(np.nan_to_num(ess_tail, nan=0.0)))
@@ -186,6 +191,14 @@ def diagnose(draws: np.ndarray, divergences: int, settings: Any) -> Diagnosis:
         state = MODES
     else:
         state = SHORT
-    return Diagnosis(rhat=rhat, ess_bulk=ess_bulk, ess_tail=ess_tail, worst_rhat=worst_rhat,
-                     min_bulk=min_bulk, min_tail=min_tail, mode_gap_sd=gap,
-                     divergences=int(divergences), state=state)
+    return Diagnosis(
+        rhat=rhat,
+        ess_bulk=ess_bulk,
+        ess_tail=ess_tail,
+        worst_rhat=worst_rhat,
+        min_bulk=min_bulk,
+        min_tail=min_tail,
+        mode_gap_sd=gap,
+        divergences=int(divergences),
+        state=state,
+    )

@@ -32,8 +32,9 @@ def _is_file(path: Path) -> bool:
     try:
         return path.is_file()
     except OSError as err:
-        raise InputError(f"data file {str(path)[:80]!r}: {err.strerror or err}; give a CSV "
-                         "path or builtin:NAME") from None
+        raise InputError(
+            f"data file {str(path)[:80]!r}: {err.strerror or err}; give a CSV path or builtin:NAME"
+        ) from None
 
 
 def check_text_file(path: str | Path, *, chunk_bytes: int = 1 << 20) -> None:
@@ -50,9 +51,9 @@ def check_text_file(path: str | Path, *, chunk_bytes: int = 1 << 20) -> None:
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if key in _TEXT_OK:
         return
-    newlines = 0        # newlines before ``buf``
-    line_start = 0      # file offset where the current line starts
-    base = 0            # file offset of ``buf[0]``
+    newlines = 0  # newlines before ``buf``
+    line_start = 0  # file offset where the current line starts
+    base = 0  # file offset of ``buf[0]``
     pending = b""
     with path.open("rb") as fh:
         while True:
@@ -61,8 +62,9 @@ def check_text_file(path: str | Path, *, chunk_bytes: int = 1 << 20) -> None:
             buf = pending + chunk
             nul = buf.find(b"\x00")
             try:
-                _, consumed = codecs.utf_8_decode(buf[:nul] if nul >= 0 else buf, "strict",
-                                                  final or nul >= 0)
+                _, consumed = codecs.utf_8_decode(
+                    buf[:nul] if nul >= 0 else buf, "strict", final or nul >= 0
+                )
                 bad = nul if nul >= 0 else None
             except UnicodeDecodeError as e:
                 bad = e.start
@@ -75,9 +77,11 @@ def check_text_file(path: str | Path, *, chunk_bytes: int = 1 << 20) -> None:
                 column = base + bad - start + 1
                 byte = buf[bad]
                 what = "a NUL byte (0x00)" if byte == 0 else f"byte 0x{byte:02x}"
-                raise InputError(f"{path}, line {line}, byte {column} of the line: {what} is "
-                                 "not UTF-8 text; save the file as UTF-8 text (e.g. "
-                                 f"iconv -f latin1 -t utf-8 {path.name} > fixed.csv)")
+                raise InputError(
+                    f"{path}, line {line}, byte {column} of the line: {what} is "
+                    "not UTF-8 text; save the file as UTF-8 text (e.g. "
+                    f"iconv -f latin1 -t utf-8 {path.name} > fixed.csv)"
+                )
             done = buf[:consumed]
             count = done.count(b"\n")
             if count:
@@ -99,8 +103,9 @@ def _csv_rows(fh: Iterable[str], path: Path) -> Iterator[list[str]]:
         except StopIteration:
             return
         except csv.Error as err:
-            raise InputError(f"{path}, line {reader.line_num}: not a readable CSV line "
-                             f"({err}); fix that line") from None
+            raise InputError(
+                f"{path}, line {reader.line_num}: not a readable CSV line ({err}); fix that line"
+            ) from None
         yield row
 
 
@@ -118,8 +123,10 @@ def read_column(path: str | Path, column: str | None) -> Column:
     """Read ``column`` (or the only column) of the CSV file at ``path``."""
     path = Path(path)
     if not _is_file(path):
-        raise InputError(f"data file {str(path)!r} does not exist; give a CSV path "
-                         "or builtin:NAME (see `bayes-compare describe TOPIC`)")
+        raise InputError(
+            f"data file {str(path)!r} does not exist; give a CSV path "
+            "or builtin:NAME (see `bayes-compare describe TOPIC`)"
+        )
     check_text_file(path)
     with path.open(newline="", encoding="utf-8-sig") as fh:
         rows = list(_csv_rows(fh, path))
@@ -130,12 +137,15 @@ def read_column(path: str | Path, column: str | None) -> Column:
     header_line, header = numbered[0]
     header = [h.strip() for h in header]
     if all(_is_number(h) for h in header):
-        raise InputError(f"{path}, line {header_line}: the first line must name the columns "
-                         f"(e.g. 'x'), got {','.join(header)!r}; add a header line")
+        raise InputError(
+            f"{path}, line {header_line}: the first line must name the columns "
+            f"(e.g. 'x'), got {','.join(header)!r}; add a header line"
+        )
     if column is None:
         if len(header) != 1:
-            raise InputError(f"{path} has columns {', '.join(header)}; "
-                             "choose one with --column NAME")
+            raise InputError(
+                f"{path} has columns {', '.join(header)}; choose one with --column NAME"
+            )
         column = header[0]
     if column not in header:
         raise InputError(f"{path} has no column {column!r}; its columns are: {', '.join(header)}")
@@ -143,13 +153,17 @@ def read_column(path: str | Path, column: str | None) -> Column:
     cells, lines = [], []
     for line, row in numbered[1:]:
         if j >= len(row):
-            raise InputError(f"{path}, line {line}: the row has {len(row)} field(s), "
-                             f"so column {column!r} is missing; fix that line")
+            raise InputError(
+                f"{path}, line {line}: the row has {len(row)} field(s), "
+                f"so column {column!r} is missing; fix that line"
+            )
         cells.append(row[j].strip())
         lines.append(line)
     if not cells:
-        raise InputError(f"{path} has a header but no data lines in column {column!r}; "
-                         "a run needs at least one observation")
+        raise InputError(
+            f"{path} has a header but no data lines in column {column!r}; "
+            "a run needs at least one observation"
+        )
     return Column(name=column, cells=tuple(cells), lines=tuple(lines), source=str(path))
 
 
@@ -171,8 +185,9 @@ def parse_column(column: Column, kind: str) -> np.ndarray:
     if kind == "labels":
         for cell, line in zip(column.cells, column.lines):
             if cell.lower() in MISSING:
-                raise InputError(f"{where.format(line=line)}: missing label; fill it in or "
-                                 "remove that line")
+                raise InputError(
+                    f"{where.format(line=line)}: missing label; fill it in or remove that line"
+                )
         return np.array(column.cells, dtype=object)
     out = np.empty(len(column.cells))
     for i, (cell, line) in enumerate(zip(column.cells, column.lines)):
@@ -195,8 +210,10 @@ def check_value(value: float, kind: str, where: str, shown: str) -> None:
     if kind == "binary" and value not in (0.0, 1.0):
         raise InputError(f"{where}: {shown} is not 0 or 1; code the outcomes as 0/1")
     if kind == "counts" and (value < 0 or value != round(value)):
-        raise InputError(f"{where}: {shown} is not a count (an integer >= 0); "
-                         "Poisson data must be whole numbers >= 0")
+        raise InputError(
+            f"{where}: {shown} is not a count (an integer >= 0); "
+            "Poisson data must be whole numbers >= 0"
+        )
     if kind == "nonnegative" and value < 0:
         raise InputError(f"{where}: {shown} is negative; this likelihood needs values >= 0")
 
@@ -257,34 +274,42 @@ class Table:
         return int(self.y.size)
 
 
-def _select(header: list[str], target: str | None, features: tuple[str, ...] | None,
-            where: str) -> tuple[str, tuple[str, ...]]:
+def _select(
+    header: list[str], target: str | None, features: tuple[str, ...] | None, where: str
+) -> tuple[str, tuple[str, ...]]:
     """Check the target and feature names against a header; default features = the rest."""
     target = target or "y"
     if target not in header:
-        raise InputError(f"{where} has no target column {target!r}; its columns are: "
-                         f"{', '.join(header)}; name the target with --target NAME")
+        raise InputError(
+            f"{where} has no target column {target!r}; its columns are: "
+            f"{', '.join(header)}; name the target with --target NAME"
+        )
     if features is None:
         features = tuple(h for h in header if h != target)
     dupes = sorted({f for f in features if features.count(f) > 1})
     if dupes:
-        raise InputError(f"--features names {', '.join(dupes)} more than once; list each "
-                         "input column once")
+        raise InputError(
+            f"--features names {', '.join(dupes)} more than once; list each input column once"
+        )
     missing = [f for f in features if f not in header]
     if missing:
-        raise InputError(f"{where} has no column(s) {', '.join(map(repr, missing))}; its "
-                         f"columns are: {', '.join(header)}")
+        raise InputError(
+            f"{where} has no column(s) {', '.join(map(repr, missing))}; its "
+            f"columns are: {', '.join(header)}"
+        )
     if target in features:
-        raise InputError(f"the target {target!r} cannot also be a feature; drop it from "
-                         "--features")
+        raise InputError(f"the target {target!r} cannot also be a feature; drop it from --features")
     if not features:
-        raise InputError(f"{where} has no input columns besides the target {target!r}; add "
-                         "one, or use --features")
+        raise InputError(
+            f"{where} has no input columns besides the target {target!r}; add "
+            "one, or use --features"
+        )
     return target, tuple(features)
 
 
-def read_table(path: str | Path, *, target: str | None = None,
-               features: tuple[str, ...] | None = None) -> Table:
+def read_table(
+    path: str | Path, *, target: str | None = None, features: tuple[str, ...] | None = None
+) -> Table:
     """Read the target and feature columns of a CSV file, checking every cell."""
     _, target, features = table_columns(path, target=target, features=features)
     chunks = list(iter_table(path, target=target, features=features))
@@ -293,9 +318,9 @@ def read_table(path: str | Path, *, target: str | None = None,
     return Table(x=x, y=y, features=features, target=target, source=str(path))
 
 
-def table_columns(path: str | Path, *, target: str | None = None,
-                  features: tuple[str, ...] | None = None
-                  ) -> tuple[list[str], str, tuple[str, ...]]:
+def table_columns(
+    path: str | Path, *, target: str | None = None, features: tuple[str, ...] | None = None
+) -> tuple[list[str], str, tuple[str, ...]]:
     """The header, and the checked target and feature names (default: all other columns)."""
     path = Path(path)
     header = _header(path)
@@ -303,8 +328,9 @@ def table_columns(path: str | Path, *, target: str | None = None,
     return header, target, features
 
 
-def iter_table(path: str | Path, *, target: str, features: tuple[str, ...],
-               chunk_rows: int = 100_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def iter_table(
+    path: str | Path, *, target: str, features: tuple[str, ...], chunk_rows: int = 100_000
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield ``(x, y)`` blocks of at most ``chunk_rows`` rows: one pass, bounded memory.
 
     Every cell is checked; an error names its line and column.
@@ -327,19 +353,23 @@ def iter_table(path: str | Path, *, target: str, features: tuple[str, ...],
             for j, name in zip(idx, names):
                 where = f"{path}, line {line}, column {name!r}"
                 if j >= len(row):
-                    raise InputError(f"{path}, line {line}: the row has {len(row)} field(s), "
-                                     f"so column {name!r} is missing; fix that line")
+                    raise InputError(
+                        f"{path}, line {line}: the row has {len(row)} field(s), "
+                        f"so column {name!r} is missing; fix that line"
+                    )
                 cell = row[j].strip()
                 if cell.lower() in MISSING:
                     raise InputError(f"{where}: missing value; fill it in or remove that line")
                 try:
                     value = float(cell)
                 except ValueError:
-                    raise InputError(f"{where}: {cell!r} is not a number; fix or remove "
-                                     "that line") from None
+                    raise InputError(
+                        f"{where}: {cell!r} is not a number; fix or remove that line"
+                    ) from None
                 if not math.isfinite(value):
-                    raise InputError(f"{where}: {cell!r} is not a finite number; fix or "
-                                     "remove that line")
+                    raise InputError(
+                        f"{where}: {cell!r} is not a finite number; fix or remove that line"
+                    )
                 values.append(value)
             block.append(values)
             if len(block) >= chunk_rows:
@@ -352,23 +382,28 @@ def iter_table(path: str | Path, *, target: str, features: tuple[str, ...],
         total += len(block)
         yield arr[:, :-1], arr[:, -1]
     if total == 0:
-        raise InputError(f"{path} has a header but no data lines; a run needs at least "
-                         "one observation")
+        raise InputError(
+            f"{path} has a header but no data lines; a run needs at least one observation"
+        )
 
 
 def _header(path: Path) -> list[str]:
     """The header of a CSV file (checked like ``read_column`` does)."""
     if not _is_file(path):
-        raise InputError(f"data file {str(path)!r} does not exist; give a CSV path "
-                         "or builtin:NAME (see `bayes-compare describe TOPIC`)")
+        raise InputError(
+            f"data file {str(path)!r} does not exist; give a CSV path "
+            "or builtin:NAME (see `bayes-compare describe TOPIC`)"
+        )
     check_text_file(path)
     with path.open(newline="", encoding="utf-8-sig") as fh:
         for row in _csv_rows(fh, path):
             if any(c.strip() for c in row):
                 header = [h.strip() for h in row]
                 if all(_is_number(h) for h in header):
-                    raise InputError(f"{path}: the first line must name the columns, got "
-                                     f"{','.join(header)!r}; add a header line")
+                    raise InputError(
+                        f"{path}: the first line must name the columns, got "
+                        f"{','.join(header)!r}; add a header line"
+                    )
                 return header
     raise InputError(f"{path} is empty; it needs a header line and at least one data line")
 
@@ -387,27 +422,38 @@ class StreamedTable:
         return self.path
 
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        return iter_table(self.path, target=self.target, features=self.features,
-                          chunk_rows=self.chunk_rows)
+        return iter_table(
+            self.path, target=self.target, features=self.features, chunk_rows=self.chunk_rows
+        )
 
 
-def table_from_arrays(x: np.ndarray, y: np.ndarray, *, features: tuple[str, ...] | None = None,
-                      target: str = "y", source: str = "array") -> Table:
+def table_from_arrays(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    features: tuple[str, ...] | None = None,
+    target: str = "y",
+    source: str = "array",
+) -> Table:
     """A checked Table from arrays (Python API, builtin data)."""
     x = np.asarray(x, dtype=float)
     x = x[:, None] if x.ndim == 1 else x
     y = np.asarray(y, dtype=float)
     if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.size:
-        raise InputError(f"{source}: inputs of shape {x.shape} do not match a target of "
-                         f"shape {y.shape}; give one row per observation")
+        raise InputError(
+            f"{source}: inputs of shape {x.shape} do not match a target of "
+            f"shape {y.shape}; give one row per observation"
+        )
     if y.size == 0:
         raise InputError(f"{source}: no observations; a run needs at least one")
     features = features or tuple(f"x{j}" for j in range(x.shape[1]))
     for name, arr in ((target, y), *((f, x[:, j]) for j, f in enumerate(features))):
         bad = ~np.isfinite(arr)
         if bad.any():
-            raise InputError(f"{source}, row {int(np.flatnonzero(bad)[0])}, column {name!r}: "
-                             "not a finite number; fix or remove that row")
+            raise InputError(
+                f"{source}, row {int(np.flatnonzero(bad)[0])}, column {name!r}: "
+                "not a finite number; fix or remove that row"
+            )
     return Table(x=x, y=y, features=tuple(features), target=target, source=source)
 
 
@@ -432,12 +478,15 @@ def read_points(path: str | Path, *, features: tuple[str, ...] | None = None) ->
     features = tuple(header) if features is None else tuple(features)
     dupes = sorted({f for f in features if features.count(f) > 1})
     if dupes:
-        raise InputError(f"--features names {', '.join(dupes)} more than once; list each "
-                         "column once")
+        raise InputError(
+            f"--features names {', '.join(dupes)} more than once; list each column once"
+        )
     missing = [f for f in features if f not in header]
     if missing:
-        raise InputError(f"{path} has no column(s) {', '.join(map(repr, missing))}; its "
-                         f"columns are: {', '.join(header)}")
+        raise InputError(
+            f"{path} has no column(s) {', '.join(map(repr, missing))}; its "
+            f"columns are: {', '.join(header)}"
+        )
     # iter_table wants a target: read the last feature as the "target" and re-join.
     *inputs, last = features
     chunks = list(iter_table(path, target=last, features=tuple(inputs)))
@@ -445,20 +494,24 @@ def read_points(path: str | Path, *, features: tuple[str, ...] | None = None) ->
     return Points(x=x, features=features, source=str(path))
 
 
-def points_from_array(x: np.ndarray, *, features: tuple[str, ...] | None = None,
-                      source: str = "array") -> Points:
+def points_from_array(
+    x: np.ndarray, *, features: tuple[str, ...] | None = None, source: str = "array"
+) -> Points:
     """Checked Points from an array of shape (n, d) or (n,)."""
     x = np.asarray(x, dtype=float)
     x = x[:, None] if x.ndim == 1 else x
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
-        raise InputError(f"{source}: points must be an array of shape (n, d) with n, d >= 1, "
-                         f"got shape {x.shape}")
+        raise InputError(
+            f"{source}: points must be an array of shape (n, d) with n, d >= 1, got shape {x.shape}"
+        )
     features = features or tuple(f"x{j}" for j in range(x.shape[1]))
     bad = ~np.isfinite(x)
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise InputError(f"{source}, row {i}, column {features[j]!r}: not a finite number; "
-                         "fix or remove that row")
+        raise InputError(
+            f"{source}, row {i}, column {features[j]!r}: not a finite number; "
+            "fix or remove that row"
+        )
     return Points(x=x, features=tuple(features), source=source)
 
 
@@ -472,14 +525,20 @@ def feature_names(features: str | None) -> tuple[str, ...] | None:
         return None
     names = tuple(f.strip() for f in features.split(","))
     if not all(names):
-        raise InputError(f"--features {features!r} has an empty column name; list the columns "
-                         "as a,b")
+        raise InputError(
+            f"--features {features!r} has an empty column name; list the columns as a,b"
+        )
     return names
 
 
-def load_data(topic: Topic, data: str | None, column: str | None, target: str | None = None,
-               features: str | None = None,
-               stream: bool = False) -> tuple[Any, BuiltinData | None, str]:
+def load_data(
+    topic: Topic,
+    data: str | None,
+    column: str | None,
+    target: str | None = None,
+    features: str | None = None,
+    stream: bool = False,
+) -> tuple[Any, BuiltinData | None, str]:
     """Read a topic's data as the commands give it: ``(data, builtin data set or None, source)``.
 
     ``data`` is ``None`` (the first builtin set), ``builtin:NAME`` or a CSV path;
@@ -490,23 +549,31 @@ def load_data(topic: Topic, data: str | None, column: str | None, target: str | 
     table = topic.data_kind == "table"
     points = topic.data_kind == "points"
     if table and column is not None:
-        raise InputError(f"{topic.name} reads a table: name the target with --target and the "
-                       "inputs with --features, not --column")
+        raise InputError(
+            f"{topic.name} reads a table: name the target with --target and the "
+            "inputs with --features, not --column"
+        )
     if points and (column is not None or target is not None):
-        raise InputError(f"{topic.name} reads rows of numeric columns: choose them with "
-                       "--features a,b (default: all), not --column/--target")
+        raise InputError(
+            f"{topic.name} reads rows of numeric columns: choose them with "
+            "--features a,b (default: all), not --column/--target"
+        )
     if not (table or points) and (target is not None or features is not None):
         raise InputError(f"{topic.name} reads one column: use --column, not --target/--features")
     if stream and not table:
-        raise InputError(f"--stream reads a table CSV in chunks; {topic.name} does not read "
-                       "a table: drop --stream")
+        raise InputError(
+            f"--stream reads a table CSV in chunks; {topic.name} does not read "
+            "a table: drop --stream"
+        )
     if data is not None and data.strip() == "":
         raise InputError(f"--data {data!r} is empty; give builtin:NAME or a CSV path")
     if data is None or data.startswith("builtin:"):
         if column is not None or target is not None or features is not None or stream:
-            raise InputError("--column, --target, --features and --stream apply to a CSV file "
-                           "given with --data PATH")
-        ds = topic.builtin[0] if data is None else topic.builtin_data(data[len("builtin:"):])
+            raise InputError(
+                "--column, --target, --features and --stream apply to a CSV file "
+                "given with --data PATH"
+            )
+        ds = topic.builtin[0] if data is None else topic.builtin_data(data[len("builtin:") :])
         return ds.load(), ds, f"builtin:{ds.name}"
     names = feature_names(features)
     if points:
@@ -526,8 +593,9 @@ def load_data(topic: Topic, data: str | None, column: str | None, target: str | 
     return parse_column(col, topic.data_kind), None, f"{data}:{col.name}"
 
 
-def topic_data(topic: Any, data: Any, column: str | None, target: str | None,
-                features: Sequence[str] | None) -> tuple[Any, Any, str]:
+def topic_data(
+    topic: Any, data: Any, column: str | None, target: str | None, features: Sequence[str] | None
+) -> tuple[Any, Any, str]:
     """``(data, builtin data set or None, source)`` for the Python API: what
     :func:`load_data` reads, or arrays given in Python."""
 
@@ -538,11 +606,18 @@ def topic_data(topic: Any, data: Any, column: str | None, target: str | None,
         return data, None, getattr(data, "source", "array")
     if topic.data_kind == "table":
         if not (isinstance(data, tuple) and len(data) == 2):
-            raise InputError(f"{topic.name} reads a table: pass data=(x, y) with x of shape "
-                             "(n, k) and y of shape (n,), a CSV path or 'builtin:NAME'")
+            raise InputError(
+                f"{topic.name} reads a table: pass data=(x, y) with x of shape "
+                "(n, k) and y of shape (n,), a CSV path or 'builtin:NAME'"
+            )
         names = None if features is None else tuple(features)
-        return table_from_arrays(np.asarray(data[0]), np.asarray(data[1]), features=names,
-                                 target=target or "y"), None, "array"
+        return (
+            table_from_arrays(
+                np.asarray(data[0]), np.asarray(data[1]), features=names, target=target or "y"
+            ),
+            None,
+            "array",
+        )
     if topic.data_kind == "points":
         names = None if features is None else tuple(features)
         return points_from_array(np.asarray(data, dtype=float), features=names), None, "array"

@@ -86,13 +86,20 @@ class Settings:
             raise ValueError(f"tune must be an integer >= 0, got {self.tune!r}")
         # numpy's generators, int64 arrays and nutpie's u64 all accept [0, 2**63 - 1]; outside
         # it nutpie raised OverflowError only after the model had compiled.
-        if (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)
-                or not 0 <= self.seed <= 2**63 - 1):
-            raise ValueError(f"seed must be a whole number from 0 to 2**63 - 1 = {2**63 - 1}, "
-                             f"got {self.seed!r}; e.g. --seed 20261129")
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, numbers.Integral)
+            or not 0 <= self.seed <= 2**63 - 1
+        ):
+            raise ValueError(
+                f"seed must be a whole number from 0 to 2**63 - 1 = {2**63 - 1}, "
+                f"got {self.seed!r}; e.g. --seed 20261129"
+            )
         if not isinstance(self.max_extensions, int) or self.max_extensions < 0:
-            raise ValueError(f"max_extensions must be an integer >= 0, got "
-                             f"{self.max_extensions!r}; 0 turns the extension off")
+            raise ValueError(
+                f"max_extensions must be an integer >= 0, got "
+                f"{self.max_extensions!r}; 0 turns the extension off"
+            )
         if not isinstance(self.max_draws, int) or self.max_draws < 1:
             raise ValueError(f"max_draws must be an integer >= 1, got {self.max_draws!r}")
         if not self.extension_growth >= 1.0:

@@ -42,8 +42,16 @@ def clean(value: Any) -> Any:
 
 def versions() -> dict[str, str]:
     out = {}
-    for pkg in ("bayes-compare", "pymc", "pytensor", "nutpie", "arviz-base", "arviz-stats",
-                "numpy", "scipy"):
+    for pkg in (
+        "bayes-compare",
+        "pymc",
+        "pytensor",
+        "nutpie",
+        "arviz-base",
+        "arviz-stats",
+        "numpy",
+        "scipy",
+    ):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:

@@ -100,21 +100,27 @@ class Hyperparameter:
             try:
                 value = float(text)
             except ValueError:
-                raise InputError(f"--set {self.name}={text!r} is not a whole number; "
-                                 f"e.g. --set {self.name}={self._example()}") from None
+                raise InputError(
+                    f"--set {self.name}={text!r} is not a whole number; "
+                    f"e.g. --set {self.name}={self._example()}"
+                ) from None
             return self.check(value)
         if self.kind == "labels":
             labels = tuple(s.strip() for s in text.split(","))
             if not text or any(not s for s in labels):
-                raise InputError(f"--set {self.name}={text!r}: give comma-separated labels, "
-                                 f"e.g. --set {self.name}=a,b,c")
+                raise InputError(
+                    f"--set {self.name}={text!r}: give comma-separated labels, "
+                    f"e.g. --set {self.name}=a,b,c"
+                )
             return self.check(labels)
         parts = [s.strip() for s in text.split(",")] if self.kind == "positive-list" else [text]
         try:
             values = [float(s) for s in parts]
         except ValueError:
-            raise InputError(f"--set {self.name}={text!r} is not a number; "
-                             f"e.g. --set {self.name}={self._example()}") from None
+            raise InputError(
+                f"--set {self.name}={text!r} is not a number; "
+                f"e.g. --set {self.name}={self._example()}"
+            ) from None
         return self.check(values[0] if len(values) == 1 else tuple(values))
 
     def check(self, value: Any) -> Any:
@@ -131,8 +137,10 @@ class Hyperparameter:
             if not isinstance(value, str) or not value.strip():
                 raise InputError(f"{self.name} must be a non-empty text, got {value!r}")
             if self.choices and value not in self.choices:
-                raise InputError(f"{self.name} must be one of {', '.join(self.choices)}, got "
-                                 f"{value!r}; e.g. --set {self.name}={self.choices[0]}")
+                raise InputError(
+                    f"{self.name} must be one of {', '.join(self.choices)}, got "
+                    f"{value!r}; e.g. --set {self.name}={self.choices[0]}"
+                )
             return value
         if self.kind == "bool":
             if not isinstance(value, (bool, np.bool_)):
@@ -142,85 +150,110 @@ class Hyperparameter:
             if value is None:
                 return None
             if not isinstance(value, (list, tuple, np.ndarray)):
-                raise InputError(f"{self.name} must be a list of labels (or the text "
-                                 f"'a,b,c'), got {value!r}")
+                raise InputError(
+                    f"{self.name} must be a list of labels (or the text 'a,b,c'), got {value!r}"
+                )
             labels = tuple(str(v).strip() for v in value)
             if not labels or any(not s for s in labels):
-                raise InputError(f"{self.name} must list non-empty labels, got {list(value)}; "
-                                 f"e.g. --set {self.name}=a,b,c")
+                raise InputError(
+                    f"{self.name} must list non-empty labels, got {list(value)}; "
+                    f"e.g. --set {self.name}=a,b,c"
+                )
             if len(set(labels)) != len(labels):
                 raise InputError(f"{self.name} must list distinct labels, got {list(labels)}")
             return labels
         if value is None:
             if self.default is None:
                 return None
-            raise InputError(f"{self.name} needs a value, got None; "
-                             f"e.g. --set {self.name}={self._example()}")
+            raise InputError(
+                f"{self.name} needs a value, got None; e.g. --set {self.name}={self._example()}"
+            )
         values = self._numbers(value)
         if self.kind == "count":
             if values.size != 1:
                 raise InputError(f"{self.name} takes one whole number, got {values.tolist()}")
             number = float(values[0])
             if not np.isfinite(number) or not number.is_integer() or number < 0:
-                raise InputError(f"{self.name} must be a whole number >= 0, got {value!r}; "
-                                 f"e.g. --set {self.name}={self._example()}")
+                raise InputError(
+                    f"{self.name} must be a whole number >= 0, got {value!r}; "
+                    f"e.g. --set {self.name}={self._example()}"
+                )
             self._check_bounds(values)
             return int(number)
         if self.kind != "positive-list" and values.size != 1:
             raise InputError(f"{self.name} takes one number, got {values.tolist()}")
         if values.size == 0:
-            raise InputError(f"{self.name} needs at least one number, got none; "
-                             f"e.g. --set {self.name}={self._example()}")
+            raise InputError(
+                f"{self.name} needs at least one number, got none; "
+                f"e.g. --set {self.name}={self._example()}"
+            )
         if not np.all(np.isfinite(values)):
-            raise InputError(f"{self.name} must be finite, got {values.tolist()}; "
-                             f"e.g. --set {self.name}={self._example()}")
+            raise InputError(
+                f"{self.name} must be finite, got {values.tolist()}; "
+                f"e.g. --set {self.name}={self._example()}"
+            )
         shown = float(values[0]) if values.size == 1 else values.tolist()
         if self.kind in ("positive", "positive-list") and not np.all(values > 0):
-            raise InputError(f"{self.name} must be > 0, got {shown}; "
-                             f"e.g. --set {self.name}={self._example()}")
+            raise InputError(
+                f"{self.name} must be > 0, got {shown}; e.g. --set {self.name}={self._example()}"
+            )
         smallest = 1.0 / MAGNITUDE if self.kind in ("positive", "positive-list") else 0.0
         magnitude = np.abs(values)
         if np.any(magnitude > MAGNITUDE) or np.any((magnitude > 0) & (magnitude < smallest)):
-            raise InputError(f"{self.name} = {shown} is outside the numeric range "
-                             f"[{1 / MAGNITUDE:g}, {MAGNITUDE:g}] in magnitude, where the "
-                             "closed forms stay finite; rescale the data or the prior")
+            raise InputError(
+                f"{self.name} = {shown} is outside the numeric range "
+                f"[{1 / MAGNITUDE:g}, {MAGNITUDE:g}] in magnitude, where the "
+                "closed forms stay finite; rescale the data or the prior"
+            )
         self._check_bounds(values)
         return float(values[0]) if values.size == 1 else tuple(float(v) for v in values)
 
     def _numbers(self, value: Any) -> np.ndarray:
         """``value`` as a 1-D float array; bools, text and nested lists are refused."""
         items = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
-        if (np.asarray(items).dtype == bool if isinstance(items, np.ndarray)
-                else any(isinstance(v, (bool, np.bool_)) for v in items)):
-            raise InputError(f"{self.name} must be a number, got {value!r}; "
-                             f"e.g. --set {self.name}={self._example()}")
+        if (
+            np.asarray(items).dtype == bool
+            if isinstance(items, np.ndarray)
+            else any(isinstance(v, (bool, np.bool_)) for v in items)
+        ):
+            raise InputError(
+                f"{self.name} must be a number, got {value!r}; "
+                f"e.g. --set {self.name}={self._example()}"
+            )
         try:
             values = np.asarray(items, dtype=float)
         except (TypeError, ValueError):
-            raise InputError(f"{self.name} must be a number, got {value!r}; "
-                             f"e.g. --set {self.name}={self._example()}") from None
+            raise InputError(
+                f"{self.name} must be a number, got {value!r}; "
+                f"e.g. --set {self.name}={self._example()}"
+            ) from None
         if values.ndim != 1:
-            raise InputError(f"{self.name} takes a number or a flat list of numbers, got "
-                             f"{value!r}")
+            raise InputError(f"{self.name} takes a number or a flat list of numbers, got {value!r}")
         return values
 
     def _check_bounds(self, values: np.ndarray) -> None:
         """Refuse values outside ``[low, high]`` (``[low, high)`` when ``high_open``)."""
         too_low = self.low is not None and np.any(values < self.low)
-        too_high = self.high is not None and (np.any(values >= self.high) if self.high_open
-                                              else np.any(values > self.high))
+        too_high = self.high is not None and (
+            np.any(values >= self.high) if self.high_open else np.any(values > self.high)
+        )
         if too_low or too_high:
             shown = f"{values[0]:g}" if values.size == 1 else values.tolist()
-            interval = (None if self.low is None or self.high is None else
-                        f"[{self.low:g}, {self.high:g}{')' if self.high_open else ']'}")
+            interval = (
+                None
+                if self.low is None or self.high is None
+                else f"[{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+            )
             if too_low:
                 domain = f">= {self.low:g}" + (f" (in {interval})" if interval else "")
             elif interval:
                 domain = f"in {interval}"
             else:
                 domain = f"{'<' if self.high_open else '<='} {self.high:g}"
-            raise InputError(f"{self.name} must be {domain}, got {shown}; "
-                             f"e.g. --set {self.name}={self._example()}")
+            raise InputError(
+                f"{self.name} must be {domain}, got {shown}; "
+                f"e.g. --set {self.name}={self._example()}"
+            )
 
     def _example(self) -> str:
         if isinstance(self.default, (int, float)) and not isinstance(self.default, bool):
@@ -261,8 +294,10 @@ def _identity_prepare(x: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray,
     big = np.abs(x) > MAGNITUDE
     if big.any():
         i = int(np.flatnonzero(big)[0])
-        raise InputError(f"observation {i + 1} is {x[i]:g}, beyond {MAGNITUDE:g} in magnitude "
-                         "where the closed forms stay finite; rescale the data (other units)")
+        raise InputError(
+            f"observation {i + 1} is {x[i]:g}, beyond {MAGNITUDE:g} in magnitude "
+            "where the closed forms stay finite; rescale the data (other units)"
+        )
     return x, hyper
 
 
@@ -474,8 +509,9 @@ class PlantedBug:
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", self.name):
-            raise ValueError(f"planted bug name {self.name!r} must be lower-case words "
-                             "joined by '_'")
+            raise ValueError(
+                f"planted bug name {self.name!r} must be lower-case words joined by '_'"
+            )
         if not self.description.strip():
             raise ValueError(f"planted bug {self.name!r} needs a description")
 
@@ -577,8 +613,13 @@ class Topic:
         if not self.builtin:
             raise ValueError(f"topic {self.name!r} needs at least one builtin data set")
 
-    def hyper(self, overrides: Mapping[str, Any] | None = None, *,
-              dataset: BuiltinData | None = None, parsed: bool = True) -> dict[str, Any]:
+    def hyper(
+        self,
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        dataset: BuiltinData | None = None,
+        parsed: bool = True,
+    ) -> dict[str, Any]:
         """Defaults, then the data set's suggestions, then ``overrides``, all checked.
 
         ``parsed=False`` means the overrides are text from ``--set`` and are parsed.
@@ -589,8 +630,10 @@ class Topic:
             values.update(dataset.hyper)
         for name, value in (overrides or {}).items():
             if name not in known:
-                raise InputError(f"unknown hyperparameter {name!r} for topic {self.name}; "
-                                 f"known: {', '.join(known)}")
+                raise InputError(
+                    f"unknown hyperparameter {name!r} for topic {self.name}; "
+                    f"known: {', '.join(known)}"
+                )
             values[name] = known[name].check(value) if parsed else known[name].parse(value)
         return values
 
@@ -598,8 +641,10 @@ class Topic:
         for ds in self.builtin:
             if ds.name == name:
                 return ds
-        raise InputError(f"topic {self.name} has no builtin data set {name!r}; "
-                         f"choose one of: {', '.join('builtin:' + d.name for d in self.builtin)}")
+        raise InputError(
+            f"topic {self.name} has no builtin data set {name!r}; "
+            f"choose one of: {', '.join('builtin:' + d.name for d in self.builtin)}"
+        )
 
 
 REGISTRY: dict[str, Topic] = {}

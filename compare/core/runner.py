@@ -96,9 +96,14 @@ def posterior_scale(posterior: ExactPosterior) -> np.ndarray:
     return sd
 
 
-def convergence_checks(draws: np.ndarray, divergences: int, settings: Settings, *,
-                       diagnosis: Diagnosis | None = None, after: str = ""
-                       ) -> tuple[tuple[Check, ...], dict[str, np.ndarray]]:
+def convergence_checks(
+    draws: np.ndarray,
+    divergences: int,
+    settings: Settings,
+    *,
+    diagnosis: Diagnosis | None = None,
+    after: str = "",
+) -> tuple[tuple[Check, ...], dict[str, np.ndarray]]:
     """R-hat, bulk/tail ESS and divergence checks on draws of shape (chain, draw, d).
 
     When the chains explore one mode but too few effective draws were kept
@@ -110,26 +115,50 @@ def convergence_checks(draws: np.ndarray, divergences: int, settings: Settings, 
     short = d.min_ess if d.state == SHORT else None
     tail = ""
     if d.state == SHORT:
-        tail = (f"; too few effective draws{' ' + after if after else ''} (chains "
-                f"{d.mode_gap_sd:.2f} sd apart, one mode): draw more")
+        tail = (
+            f"; too few effective draws{' ' + after if after else ''} (chains "
+            f"{d.mode_gap_sd:.2f} sd apart, one mode): draw more"
+        )
     elif d.state == MODES:
-        tail = (f"; chains sit in different modes ({d.mode_gap_sd:.1f} within-chain sds "
-                "apart): more draws would not join them")
+        tail = (
+            f"; chains sit in different modes ({d.mode_gap_sd:.1f} within-chain sds "
+            "apart): more draws would not join them"
+        )
     checks = (
-        Check("rhat", d.worst_rhat, settings.rhat_max, d.worst_rhat < settings.rhat_max,
-              "largest rank-normalised split R-hat must be below the threshold"
-              + (tail if d.worst_rhat >= settings.rhat_max else ""),
-              short_ess=short if d.worst_rhat >= settings.rhat_max else None),
-        Check("ess_bulk", d.min_bulk, settings.ess_min, d.min_bulk > settings.ess_min,
-              "smallest bulk ESS must exceed the threshold"
-              + (tail if d.min_bulk <= settings.ess_min else ""),
-              short_ess=short if d.min_bulk <= settings.ess_min else None),
-        Check("ess_tail", d.min_tail, settings.ess_min, d.min_tail > settings.ess_min,
-              "smallest tail ESS must exceed the threshold"
-              + (tail if d.min_tail <= settings.ess_min else ""),
-              short_ess=short if d.min_tail <= settings.ess_min else None),
-        Check("divergences", float(divergences), 0.0, divergences == 0,
-              "no divergent transitions allowed"),
+        Check(
+            "rhat",
+            d.worst_rhat,
+            settings.rhat_max,
+            d.worst_rhat < settings.rhat_max,
+            "largest rank-normalised split R-hat must be below the threshold"
+            + (tail if d.worst_rhat >= settings.rhat_max else ""),
+            short_ess=short if d.worst_rhat >= settings.rhat_max else None,
+        ),
+        Check(
+            "ess_bulk",
+            d.min_bulk,
+            settings.ess_min,
+            d.min_bulk > settings.ess_min,
+            "smallest bulk ESS must exceed the threshold"
+            + (tail if d.min_bulk <= settings.ess_min else ""),
+            short_ess=short if d.min_bulk <= settings.ess_min else None,
+        ),
+        Check(
+            "ess_tail",
+            d.min_tail,
+            settings.ess_min,
+            d.min_tail > settings.ess_min,
+            "smallest tail ESS must exceed the threshold"
+            + (tail if d.min_tail <= settings.ess_min else ""),
+            short_ess=short if d.min_tail <= settings.ess_min else None,
+        ),
+        Check(
+            "divergences",
+            float(divergences),
+            0.0,
+            divergences == 0,
+            "no divergent transitions allowed",
+        ),
     )
     return checks, {"rhat": d.rhat, "ess_bulk": d.ess_bulk, "ess_tail": d.ess_tail}
 
@@ -138,8 +167,10 @@ def cap_note(extensions: int, draws: int, settings: Settings) -> str:
     """Why a run still short of effective draws was not extended further."""
     if settings.max_extensions == 0:
         return "with the extension off (max_extensions=0)"
-    cap = (f"the cap: at most {settings.max_extensions} extension(s) and "
-           f"{settings.max_draws} draws per chain")
+    cap = (
+        f"the cap: at most {settings.max_extensions} extension(s) and "
+        f"{settings.max_draws} draws per chain"
+    )
     return f"after {extensions} extension(s) to {draws} draws per chain ({cap})"
 
 
@@ -198,10 +229,17 @@ class Sampled:
     samplings: tuple[Sampling, ...]
 
 
-def sample_enough(compiled: Any, data: Mapping[str, np.ndarray], settings: Settings, *,
-                  variables: tuple[str, ...] | list[str], options: Mapping[str, Any],
-                  n_parameters: int | None = None, what: str = "the model",
-                  on_extension: Callable[[], None] | None = None) -> Sampled:
+def sample_enough(
+    compiled: Any,
+    data: Mapping[str, np.ndarray],
+    settings: Settings,
+    *,
+    variables: tuple[str, ...] | list[str],
+    options: Mapping[str, Any],
+    n_parameters: int | None = None,
+    what: str = "the model",
+    on_extension: Callable[[], None] | None = None,
+) -> Sampled:
     """Sample, then extend while the chains show one mode but too few effective draws.
 
     The extension rule of :func:`run` (see its Notes), shared by the built-in
@@ -211,18 +249,28 @@ def sample_enough(compiled: Any, data: Mapping[str, np.ndarray], settings: Setti
     run_settings = settings
     while True:  # the first sampling, then extensions while ESS alone is short
         ts = time.perf_counter()
-        tree = compiled.sample(data, run_settings, seed=run_settings.seed,
-                               options=dict(options))
+        tree = compiled.sample(data, run_settings, seed=run_settings.seed, options=dict(options))
         draws = posterior_array(tree.posterior, variables)
         if n_parameters is not None and draws.shape[-1] != n_parameters:
-            raise ValueError(f"{what}: PyMC variables {tuple(variables)} give "
-                             f"{draws.shape[-1]} values per draw, the exact posterior has "
-                             f"{n_parameters} parameters")
+            raise ValueError(
+                f"{what}: PyMC variables {tuple(variables)} give "
+                f"{draws.shape[-1]} values per draw, the exact posterior has "
+                f"{n_parameters} parameters"
+            )
         divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
         diagnosis = diagnose(draws, divergences, settings)
-        samplings.append(Sampling("topic", len(samplings), run_settings.draws,
-                                  run_settings.seed, time.perf_counter() - ts,
-                                  diagnosis.min_ess, diagnosis.worst_rhat, diagnosis.state))
+        samplings.append(
+            Sampling(
+                "topic",
+                len(samplings),
+                run_settings.draws,
+                run_settings.seed,
+                time.perf_counter() - ts,
+                diagnosis.min_ess,
+                diagnosis.worst_rhat,
+                diagnosis.state,
+            )
+        )
         more = None
         if diagnosis.state == SHORT and len(samplings) <= settings.max_extensions:
             more = next_draws(run_settings.draws, diagnosis.min_ess, settings)
@@ -231,14 +279,21 @@ def sample_enough(compiled: Any, data: Mapping[str, np.ndarray], settings: Setti
         if on_extension is not None:
             on_extension()
         run_settings = dataclasses.replace(
-            settings, draws=more, seed=extension_seed(settings.seed, len(samplings)))
-    return Sampled(tree=tree, draws=draws, divergences=divergences, diagnosis=diagnosis,
-                   settings=dataclasses.replace(settings, draws=run_settings.draws),
-                   samplings=tuple(samplings))
+            settings, draws=more, seed=extension_seed(settings.seed, len(samplings))
+        )
+    return Sampled(
+        tree=tree,
+        draws=draws,
+        divergences=divergences,
+        diagnosis=diagnosis,
+        settings=dataclasses.replace(settings, draws=run_settings.draws),
+        samplings=tuple(samplings),
+    )
 
 
-def extension_section(settings: Settings, final_draws: int,
-                      samplings: list[Sampling]) -> dict[str, Any]:
+def extension_section(
+    settings: Settings, final_draws: int, samplings: list[Sampling]
+) -> dict[str, Any]:
     """The result document's ``extension`` key: what extending the run cost."""
     extensions = [s for s in samplings if s.attempt > 0]
     return {
@@ -260,11 +315,16 @@ def extension_line(section: dict[str, Any]) -> str:
         if len(runs) > 1:
             what = "the model" if model == "topic" else "the extra comparisons' model"
             draws = " -> ".join(str(s["draws"]) for s in runs)
-            parts.append(f"{what} {draws} draws per chain (ESS "
-                         + " -> ".join("ok" if s["min_ess"] is None else f"{s['min_ess']:.0f}"
-                                       for s in runs) + ")")
-    return (f"extended {section['extensions']} time(s) for too few effective draws: "
-            + "; ".join(parts) + f"; +{section['seconds']:.1f} s")
+            parts.append(
+                f"{what} {draws} draws per chain (ESS "
+                + " -> ".join("ok" if s["min_ess"] is None else f"{s['min_ess']:.0f}" for s in runs)
+                + ")"
+            )
+    return (
+        f"extended {section['extensions']} time(s) for too few effective draws: "
+        + "; ".join(parts)
+        + f"; +{section['seconds']:.1f} s"
+    )
 
 
 def map_check(exact: ExactAnswer, pymc_map: np.ndarray | None, settings: Settings) -> Check:
@@ -274,15 +334,31 @@ def map_check(exact: ExactAnswer, pymc_map: np.ndarray | None, settings: Setting
     if post.mode is None:
         return Check("map", None, tol, None, "the exact posterior has no unique mode")
     if pymc_map is None:  # an optimiser that stops short says nothing about the maths
-        return Check("map", None, tol, False, "PyMC's MAP optimisation did not converge "
-                     "(iteration limit after restarts, or a non-finite point)",
-                     on_fail=INCONCLUSIVE)
+        return Check(
+            "map",
+            None,
+            tol,
+            False,
+            "PyMC's MAP optimisation did not converge "
+            "(iteration limit after restarts, or a non-finite point)",
+            on_fail=INCONCLUSIVE,
+        )
     dist = float(np.max(np.abs(pymc_map - post.mode) / posterior_scale(post)))
     if not post.mode_interior:
-        return Check("map", dist, tol, None,
-                     "the mode lies on the boundary of the support; reported, not tested")
-    return Check("map", dist, tol, dist <= tol,
-                 "largest |MAP - exact mode| in posterior sds must not exceed the threshold")
+        return Check(
+            "map",
+            dist,
+            tol,
+            None,
+            "the mode lies on the boundary of the support; reported, not tested",
+        )
+    return Check(
+        "map",
+        dist,
+        tol,
+        dist <= tol,
+        "largest |MAP - exact mode| in posterior sds must not exceed the threshold",
+    )
 
 
 def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
@@ -298,8 +374,11 @@ def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
         if by_name[name].passed is False:
             return INCONCLUSIVE, name
     for check in checks:  # topic checks that question trust, e.g. a multimodal mixture
-        if check.name not in convergence and check.passed is False \
-                and check.on_fail == INCONCLUSIVE:
+        if (
+            check.name not in convergence
+            and check.passed is False
+            and check.on_fail == INCONCLUSIVE
+        ):
             return INCONCLUSIVE, check.name
     for check in checks:  # agreement, map, then any topic-specific check, in order
         if check.name not in convergence and check.passed is False:
@@ -307,8 +386,9 @@ def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
     return AGREE, "agreement"
 
 
-def summarise(draws: np.ndarray, extra: dict[str, np.ndarray], divergences: int,
-              pymc_map: np.ndarray | None) -> McmcSummary:
+def summarise(
+    draws: np.ndarray, extra: dict[str, np.ndarray], divergences: int, pymc_map: np.ndarray | None
+) -> McmcSummary:
     flat = draws.reshape(-1, draws.shape[-1])
     arr = np.moveaxis(draws, -1, 0)
     return McmcSummary(
@@ -316,14 +396,24 @@ def summarise(draws: np.ndarray, extra: dict[str, np.ndarray], divergences: int,
         cov=np.atleast_2d(np.cov(flat, rowvar=False)),
         sd=flat.std(axis=0, ddof=1),
         mcse_mean=np.asarray(array_stats.mcse(arr, method="mean"), dtype=float),
-        ess_bulk=extra["ess_bulk"], ess_tail=extra["ess_tail"], rhat=extra["rhat"],
-        divergences=divergences, map=pymc_map,
+        ess_bulk=extra["ess_bulk"],
+        ess_tail=extra["ess_tail"],
+        rhat=extra["rhat"],
+        divergences=divergences,
+        map=pymc_map,
     )
 
 
-def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = None,
-        settings: Settings = DEFAULT, source: str = "array", cache: ModelCache | None = None,
-        on_stage: Callable[[str], None] | None = None) -> RunResult:
+def run(
+    topic: Topic,
+    *,
+    data: np.ndarray,
+    hyper: Mapping[str, Any] | None = None,
+    settings: Settings = DEFAULT,
+    source: str = "array",
+    cache: ModelCache | None = None,
+    on_stage: Callable[[str], None] | None = None,
+) -> RunResult:
     """Compare the exact posterior with PyMC's on one data set.
 
     Parameters
@@ -380,8 +470,10 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     structured = topic.data_kind in ("table", "points")
     column = data if structured else check_array(np.asarray(data), topic.data_kind, source)
     if structured and not hasattr(column, "features"):
-        raise InputError(f"{topic.name} takes {topic.data_kind} data: build it with "
-                         "compare.core.data.table_from_arrays(x, y) or points_from_array(x)")
+        raise InputError(
+            f"{topic.name} takes {topic.data_kind} data: build it with "
+            "compare.core.data.table_from_arrays(x, y) or points_from_array(x)"
+        )
     x, hyper = topic.prepare(column, hyper)
     try:
         exact = topic.solve(x=x, **hyper)
@@ -392,61 +484,106 @@ def run(topic: Topic, *, data: np.ndarray, hyper: Mapping[str, Any] | None = Non
     if key not in cache:
         stage("compiling")
     t1 = time.perf_counter()
-    compiled = cache.get(key, lambda: topic.build_model(**structure), topic.variables,
-                         **({} if topic.step is None else {"step": topic.step}))
+    compiled = cache.get(
+        key,
+        lambda: topic.build_model(**structure),
+        topic.variables,
+        **({} if topic.step is None else {"step": topic.step}),
+    )
     t2 = time.perf_counter()
     model_data = topic.model_data(x=x, **hyper)
     stage("sampling")
-    sampled = sample_enough(compiled, model_data, settings, variables=topic.variables,
-                            options=topic.sampler_options, n_parameters=len(exact.parameters),
-                            what=f"topic {topic.name}",
-                            on_extension=lambda: stage("sampling"))
+    sampled = sample_enough(
+        compiled,
+        model_data,
+        settings,
+        variables=topic.variables,
+        options=topic.sampler_options,
+        n_parameters=len(exact.parameters),
+        what=f"topic {topic.name}",
+        on_extension=lambda: stage("sampling"),
+    )
     tree, draws, divergences = sampled.tree, sampled.draws, sampled.divergences
     diagnosis, final, samplings = sampled.diagnosis, sampled.settings, list(sampled.samplings)
     t3 = time.perf_counter()
     stage("checking")
     after = cap_note(len(samplings) - 1, final.draws, settings)
-    checks, diag = convergence_checks(draws, divergences, settings, diagnosis=diagnosis,
-                                      after=after)
+    checks, diag = convergence_checks(
+        draws, divergences, settings, diagnosis=diagnosis, after=after
+    )
     alpha_each = settings.alpha / (1 + topic.extra_tests)  # Bonferroni across the tests
-    agreement = agreement_test(draws, exact.posterior, alpha=alpha_each,
-                               seed=settings.seed,
-                               n_reference=settings.n_reference)
-    agreement_check = Check("agreement", agreement.max_abs_z, agreement.threshold,
-                            agreement.passed,
-                            f"max |z| over {len(agreement.quantities)} quantities must not "
-                            f"exceed the Bonferroni threshold for alpha={alpha_each:g}")
+    agreement = agreement_test(
+        draws,
+        exact.posterior,
+        alpha=alpha_each,
+        seed=settings.seed,
+        n_reference=settings.n_reference,
+    )
+    agreement_check = Check(
+        "agreement",
+        agreement.max_abs_z,
+        agreement.threshold,
+        agreement.passed,
+        f"max |z| over {len(agreement.quantities)} quantities must not "
+        f"exceed the Bonferroni threshold for alpha={alpha_each:g}",
+    )
     pymc_map = compiled.map_point(model_data)
     checks = (*checks, agreement_check, map_check(exact, pymc_map, settings))
     extra = Extra()
     if topic.extras is not None and settings.extras:
         # The extras start at the requested draws too: each sampled model is
         # extended on its own evidence.
-        extra = _extras(topic, x=x, hyper=hyper, exact=exact, tree=tree, compiled=compiled,
-                        settings=settings, pymc_map=pymc_map, alpha=alpha_each,
-                        samplings=samplings)
+        extra = _extras(
+            topic,
+            x=x,
+            hyper=hyper,
+            exact=exact,
+            tree=tree,
+            compiled=compiled,
+            settings=settings,
+            pymc_map=pymc_map,
+            alpha=alpha_each,
+            samplings=samplings,
+        )
         checks = (*checks, *extra.checks)
     section = extension_section(settings, final.draws, samplings)
     extension_seconds = section["seconds"]
     lines = extra.lines + ((extension_line(section),) if section["extensions"] else ())
-    extra = dataclasses.replace(extra, sections={**extra.sections, "extension": section},
-                                lines=lines)
+    extra = dataclasses.replace(
+        extra, sections={**extra.sections, "extension": section}, lines=lines
+    )
     verdict, decided_by = decide(checks)
     t4 = time.perf_counter()
     return RunResult(
-        topic=topic.name, parameters=tuple(exact.parameters), verdict=verdict,
-        decided_by=decided_by, exact=exact,
-        mcmc=summarise(draws, diag, divergences, pymc_map), agreement=agreement,
-        checks=checks, settings=final, hyper=hyper, data_source=source, n=int(len(x)),
-        timings={"compile": t2 - t1, "sample": t3 - t2, "check": t4 - t3, "total": t4 - t0,
-                 "extension": extension_seconds},
-        draws=tree, extra=extra, variables=tuple(topic.variables),
+        topic=topic.name,
+        parameters=tuple(exact.parameters),
+        verdict=verdict,
+        decided_by=decided_by,
+        exact=exact,
+        mcmc=summarise(draws, diag, divergences, pymc_map),
+        agreement=agreement,
+        checks=checks,
+        settings=final,
+        hyper=hyper,
+        data_source=source,
+        n=int(len(x)),
+        timings={
+            "compile": t2 - t1,
+            "sample": t3 - t2,
+            "check": t4 - t3,
+            "total": t4 - t0,
+            "extension": extension_seconds,
+        },
+        draws=tree,
+        extra=extra,
+        variables=tuple(topic.variables),
         observed=observed_columns(column),
     )
 
 
-def _extras(topic: Topic, *, settings: Settings, samplings: list[Sampling],
-            **context: Any) -> Extra:
+def _extras(
+    topic: Topic, *, settings: Settings, samplings: list[Sampling], **context: Any
+) -> Extra:
     """The topic's extra comparisons, extended like the run itself.
 
     A check of the extras that failed only for want of effective draws
@@ -462,28 +599,41 @@ def _extras(topic: Topic, *, settings: Settings, samplings: list[Sampling],
     while True:
         ts = time.perf_counter()
         extra = extras(ExtraContext(settings=run_settings, **context))
-        short = [c.short_ess for c in extra.checks
-                 if c.passed is False and c.short_ess is not None]
+        short = [c.short_ess for c in extra.checks if c.passed is False and c.short_ess is not None]
         failed = any(c.passed is False for c in extra.checks)
         if short or attempt > 0:
-            samplings.append(Sampling("extras", attempt, run_settings.draws, run_settings.seed,
-                                      time.perf_counter() - ts,
-                                      min(short) if short else None, None,
-                                      SHORT if short else "failed" if failed else "passed"))
+            samplings.append(
+                Sampling(
+                    "extras",
+                    attempt,
+                    run_settings.draws,
+                    run_settings.seed,
+                    time.perf_counter() - ts,
+                    min(short) if short else None,
+                    None,
+                    SHORT if short else "failed" if failed else "passed",
+                )
+            )
         more = None
         if short and attempt < settings.max_extensions:
             more = next_draws(run_settings.draws, min(short), settings)
         if more is None:
             if short:  # say why the extras were not extended further
                 note = cap_note(attempt, run_settings.draws, settings)
-                extra = dataclasses.replace(extra, checks=tuple(
-                    dataclasses.replace(c, note=f"{c.note}; still short {note}")
-                    if c.passed is False and c.short_ess is not None else c
-                    for c in extra.checks))
+                extra = dataclasses.replace(
+                    extra,
+                    checks=tuple(
+                        dataclasses.replace(c, note=f"{c.note}; still short {note}")
+                        if c.passed is False and c.short_ess is not None
+                        else c
+                        for c in extra.checks
+                    ),
+                )
             return extra
         attempt += 1
         run_settings = dataclasses.replace(
-            settings, draws=more, seed=extension_seed(settings.seed, 100 + attempt))
+            settings, draws=more, seed=extension_seed(settings.seed, 100 + attempt)
+        )
 
 
 #: Largest data set (in values) whose columns are kept beside the draws.

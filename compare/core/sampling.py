@@ -67,19 +67,28 @@ class MapFinder:
         self._variables = tuple(variables)
         self._value_vars = list(model.value_vars)
         self._initial_point = make_initial_point_fn(
-            model=model, return_transformed=True, jitter_rvs=set())
+            model=model, return_transformed=True, jitter_rvs=set()
+        )
         start = self._initial_point(0)
         self._f_fused, _ = scipy_optimize_funcs_from_loss(
-            loss=-model.logp(jacobian=False), inputs=self._value_vars,
-            initial_point_dict=start, use_grad=True, use_hess=False, use_hessp=False,
-            compile_kwargs={} if MAP_MODE is None else {"mode": MAP_MODE})
+            loss=-model.logp(jacobian=False),
+            inputs=self._value_vars,
+            initial_point_dict=start,
+            use_grad=True,
+            use_hess=False,
+            use_hessp=False,
+            compile_kwargs={} if MAP_MODE is None else {"mode": MAP_MODE},
+        )
         # Constrained values as functions of the value variables (as find_MAP does);
         # compiling model[v] itself would draw from the prior instead.
         unobserved = {var.name: var for var in model.unobserved_value_vars}
         self._constrained = model.compile_fn(
-            [unobserved[v] for v in self._variables], inputs=self._value_vars,
-            point_fn=False, on_unused_input="ignore",
-            **({} if MAP_MODE is None else {"mode": MAP_MODE}))
+            [unobserved[v] for v in self._variables],
+            inputs=self._value_vars,
+            point_fn=False,
+            on_unused_input="ignore",
+            **({} if MAP_MODE is None else {"mode": MAP_MODE}),
+        )
         self._bijection = DictToArrayBijection
 
     def find(self) -> np.ndarray | None:
@@ -87,6 +96,7 @@ class MapFinder:
         start = self._initial_point(0)
         names = [v.name for v in self._value_vars]
         x0 = self._bijection.map({n: start[n] for n in names})
+
         def fused(x: np.ndarray) -> tuple[float, np.ndarray]:
             # Copy: a compiled PyTensor function may reuse its output buffers.
             loss, grad = self._f_fused(x)
@@ -95,8 +105,12 @@ class MapFinder:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = optimize.minimize(
-                fused, x0.data, jac=True, method="L-BFGS-B",
-                options={"maxiter": MAP_MAXITER, "ftol": 1e-15, "gtol": 1e-10})
+                fused,
+                x0.data,
+                jac=True,
+                method="L-BFGS-B",
+                options={"maxiter": MAP_MAXITER, "ftol": 1e-15, "gtol": 1e-10},
+            )
             # Badly scaled posteriors (raw wine columns, scales 0.1 to 1000) can use up
             # the iterations 1e-2 sd short of the mode; a restart from there, with
             # L-BFGS's curvature memory cleared, converged (measured: 1.2e-2 -> 2.5e-3 sd).
@@ -104,8 +118,12 @@ class MapFinder:
                 if res.status != 1 or not np.all(np.isfinite(res.x)):  # 1: iteration limit
                     break
                 res = optimize.minimize(
-                    fused, res.x, jac=True, method="L-BFGS-B",
-                    options={"maxiter": MAP_MAXITER, "ftol": 1e-15, "gtol": 1e-10})
+                    fused,
+                    res.x,
+                    jac=True,
+                    method="L-BFGS-B",
+                    options={"maxiter": MAP_MAXITER, "ftol": 1e-15, "gtol": 1e-10},
+                )
         if not np.all(np.isfinite(res.x)) or res.status == 1:
             return None
         point = self._bijection.rmap(type(x0)(np.asarray(res.x), x0.point_map_info), start)
@@ -132,9 +150,15 @@ class CompiledModel:
             coords = {"obs": np.arange(int(np.asarray(data["x"]).shape[0]))}
         pm.set_data(data, model=self.model, coords=coords)
 
-    def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
-               progress: Callable[..., None] | None = None,
-               options: dict[str, Any] | None = None) -> xr.DataTree:
+    def sample(
+        self,
+        data: dict[str, np.ndarray],
+        settings: Settings,
+        *,
+        seed: int,
+        progress: Callable[..., None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> xr.DataTree:
         """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
         import nutpie  # heavy: nutpie (numba) only when sampling with it
 
@@ -144,11 +168,17 @@ class CompiledModel:
             keys = getattr(self.nutpie_model, "shared_var_keys", None)
             known = data if keys is None else {var.name for var in keys}
             compiled = self.nutpie_model.with_data(**{k: v for k, v in data.items() if k in known})
-            kwargs = dict(draws=settings.draws, tune=settings.tune, chains=settings.chains,
-                          seed=seed, progress_bar=False,
-                          # Nothing reads the warmup groups; converting them to
-                          # xarray cost ~40% of a small model's run.
-                          save_warmup=False, **(options or {}))
+            kwargs = dict(
+                draws=settings.draws,
+                tune=settings.tune,
+                chains=settings.chains,
+                seed=seed,
+                progress_bar=False,
+                # Nothing reads the warmup groups; converting them to
+                # xarray cost ~40% of a small model's run.
+                save_warmup=False,
+                **(options or {}),
+            )
             if progress is not None:
                 kwargs.update(progress_bar=True, progress_callback=progress)
             # One BLAS thread per chain: nutpie already runs chains in parallel.
@@ -224,7 +254,10 @@ class StepModel:
             unobserved = {var.name: var for var in self.model.unobserved_value_vars}
             self._enum_fn = self.model.compile_fn(
                 [self.model.logp(), *[unobserved[v] for v in self.variables]],
-                inputs=self.model.value_vars, point_fn=False, on_unused_input="ignore")
+                inputs=self.model.value_vars,
+                point_fn=False,
+                on_unused_input="ignore",
+            )
         fn = self._enum_fn
         names = [v.name for v in self.model.value_vars]
         points, logps, recorded = [], [], []
@@ -238,8 +271,15 @@ class StepModel:
             recorded.append(np.concatenate([np.ravel(np.asarray(o, dtype=float)) for o in outs]))
         return points, np.array(logps), np.array(recorded)
 
-    def sample(self, data: dict[str, np.ndarray], settings: Settings, *, seed: int,
-               progress: Callable[..., None] | None = None, options: dict[str, Any] | None = None) -> xr.DataTree:
+    def sample(
+        self,
+        data: dict[str, np.ndarray],
+        settings: Settings,
+        *,
+        seed: int,
+        progress: Callable[..., None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> xr.DataTree:
         """Run ``pm.sample`` with this model's step methods on ``data``."""
         with self._lock:
             self.set_data(data)
@@ -257,17 +297,28 @@ class StepModel:
             try:
                 with self.model, threadpool_limits(limits=1), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    tree = pm.sample(draws=settings.draws, tune=settings.tune,
-                                     chains=settings.chains, cores=1, step=self._steps(),
-                                     initvals=initvals, random_seed=seed, progressbar=False,
-                                     compute_convergence_checks=False, **(options or {}))
+                    tree = pm.sample(
+                        draws=settings.draws,
+                        tune=settings.tune,
+                        chains=settings.chains,
+                        cores=1,
+                        step=self._steps(),
+                        initvals=initvals,
+                        random_seed=seed,
+                        progressbar=False,
+                        compute_convergence_checks=False,
+                        **(options or {}),
+                    )
             finally:
                 logger.setLevel(level)
-        stats = (tree["sample_stats"].to_dataset() if "sample_stats" in tree.children
-                 else xr.Dataset())
+        stats = (
+            tree["sample_stats"].to_dataset() if "sample_stats" in tree.children else xr.Dataset()
+        )
         stats["diverging"] = xr.DataArray(
-            np.zeros((settings.chains, settings.draws), dtype=bool), dims=("chain", "draw"),
-            coords={"chain": tree.posterior["chain"], "draw": tree.posterior["draw"]})
+            np.zeros((settings.chains, settings.draws), dtype=bool),
+            dims=("chain", "draw"),
+            coords={"chain": tree.posterior["chain"], "draw": tree.posterior["draw"]},
+        )
         tree["sample_stats"] = xr.DataTree(stats)
         return tree
 
@@ -297,8 +348,13 @@ class ModelCache:
         self._models: dict[Hashable, CompiledModel | StepModel] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, build: Callable[[], pm.Model], variables: Sequence[str],
-            **compile_kwargs: Any) -> CompiledModel | StepModel:
+    def get(
+        self,
+        key: Hashable,
+        build: Callable[[], pm.Model],
+        variables: Sequence[str],
+        **compile_kwargs: Any,
+    ) -> CompiledModel | StepModel:
         with self._lock:
             if key not in self._models:
                 self._models[key] = compile_model(build(), variables, **compile_kwargs)
@@ -312,9 +368,13 @@ class ModelCache:
             self._models.clear()
 
 
-def compile_model(model: pm.Model, variables: Sequence[str], *,
-                  jitter: bool = True, step: Callable[[pm.Model], object] | None = None
-                  ) -> CompiledModel | StepModel:
+def compile_model(
+    model: pm.Model,
+    variables: Sequence[str],
+    *,
+    jitter: bool = True,
+    step: Callable[[pm.Model], object] | None = None,
+) -> CompiledModel | StepModel:
     """Compile ``model`` with nutpie (numba backend).
 
     ``jitter=False`` starts every chain exactly at the model's initial point
@@ -326,17 +386,22 @@ def compile_model(model: pm.Model, variables: Sequence[str], *,
 
     missing = [v for v in variables if v not in model.named_vars]
     if missing:
-        raise ValueError(f"the PyMC model has no variable(s) {missing}; "
-                         f"it has {sorted(v.name for v in model.free_RVs)}")
+        raise ValueError(
+            f"the PyMC model has no variable(s) {missing}; "
+            f"it has {sorted(v.name for v in model.free_RVs)}"
+        )
     if step is not None:
         return StepModel(model=model, variables=tuple(variables), step=step)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compiled = nutpie.compile_pymc_model(
-            model, **({} if jitter else {"jitter_rvs": set()}))
-    return CompiledModel(model=model, variables=tuple(variables), nutpie_model=compiled,
-                         compile_seconds=time.perf_counter() - start)
+        compiled = nutpie.compile_pymc_model(model, **({} if jitter else {"jitter_rvs": set()}))
+    return CompiledModel(
+        model=model,
+        variables=tuple(variables),
+        nutpie_model=compiled,
+        compile_seconds=time.perf_counter() - start,
+    )
 
 
 CACHE = ModelCache()

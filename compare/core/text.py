@@ -71,23 +71,30 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
         elif c.name == "agreement":
             n = 0 if agreement is None else len(agreement.quantities)
             alpha = run.settings.alpha if agreement is None else agreement.alpha
-            text = (f"max |z| {fmt(stat, '.2f')} <= {threshold:.2f} (Bonferroni over "
-                    f"{n} quantities, alpha={alpha:g})")
+            text = (
+                f"max |z| {fmt(stat, '.2f')} <= {threshold:.2f} (Bonferroni over "
+                f"{n} quantities, alpha={alpha:g})"
+            )
         elif c.name == "map":
             text = f"{stat:.1e} sd <= {threshold:g} sd"
             if not map_vectors:
                 text += " (PyMC's MAP vs the exact mode)"
             elif len(run.parameters) <= MAP_VECTOR_MAX and (
-                    run.mcmc.map is not None and run.exact.posterior.mode is not None):
-                text += (f": PyMC {np.array2string(run.mcmc.map, precision=5)} vs exact "
-                         f"mode {np.array2string(run.exact.posterior.mode, precision=5)}")
+                run.mcmc.map is not None and run.exact.posterior.mode is not None
+            ):
+                text += (
+                    f": PyMC {np.array2string(run.mcmc.map, precision=5)} vs exact "
+                    f"mode {np.array2string(run.exact.posterior.mode, precision=5)}"
+                )
             text += "" if c.passed is not None else f" ({c.note})"
         else:
             text = f"{fmt(stat, '.3g')} vs threshold {fmt(threshold, '.3g')} ({c.note})"
         lines.append(f"  {CHECK_MARKS[c.passed]} {c.name:12s} {text}")
     for q in agreement.flagged if agreement is not None else ():
-        lines.append(f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
-                     f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}")
+        lines.append(
+            f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
+            f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}"
+        )
     return lines
 
 
@@ -98,6 +105,9 @@ def template_env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("compare", "templates"),
         autoescape=jinja2.select_autoescape(["html"]),
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["fmt"] = fmt
     return env

@@ -12,8 +12,9 @@ import numpy as np
 from compare.core.registry import InputError
 
 
-def flat_names(model: Any, var_names: Sequence[str], *,
-                what: str = "var_names") -> tuple[list[str], list[int]]:
+def flat_names(
+    model: Any, var_names: Sequence[str], *, what: str = "var_names"
+) -> tuple[list[str], list[int]]:
     """Parameter names (``mu``, ``w[0]``, ``L[0,1]``) and sizes of each variable's draws.
 
     ``what`` names the argument in error messages.
@@ -31,13 +32,15 @@ def flat_names(model: Any, var_names: Sequence[str], *,
     return names, sizes
 
 
-def variable_shapes(model: Any, var_names: Sequence[str], *,
-                     what: str = "var_names") -> dict[str, tuple[int, ...]]:
+def variable_shapes(
+    model: Any, var_names: Sequence[str], *, what: str = "var_names"
+) -> dict[str, tuple[int, ...]]:
     missing = [v for v in var_names if v not in model.named_vars]
     if missing:
         free = [rv.name for rv in model.free_RVs]
-        raise InputError(f"{what}: the model has no variable(s) {missing}; its free "
-                         f"variables are {free}")
+        raise InputError(
+            f"{what}: the model has no variable(s) {missing}; its free variables are {free}"
+        )
     shapes = model.eval_rv_shapes()  # free variables; FAST_COMPILE, nothing is JIT-compiled
     others = [v for v in var_names if v not in shapes]
     if others:  # deterministics: evaluate them once at the initial point, in Python mode
@@ -45,9 +48,13 @@ def variable_shapes(model: Any, var_names: Sequence[str], *,
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fn = model.compile_fn([model[v] for v in others], inputs=model.value_vars,
-                                  point_fn=False, on_unused_input="ignore",
-                                  mode=pytensor.compile.mode.FAST_COMPILE)
+            fn = model.compile_fn(
+                [model[v] for v in others],
+                inputs=model.value_vars,
+                point_fn=False,
+                on_unused_input="ignore",
+                mode=pytensor.compile.mode.FAST_COMPILE,
+            )
             point = model.initial_point()
             values = fn(*[point[v.name] for v in model.value_vars])
         shapes.update({v: tuple(np.shape(val)) for v, val in zip(others, values)})

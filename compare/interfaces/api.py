@@ -82,8 +82,10 @@ def _vector(name: str, value: Any) -> np.ndarray:
         raise InputError(f"{name} must be numbers, got {value!r}") from None
     arr = np.atleast_1d(arr)
     if arr.ndim != 1:
-        raise InputError(f"{name} must be a vector of shape (d,), got shape {arr.shape}; "
-                         "flatten it in the order of the parameters")
+        raise InputError(
+            f"{name} must be a vector of shape (d,), got shape {arr.shape}; "
+            "flatten it in the order of the parameters"
+        )
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise InputError(f"{name}[{bad[0]}] is {arr[bad[0]]}; every entry must be finite")
@@ -163,8 +165,10 @@ class Exact:
         except (TypeError, ValueError):
             raise InputError(f"exact.cov must be a matrix of numbers, got {self.cov!r}") from None
         if cov.shape != (d, d):
-            raise InputError(f"exact.cov has shape {cov.shape} but exact.mean has {d} entries; "
-                             f"give a ({d}, {d}) covariance matrix in the same parameter order")
+            raise InputError(
+                f"exact.cov has shape {cov.shape} but exact.mean has {d} entries; "
+                f"give a ({d}, {d}) covariance matrix in the same parameter order"
+            )
         if not np.all(np.isfinite(cov)):
             i, j = np.argwhere(~np.isfinite(cov))[0]
             raise InputError(f"exact.cov[{i}, {j}] is {cov[i, j]}; every entry must be finite")
@@ -175,31 +179,40 @@ class Exact:
             raise InputError(
                 f"exact.cov is not symmetric: cov[{i}, {j}] = {cov[i, j]:.6g} but cov[{j}, {i}] "
                 f"= {cov[j, i]:.6g}; a covariance matrix is symmetric (if the difference is "
-                "rounding, pass (cov + cov.T) / 2)")
+                "rounding, pass (cov + cov.T) / 2)"
+            )
         cov = (cov + cov.T) / 2.0
         free = tuple(range(d)) if self.free is None else tuple(int(i) for i in self.free)
         if not free or len(set(free)) != len(free) or min(free) < 0 or max(free) >= d:
-            raise InputError(f"exact.free must list distinct coordinates in 0..{d - 1}, "
-                             f"got {list(free)}")
+            raise InputError(
+                f"exact.free must list distinct coordinates in 0..{d - 1}, got {list(free)}"
+            )
         sub = cov[np.ix_(free, free)]
         try:
             linalg.cholesky(sub, lower=True)
         except linalg.LinAlgError:
             smallest = float(np.min(np.linalg.eigvalsh(sub)))
-            hint = ("; if some parameters are tied (e.g. probabilities summing to one), "
-                    "name the others with free=[...]" if self.free is None else "")
+            hint = (
+                "; if some parameters are tied (e.g. probabilities summing to one), "
+                "name the others with free=[...]"
+                if self.free is None
+                else ""
+            )
             raise InputError(
                 f"exact.cov is not positive definite (smallest eigenvalue {smallest:.3g}); a "
                 "covariance needs positive variances on the diagonal and correlations in "
-                f"(-1, 1){hint}") from None
+                f"(-1, 1){hint}"
+            ) from None
         object.__setattr__(self, "mean", mean)
         object.__setattr__(self, "cov", cov)
         object.__setattr__(self, "free", free)
         if self.parameters is not None:
             names = tuple(str(p) for p in self.parameters)
             if len(names) != d:
-                raise InputError(f"exact.parameters has {len(names)} names but exact.mean has "
-                                 f"{d} entries; give one name per entry")
+                raise InputError(
+                    f"exact.parameters has {len(names)} names but exact.mean has "
+                    f"{d} entries; give one name per entry"
+                )
             if len(set(names)) != d:
                 raise InputError(f"exact.parameters must be distinct, got {list(names)}")
             object.__setattr__(self, "parameters", names)
@@ -208,18 +221,24 @@ class Exact:
             if value is not None:
                 arr = _vector(f"exact.{name}", value)
                 if arr.size != d:
-                    raise InputError(f"exact.{name} has {arr.size} entries, exact.mean has {d}; "
-                                     "give one entry per parameter")
+                    raise InputError(
+                        f"exact.{name} has {arr.size} entries, exact.mean has {d}; "
+                        "give one entry per parameter"
+                    )
                 object.__setattr__(self, name, arr)
         if self.marginals is not None:
             marginals = tuple(self.marginals)
             if len(marginals) != d:
-                raise InputError(f"exact.marginals has {len(marginals)} entries but exact.mean "
-                                 f"has {d}; give one scipy distribution (or None) per parameter")
+                raise InputError(
+                    f"exact.marginals has {len(marginals)} entries but exact.mean "
+                    f"has {d}; give one scipy distribution (or None) per parameter"
+                )
             for i, m in enumerate(marginals):
                 if m is not None and not hasattr(m, "ppf"):
-                    raise InputError(f"exact.marginals[{i}] is {m!r}; give a frozen scipy "
-                                     "distribution such as scipy.stats.beta(12, 8), or None")
+                    raise InputError(
+                        f"exact.marginals[{i}] is {m!r}; give a frozen scipy "
+                        "distribution such as scipy.stats.beta(12, 8), or None"
+                    )
             object.__setattr__(self, "marginals", marginals)
         for name in ("quantile", "logpdf", "sample"):
             value = getattr(self, name)
@@ -235,8 +254,9 @@ class Exact:
         """Number of parameters."""
         return int(np.asarray(self.mean).size)
 
-    def as_posterior(self, parameters: Sequence[str] | None = None, *,
-                     seed: int = 0) -> ExactPosteriorAdapter:
+    def as_posterior(
+        self, parameters: Sequence[str] | None = None, *, seed: int = 0
+    ) -> ExactPosteriorAdapter:
         """This description as an ``analytic.ExactPosterior``.
 
         For a topic file's ``solve``, which returns
@@ -245,13 +265,15 @@ class Exact:
         """
         names = parameters or self.parameters or tuple(f"x[{i}]" for i in range(self.d))
         if len(names) != self.d:
-            raise InputError(f"parameters has {len(names)} names but exact.mean has "
-                             f"{self.d} entries")
+            raise InputError(
+                f"parameters has {len(names)} names but exact.mean has {self.d} entries"
+            )
         return ExactPosteriorAdapter(self, tuple(str(n) for n in names), seed=seed)
 
     @classmethod
-    def from_scipy(cls, dist: Any, *, parameters: Sequence[str] | None = None,
-                   **kwargs: Any) -> Exact:
+    def from_scipy(
+        cls, dist: Any, *, parameters: Sequence[str] | None = None, **kwargs: Any
+    ) -> Exact:
         """An exact posterior from frozen scipy distributions.
 
         ``dist`` is one univariate distribution (``scipy.stats.beta(12, 8)``),
@@ -268,44 +290,68 @@ class Exact:
         ``log_evidence=...``).
         """
         if isinstance(dist, stats._multivariate.multivariate_normal_frozen):
-            return cls(mean=dist.mean, cov=dist.cov, parameters=parameters, gaussian=True,
-                       **kwargs)
+            return cls(mean=dist.mean, cov=dist.cov, parameters=parameters, gaussian=True, **kwargs)
         several = isinstance(dist, (list, tuple))
         dists = tuple(dist) if several else (dist,)
         if not dists:
-            raise InputError("Exact.from_scipy got an empty list; give one frozen scipy "
-                             "distribution per parameter")
+            raise InputError(
+                "Exact.from_scipy got an empty list; give one frozen scipy "
+                "distribution per parameter"
+            )
         means, variances = [], []
         for i, one in enumerate(dists):
             where = f"Exact.from_scipy: entry {i}" if several else "Exact.from_scipy"
-            if not hasattr(one, "dist") or not hasattr(one, "ppf") or \
-                    not isinstance(one.dist, (stats.rv_continuous, stats.rv_discrete)):
-                raise InputError(f"{where} must be a frozen univariate scipy distribution "
-                                 f"(e.g. scipy.stats.gamma(3, scale=0.5)), got {one!r}")
+            if (
+                not hasattr(one, "dist")
+                or not hasattr(one, "ppf")
+                or not isinstance(one.dist, (stats.rv_continuous, stats.rv_discrete))
+            ):
+                raise InputError(
+                    f"{where} must be a frozen univariate scipy distribution "
+                    f"(e.g. scipy.stats.gamma(3, scale=0.5)), got {one!r}"
+                )
             mean, var = (float(v) for v in one.stats(moments="mv"))
             if not (np.isfinite(mean) and np.isfinite(var)):
-                raise InputError(f"{where}: {one.dist.name} with these arguments has mean "
-                                 f"{mean} and variance {var}; the agreement test needs both "
-                                 "finite")
+                raise InputError(
+                    f"{where}: {one.dist.name} with these arguments has mean "
+                    f"{mean} and variance {var}; the agreement test needs both "
+                    "finite"
+                )
             means.append(mean)
             variances.append(var)
 
         def logpdf(x, dists=dists):
             x = np.asarray(x, dtype=float)
-            return sum(np.asarray(d.logpdf(x[..., i]) if hasattr(d, "logpdf")
-                                  else d.logpmf(x[..., i]), dtype=float)
-                       for i, d in enumerate(dists))
+            return sum(
+                np.asarray(
+                    d.logpdf(x[..., i]) if hasattr(d, "logpdf") else d.logpmf(x[..., i]),
+                    dtype=float,
+                )
+                for i, d in enumerate(dists)
+            )
 
         def sample(rng, size, dists=dists):
-            return np.column_stack([np.asarray(d.rvs(size=size, random_state=rng), dtype=float)
-                                    .reshape(size) for d in dists])
+            return np.column_stack(
+                [
+                    np.asarray(d.rvs(size=size, random_state=rng), dtype=float).reshape(size)
+                    for d in dists
+                ]
+            )
 
         bound = min(scipy_moments_below(d) for d in dists)
         if "moments_below" in kwargs:
             bound = min(bound, float(kwargs.pop("moments_below")))
-        return cls(mean=means, cov=np.diag(variances), parameters=parameters,
-                   marginals=list(dists), gaussian=all(d.dist.name == "norm" for d in dists),
-                   logpdf=logpdf, sample=sample, moments_below=bound, **kwargs)
+        return cls(
+            mean=means,
+            cov=np.diag(variances),
+            parameters=parameters,
+            marginals=list(dists),
+            gaussian=all(d.dist.name == "norm" for d in dists),
+            logpdf=logpdf,
+            sample=sample,
+            moments_below=bound,
+            **kwargs,
+        )
 
 
 #: Tail index of scipy's heavy-tailed families: raw moments of order r are finite
@@ -370,8 +416,12 @@ class _QuantileMarginal:
     sampler exists, the excess kurtosis ``stats(moments="k")``.
     """
 
-    def __init__(self, ppf: Callable[[Any], Any], pdf: Callable[[Any], Any] | None,
-                 kurtosis: Callable[[], float] | None):
+    def __init__(
+        self,
+        ppf: Callable[[Any], Any],
+        pdf: Callable[[Any], Any] | None,
+        kurtosis: Callable[[], float] | None,
+    ):
         self._ppf, self._pdf, self._kurtosis = ppf, pdf, kurtosis
 
     def ppf(self, q: Any) -> Any:
@@ -471,18 +521,25 @@ class ExactPosteriorAdapter:
         d = len(self.parameters)
         pdf = None
         if d == 1 and self.exact.logpdf is not None:
+
             def pdf(x, logpdf=self.exact.logpdf):
                 x = np.asarray(x, dtype=float)
                 return np.exp(np.asarray(logpdf(x[..., None]), dtype=float))
+
         kurtosis = (lambda: float(self._kurtosis[index])) if self.has_sampler else None
         if self.exact.quantile is not None:
             quantile = self.exact.quantile
 
             def ppf(q):
                 q_arr = np.asarray(q, dtype=float)
-                out = np.array([_vector(f"exact.quantile({p})", quantile(float(p)))[index]
-                                for p in q_arr.ravel()])
+                out = np.array(
+                    [
+                        _vector(f"exact.quantile({p})", quantile(float(p)))[index]
+                        for p in q_arr.ravel()
+                    ]
+                )
                 return out.reshape(q_arr.shape) if q_arr.ndim else float(out[0])
+
             return _QuantileMarginal(ppf, pdf, kurtosis)
         if len(self.free) == 1 and self.exact.sample is not None and index == self.free[0]:
             # One parameter, a sampler and nothing else: the square test needs the
@@ -492,6 +549,7 @@ class ExactPosteriorAdapter:
 
             def ppf(q):
                 return np.quantile(sorted_draws, q)
+
             return _QuantileMarginal(ppf, pdf, kurtosis)
         return None
 
@@ -507,11 +565,15 @@ class ExactPosteriorAdapter:
             draws = np.asarray(self.exact.sample(rng, size), dtype=float)
             d = len(self.parameters)
             if draws.shape != (size, d):
-                raise InputError(f"exact.sample(rng, {size}) returned shape {draws.shape}; it "
-                                 f"must return an array of shape (size, d) = ({size}, {d})")
+                raise InputError(
+                    f"exact.sample(rng, {size}) returned shape {draws.shape}; it "
+                    f"must return an array of shape (size, d) = ({size}, {d})"
+                )
             if not np.all(np.isfinite(draws)):
-                raise InputError(f"exact.sample(rng, {size}) returned non-finite values; "
-                                 "an exact sampler's draws must be finite numbers")
+                raise InputError(
+                    f"exact.sample(rng, {size}) returned non-finite values; "
+                    "an exact sampler's draws must be finite numbers"
+                )
             return draws
         if self.exact.gaussian:
             chol = linalg.cholesky(self.cov, lower=True)
@@ -583,12 +645,20 @@ class CheckResult:
         rows = []
         for i, name in enumerate(self.run.parameters):
             z = (mcmc.mean[i] - post.mean[i]) / mcmc.mcse_mean[i]
-            rows.append({"parameter": name, "exact mean": float(post.mean[i]),
-                         "exact sd": float(exact_sd[i]), "MCMC mean": float(mcmc.mean[i]),
-                         "MCMC sd": float(mcmc.sd[i]), "MCSE": float(mcmc.mcse_mean[i]),
-                         "z": float(z) if np.isfinite(z) else None,
-                         "R-hat": float(mcmc.rhat[i]), "ESS bulk": float(mcmc.ess_bulk[i]),
-                         "ESS tail": float(mcmc.ess_tail[i])})
+            rows.append(
+                {
+                    "parameter": name,
+                    "exact mean": float(post.mean[i]),
+                    "exact sd": float(exact_sd[i]),
+                    "MCMC mean": float(mcmc.mean[i]),
+                    "MCMC sd": float(mcmc.sd[i]),
+                    "MCSE": float(mcmc.mcse_mean[i]),
+                    "z": float(z) if np.isfinite(z) else None,
+                    "R-hat": float(mcmc.rhat[i]),
+                    "ESS bulk": float(mcmc.ess_bulk[i]),
+                    "ESS tail": float(mcmc.ess_tail[i]),
+                }
+            )
         return rows
 
     @property
@@ -596,11 +666,13 @@ class CheckResult:
         """R-hat, bulk/tail ESS and MCSE per parameter, and the divergence count."""
         mcmc = self.run.mcmc
         names = self.run.parameters
-        return {"rhat": dict(zip(names, mcmc.rhat.tolist())),
-                "ess_bulk": dict(zip(names, mcmc.ess_bulk.tolist())),
-                "ess_tail": dict(zip(names, mcmc.ess_tail.tolist())),
-                "mcse_mean": dict(zip(names, mcmc.mcse_mean.tolist())),
-                "divergences": int(mcmc.divergences)}
+        return {
+            "rhat": dict(zip(names, mcmc.rhat.tolist())),
+            "ess_bulk": dict(zip(names, mcmc.ess_bulk.tolist())),
+            "ess_tail": dict(zip(names, mcmc.ess_tail.tolist())),
+            "mcse_mean": dict(zip(names, mcmc.mcse_mean.tolist())),
+            "divergences": int(mcmc.divergences),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The run document as a dict (the keys of the CLI's ``result.json``)."""
@@ -638,17 +710,39 @@ class CheckResult:
 
     def _text(self) -> str:
         r = self.run
-        head = (f"{r.topic} on {r.data_source}: {r.verdict.upper()} (decided by {r.decided_by}); "
-                f"{r.settings.chains} chains x {r.settings.draws} draws, "
-                f"{r.timings.get('total', 0.0):.2f} s")
-        cols = ["parameter", "exact mean", "exact sd", "MCMC mean", "MCMC sd", "MCSE", "z",
-                "R-hat", "ESS bulk"]
-        specs = {"exact mean": ".4g", "exact sd": ".4g", "MCMC mean": ".4g", "MCMC sd": ".4g",
-                 "MCSE": ".2g", "z": "+.2f", "R-hat": ".4f", "ESS bulk": ".0f"}
-        rows = [[row["parameter"]] + [fmt(row[c], specs[c]) for c in cols[1:]]
-                for row in self.table[:20]]
-        widths = [max(len(c), *(len(x[k]) for x in rows)) if rows else len(c)
-                  for k, c in enumerate(cols)]
+        head = (
+            f"{r.topic} on {r.data_source}: {r.verdict.upper()} (decided by {r.decided_by}); "
+            f"{r.settings.chains} chains x {r.settings.draws} draws, "
+            f"{r.timings.get('total', 0.0):.2f} s"
+        )
+        cols = [
+            "parameter",
+            "exact mean",
+            "exact sd",
+            "MCMC mean",
+            "MCMC sd",
+            "MCSE",
+            "z",
+            "R-hat",
+            "ESS bulk",
+        ]
+        specs = {
+            "exact mean": ".4g",
+            "exact sd": ".4g",
+            "MCMC mean": ".4g",
+            "MCMC sd": ".4g",
+            "MCSE": ".2g",
+            "z": "+.2f",
+            "R-hat": ".4f",
+            "ESS bulk": ".0f",
+        }
+        rows = [
+            [row["parameter"]] + [fmt(row[c], specs[c]) for c in cols[1:]]
+            for row in self.table[:20]
+        ]
+        widths = [
+            max(len(c), *(len(x[k]) for x in rows)) if rows else len(c) for k, c in enumerate(cols)
+        ]
         lines = [head, "  ".join(c.rjust(w) for c, w in zip(cols, widths))]
         lines += ["  ".join(x.rjust(w) for x, w in zip(row, widths)) for row in rows]
         if len(self.table) > 20:
@@ -663,26 +757,41 @@ class CheckResult:
         cols = list(self.table[0]) if self.table else []
         head = "".join(f"<th>{esc(c)}</th>" for c in cols)
         body = "".join(
-            "<tr>" + "".join(f"<td>{esc(fmt(v, '.4g') if not isinstance(v, str) else v)}</td>"
-                             for v in row.values()) + "</tr>" for row in self.table[:50])
+            "<tr>"
+            + "".join(
+                f"<td>{esc(fmt(v, '.4g') if not isinstance(v, str) else v)}</td>"
+                for v in row.values()
+            )
+            + "</tr>"
+            for row in self.table[:50]
+        )
         checks = "".join(
             f"<tr><td>{esc({True: 'ok', False: 'FAIL', None: '-'}[c.passed])}</td>"
             f"<td>{esc(c.name)}</td><td>{esc(fmt(c.statistic, '.4g'))}</td>"
             f"<td>{esc(fmt(c.threshold, '.4g'))}</td><td>{esc(c.note)}</td></tr>"
-            for c in r.checks)
-        return (f"<div><p><b>{esc(r.topic)}</b> on {esc(r.data_source)}: "
-                f"<b style='color:{colour}'>{esc(r.verdict.upper())}</b> "
-                f"(decided by {esc(r.decided_by)})</p>"
-                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-                f"<table><thead><tr><th></th><th>check</th><th>statistic</th>"
-                f"<th>threshold</th><th>note</th></tr></thead><tbody>{checks}</tbody></table>"
-                "</div>")
+            for c in r.checks
+        )
+        return (
+            f"<div><p><b>{esc(r.topic)}</b> on {esc(r.data_source)}: "
+            f"<b style='color:{colour}'>{esc(r.verdict.upper())}</b> "
+            f"(decided by {esc(r.decided_by)})</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<table><thead><tr><th></th><th>check</th><th>statistic</th>"
+            f"<th>threshold</th><th>note</th></tr></thead><tbody>{checks}</tbody></table>"
+            "</div>"
+        )
 
 
 # --- settings --------------------------------------------------------------------
-def _settings(*, draws: int | None = None, chains: int | None = None, tune: int | None = None,
-              seed: int | None = None, alpha: float | None = None,
-              base: Settings | Mapping[str, Any] | None = None) -> Settings:
+def _settings(
+    *,
+    draws: int | None = None,
+    chains: int | None = None,
+    tune: int | None = None,
+    seed: int | None = None,
+    alpha: float | None = None,
+    base: Settings | Mapping[str, Any] | None = None,
+) -> Settings:
     if isinstance(base, Settings):
         settings = base
     else:
@@ -693,8 +802,11 @@ def _settings(*, draws: int | None = None, chains: int | None = None, tune: int 
             if unknown:
                 raise InputError(f"unknown setting(s) {unknown}; known: {', '.join(sorted(known))}")
             base = dict(base)
-    overrides: dict[str, Any] = {k: v for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed,
-                                       alpha=alpha).items() if v is not None}
+    overrides: dict[str, Any] = {
+        k: v
+        for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha).items()
+        if v is not None
+    }
     if isinstance(base, dict):
         overrides = {**base, **overrides}
     try:
@@ -734,10 +846,19 @@ def _user_cache() -> ModelCache:
     return _USER_CACHE
 
 
-def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
-          draws: int | None = None, chains: int | None = None, tune: int | None = None,
-          seed: int | None = None, alpha: float | None = None, name: str = "user-model",
-          sampler_options: Mapping[str, Any] | None = None) -> CheckResult:
+def check(
+    model: Any,
+    exact: Exact,
+    *,
+    var_names: Sequence[str] | None = None,
+    draws: int | None = None,
+    chains: int | None = None,
+    tune: int | None = None,
+    seed: int | None = None,
+    alpha: float | None = None,
+    name: str = "user-model",
+    sampler_options: Mapping[str, Any] | None = None,
+) -> CheckResult:
     """Sample a PyMC model with nutpie and test it against an exact posterior.
 
     Parameters
@@ -774,14 +895,18 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
     """
 
     if not isinstance(exact, Exact):
-        raise InputError(f"exact must be a compare.Exact (mean, cov, ...), got "
-                         f"{type(exact).__name__}; e.g. compare.Exact(mean=[0.0], cov=[[1.0]])")
+        raise InputError(
+            f"exact must be a compare.Exact (mean, cov, ...), got "
+            f"{type(exact).__name__}; e.g. compare.Exact(mean=[0.0], cov=[[1.0]])"
+        )
     settings = _settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
     discrete = [rv.name for rv in model.free_RVs if str(rv.dtype).startswith(("int", "uint"))]
     if discrete:
-        raise InputError(f"the model's free variable(s) {discrete} are discrete, and check "
-                         "samples with NUTS (nutpie); marginalise them out, or sample the model "
-                         "yourself and use compare.check_draws")
+        raise InputError(
+            f"the model's free variable(s) {discrete} are discrete, and check "
+            "samples with NUTS (nutpie); marginalise them out, or sample the model "
+            "yourself and use compare.check_draws"
+        )
     if not model.free_RVs:
         raise InputError("the model has no free variables to sample; give a model with priors")
     if var_names is None:
@@ -790,17 +915,24 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
     names, sizes = flat_names(model, var_names)
     if len(names) != exact.d:
         parts = ", ".join(f"{v}: {s}" for v, s in zip(var_names, sizes))
-        raise InputError(f"var_names {var_names} give {len(names)} values per draw ({parts}) "
-                         f"but exact.mean has {exact.d}; list the variables whose flattened "
-                         "values line up with exact.mean, in its order")
-    posterior = ExactPosteriorAdapter(exact, tuple(exact.parameters or names), seed=settings.seed,
-                                      n_reference=settings.n_reference)
+        raise InputError(
+            f"var_names {var_names} give {len(names)} values per draw ({parts}) "
+            f"but exact.mean has {exact.d}; list the variables whose flattened "
+            "values line up with exact.mean, in its order"
+        )
+    posterior = ExactPosteriorAdapter(
+        exact,
+        tuple(exact.parameters or names),
+        seed=settings.seed,
+        n_reference=settings.n_reference,
+    )
     if posterior.has_sampler:
         posterior.sample(np.random.default_rng(0), 4)  # a wrong shape fails here, not mid-run
     t0 = time.perf_counter()
     try:  # one compile per model and variables; later checks of the same model reuse it
-        compiled = _user_cache().get(("user-model", model, tuple(var_names)), lambda: model,
-                                     var_names)
+        compiled = _user_cache().get(
+            ("user-model", model, tuple(var_names)), lambda: model, var_names
+        )
     except ValueError as err:
         raise InputError(str(err)) from err
     t1 = time.perf_counter()
@@ -808,25 +940,54 @@ def check(model: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
     # model samples the new values without compiling again.
     data = {v.name: np.asarray(v.get_value()) for v in model.data_vars}
     # Extended like a built-in topic's run when ESS alone is short (compare.core.runner.run).
-    sampled = sample_enough(compiled, data, settings, variables=tuple(var_names),
-                            options=dict(sampler_options or {}))
+    sampled = sample_enough(
+        compiled, data, settings, variables=tuple(var_names), options=dict(sampler_options or {})
+    )
     t2 = time.perf_counter()
     tree, mcmc_draws, divergences = sampled.tree, sampled.draws, sampled.divergences
     pymc_map = compiled.map_point(data) if posterior.mode is not None else None
     observed, n = _observed(model)
-    return CheckResult(_verdict(
-        name=name, posterior=posterior, draws=mcmc_draws, divergences=divergences,
-        pymc_map=pymc_map, tree=tree, settings=settings, source="PyMC model", n=n,
-        variables=tuple(var_names), observed=observed, map_note=None,
-        timings={"compile": t1 - t0, "sample": t2 - t1}, t_start=t0, exact=exact,
-        sampled=sampled))
+    return CheckResult(
+        _verdict(
+            name=name,
+            posterior=posterior,
+            draws=mcmc_draws,
+            divergences=divergences,
+            pymc_map=pymc_map,
+            tree=tree,
+            settings=settings,
+            source="PyMC model",
+            n=n,
+            variables=tuple(var_names),
+            observed=observed,
+            map_note=None,
+            timings={"compile": t1 - t0, "sample": t2 - t1},
+            t_start=t0,
+            exact=exact,
+            sampled=sampled,
+        )
+    )
 
 
-def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
-             divergences: int, pymc_map: np.ndarray | None, tree: Any, settings: Settings,
-             source: str, n: int, variables: tuple[str, ...], observed: dict[str, np.ndarray],
-             timings: dict[str, float], t_start: float, exact: Exact,
-             map_note: str | None, sampled: Any = None) -> RunResult:
+def _verdict(
+    *,
+    name: str,
+    posterior: ExactPosteriorAdapter,
+    draws: np.ndarray,
+    divergences: int,
+    pymc_map: np.ndarray | None,
+    tree: Any,
+    settings: Settings,
+    source: str,
+    n: int,
+    variables: tuple[str, ...],
+    observed: dict[str, np.ndarray],
+    timings: dict[str, float],
+    t_start: float,
+    exact: Exact,
+    map_note: str | None,
+    sampled: Any = None,
+) -> RunResult:
     """The runner's checks and verdict on draws of shape (chain, draw, d).
 
     ``map_note`` says why PyMC's MAP was not computed (None when it was);
@@ -840,27 +1001,42 @@ def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
         checks, diag = convergence_checks(draws, divergences, settings)
     else:
         after = cap_note(len(sampled.samplings) - 1, sampled.settings.draws, settings)
-        checks, diag = convergence_checks(draws, divergences, settings,
-                                          diagnosis=sampled.diagnosis, after=after)
+        checks, diag = convergence_checks(
+            draws, divergences, settings, diagnosis=sampled.diagnosis, after=after
+        )
         section = extension_section(settings, sampled.settings.draws, list(sampled.samplings))
         timings = {**timings, "extension": section["seconds"]}
-        extra = Extra(sections={"extension": section},
-                      lines=(extension_line(section),) if section["extensions"] else ())
+        extra = Extra(
+            sections={"extension": section},
+            lines=(extension_line(section),) if section["extensions"] else (),
+        )
         settings = dataclasses.replace(settings, draws=sampled.settings.draws)
-    agreement = agreement_test(draws, posterior, alpha=settings.alpha, seed=settings.seed,
-                               n_reference=settings.n_reference)
-    agreement_check = Check("agreement", agreement.max_abs_z, agreement.threshold,
-                            agreement.passed,
-                            f"max |z| over {len(agreement.quantities)} quantities must not "
-                            f"exceed the Bonferroni threshold for alpha={settings.alpha:g}")
+    agreement = agreement_test(
+        draws, posterior, alpha=settings.alpha, seed=settings.seed, n_reference=settings.n_reference
+    )
+    agreement_check = Check(
+        "agreement",
+        agreement.max_abs_z,
+        agreement.threshold,
+        agreement.passed,
+        f"max |z| over {len(agreement.quantities)} quantities must not "
+        f"exceed the Bonferroni threshold for alpha={settings.alpha:g}",
+    )
     # A user's Exact may give no evidence: None, which the run document writes as null.
-    answer = ExactAnswer(posterior=posterior, mle=exact.mle,
-                         log_evidence=exact.log_evidence,  # type: ignore[arg-type]
-                         predictive=_NoPredictive())
+    answer = ExactAnswer(
+        posterior=posterior,
+        mle=exact.mle,
+        log_evidence=exact.log_evidence,  # type: ignore[arg-type]
+        predictive=_NoPredictive(),
+    )
     if posterior.mode is None:
-        map_result = Check("map", None, settings.map_tol_sd, None,
-                           "no exact mode given (pass mode=... to compare.Exact to check "
-                           "PyMC's MAP)")
+        map_result = Check(
+            "map",
+            None,
+            settings.map_tol_sd,
+            None,
+            "no exact mode given (pass mode=... to compare.Exact to check PyMC's MAP)",
+        )
     elif map_note is not None:
         map_result = Check("map", None, settings.map_tol_sd, None, map_note)
     else:
@@ -869,43 +1045,66 @@ def _verdict(*, name: str, posterior: ExactPosteriorAdapter, draws: np.ndarray,
     verdict, decided_by = decide(checks)
     t4 = time.perf_counter()
     return RunResult(
-        topic=name, parameters=tuple(posterior.parameters), verdict=verdict,
-        decided_by=decided_by, exact=answer,
-        mcmc=summarise(draws, diag, divergences, pymc_map), agreement=agreement,
-        checks=checks, settings=settings, hyper={}, data_source=source, n=int(n),
-        timings={**timings, "check": t4 - t3, "total": t4 - t_start}, draws=tree,
-        variables=variables, observed=observed, extra=extra)
+        topic=name,
+        parameters=tuple(posterior.parameters),
+        verdict=verdict,
+        decided_by=decided_by,
+        exact=answer,
+        mcmc=summarise(draws, diag, divergences, pymc_map),
+        agreement=agreement,
+        checks=checks,
+        settings=settings,
+        hyper={},
+        data_source=source,
+        n=int(n),
+        timings={**timings, "check": t4 - t3, "total": t4 - t_start},
+        draws=tree,
+        variables=variables,
+        observed=observed,
+        extra=extra,
+    )
 
 
 # --- checking draws from anywhere -------------------------------------------------
-def _as_tree(draws: Any, var_names: Sequence[str] | None, d: int
-             ) -> tuple[Any, np.ndarray, tuple[str, ...], int]:
+def _as_tree(
+    draws: Any, var_names: Sequence[str] | None, d: int
+) -> tuple[Any, np.ndarray, tuple[str, ...], int]:
     """(DataTree, array (chain, draw, d), variables, divergences) from the user's draws."""
     if isinstance(draws, (np.ndarray, list, tuple)):
         arr = np.asarray(draws, dtype=float)
         if arr.ndim == 2 and d == 1:
             arr = arr[..., None]
         if arr.ndim != 3:
-            raise InputError(f"draws must have shape (chain, draw, d) = (chain, draw, {d}), got "
-                             f"shape {arr.shape}; e.g. draws.reshape(chains, -1, {d})")
+            raise InputError(
+                f"draws must have shape (chain, draw, d) = (chain, draw, {d}), got "
+                f"shape {arr.shape}; e.g. draws.reshape(chains, -1, {d})"
+            )
         if arr.shape[-1] != d:
-            raise InputError(f"draws have {arr.shape[-1]} values per draw but exact.mean has {d}; "
-                             "the last axis must line up with exact.mean")
+            raise InputError(
+                f"draws have {arr.shape[-1]} values per draw but exact.mean has {d}; "
+                "the last axis must line up with exact.mean"
+            )
         bad = np.argwhere(~np.isfinite(arr))
         if bad.size:
             c, i, j = bad[0]
             raise InputError(f"draws[{c}, {i}, {j}] is {arr[c, i, j]}; every draw must be finite")
         posterior = xr.Dataset(
             {"theta": (("chain", "draw", "theta_dim_0"), arr)},
-            coords={"chain": np.arange(arr.shape[0]), "draw": np.arange(arr.shape[1]),
-                    "theta_dim_0": np.arange(d)})
+            coords={
+                "chain": np.arange(arr.shape[0]),
+                "draw": np.arange(arr.shape[1]),
+                "theta_dim_0": np.arange(d),
+            },
+        )
         tree = xr.DataTree.from_dict({"/posterior": posterior})
         return tree, arr, ("theta",), 0
     if isinstance(draws, xr.DataTree):
         if "posterior" not in draws.children:
-            raise InputError("draws: the DataTree has no 'posterior' group; give "
-                             "an ArviZ DataTree with a posterior group or an array of shape "
-                             "(chain, draw, d)")
+            raise InputError(
+                "draws: the DataTree has no 'posterior' group; give "
+                "an ArviZ DataTree with a posterior group or an array of shape "
+                "(chain, draw, d)"
+            )
         posterior = draws["posterior"].to_dataset()
         stats_ds = draws["sample_stats"].to_dataset() if "sample_stats" in draws.children else None
         tree = draws
@@ -913,23 +1112,31 @@ def _as_tree(draws: Any, var_names: Sequence[str] | None, d: int
         posterior, stats_ds = draws, None
         tree = xr.DataTree.from_dict({"/posterior": draws})
     else:
-        raise InputError(f"draws must be an ArviZ DataTree, an xarray Dataset or an array of "
-                         f"shape (chain, draw, d), got {type(draws).__name__}")
+        raise InputError(
+            f"draws must be an ArviZ DataTree, an xarray Dataset or an array of "
+            f"shape (chain, draw, d), got {type(draws).__name__}"
+        )
     if isinstance(var_names, str):
         var_names = [var_names]
     names = [str(v) for v in (posterior.data_vars if var_names is None else var_names)]
     missing = [v for v in names if v not in posterior.data_vars]
     if missing:
-        raise InputError(f"var_names: the draws have no variable(s) {missing}; they have "
-                         f"{list(posterior.data_vars)}")
+        raise InputError(
+            f"var_names: the draws have no variable(s) {missing}; they have "
+            f"{list(posterior.data_vars)}"
+        )
     for v in names:
         if "chain" not in posterior[v].dims or "draw" not in posterior[v].dims:
-            raise InputError(f"draws variable {v!r} has dims {posterior[v].dims}; it needs "
-                             "'chain' and 'draw' dims")
+            raise InputError(
+                f"draws variable {v!r} has dims {posterior[v].dims}; it needs "
+                "'chain' and 'draw' dims"
+            )
     arr = posterior_array(posterior, names)
     if arr.shape[-1] != d:
-        raise InputError(f"var_names {names} give {arr.shape[-1]} values per draw but exact.mean "
-                         f"has {d}; list the variables that line up with exact.mean")
+        raise InputError(
+            f"var_names {names} give {arr.shape[-1]} values per draw but exact.mean "
+            f"has {d}; list the variables that line up with exact.mean"
+        )
     if not np.all(np.isfinite(arr)):
         raise InputError("the draws contain NaN or infinite values; every draw must be finite")
     divergences = 0
@@ -938,9 +1145,15 @@ def _as_tree(draws: Any, var_names: Sequence[str] | None, d: int
     return tree, arr, tuple(names), divergences
 
 
-def check_draws(draws: Any, exact: Exact, *, var_names: Sequence[str] | None = None,
-                alpha: float | None = None, seed: int | None = None,
-                name: str = "user-draws") -> CheckResult:
+def check_draws(
+    draws: Any,
+    exact: Exact,
+    *,
+    var_names: Sequence[str] | None = None,
+    alpha: float | None = None,
+    seed: int | None = None,
+    name: str = "user-draws",
+) -> CheckResult:
     """Test draws that came from anywhere against an exact posterior.
 
     Parameters
@@ -966,26 +1179,45 @@ def check_draws(draws: Any, exact: Exact, *, var_names: Sequence[str] | None = N
         topic run; the MAP check is skipped (no model to optimise).
     """
     if not isinstance(exact, Exact):
-        raise InputError(f"exact must be a compare.Exact (mean, cov, ...), got "
-                         f"{type(exact).__name__}")
+        raise InputError(
+            f"exact must be a compare.Exact (mean, cov, ...), got {type(exact).__name__}"
+        )
     t0 = time.perf_counter()
     settings = _settings(alpha=alpha, seed=seed)
     tree, arr, variables, divergences = _as_tree(draws, var_names, exact.d)
-    settings = dataclasses.replace(settings, chains=int(arr.shape[0]), draws=int(arr.shape[1]),
-                                   tune=0)
+    settings = dataclasses.replace(
+        settings, chains=int(arr.shape[0]), draws=int(arr.shape[1]), tune=0
+    )
     default_names = tuple(f"x[{i}]" for i in range(exact.d)) if variables == ("theta",) else None
     if default_names is None:
         default_names = tuple(_names_from_tree(tree, variables))
-    posterior = ExactPosteriorAdapter(exact, tuple(exact.parameters or default_names),
-                                      seed=settings.seed,
-                                      n_reference=settings.n_reference)
+    posterior = ExactPosteriorAdapter(
+        exact,
+        tuple(exact.parameters or default_names),
+        seed=settings.seed,
+        n_reference=settings.n_reference,
+    )
     if posterior.has_sampler:
         posterior.sample(np.random.default_rng(0), 4)
-    return CheckResult(_verdict(
-        name=name, posterior=posterior, draws=arr, divergences=divergences, pymc_map=None,
-        tree=tree, settings=settings, source="draws", n=0, variables=variables, observed={},
-        timings={"compile": 0.0, "sample": 0.0}, t_start=t0, exact=exact,
-        map_note="draws only: there is no model whose MAP could be found"))
+    return CheckResult(
+        _verdict(
+            name=name,
+            posterior=posterior,
+            draws=arr,
+            divergences=divergences,
+            pymc_map=None,
+            tree=tree,
+            settings=settings,
+            source="draws",
+            n=0,
+            variables=variables,
+            observed={},
+            timings={"compile": 0.0, "sample": 0.0},
+            t_start=t0,
+            exact=exact,
+            map_note="draws only: there is no model whose MAP could be found",
+        )
+    )
 
 
 def _names_from_tree(tree: Any, variables: Sequence[str]) -> list[str]:
@@ -993,16 +1225,25 @@ def _names_from_tree(tree: Any, variables: Sequence[str]) -> list[str]:
     names = []
     for v in variables:
         shape = tuple(s for dim, s in posterior[v].sizes.items() if dim not in ("chain", "draw"))
-        names += [v] if not shape else \
-            [f"{v}[{','.join(str(i) for i in idx)}]" for idx in np.ndindex(*shape)]
+        names += (
+            [v]
+            if not shape
+            else [f"{v}[{','.join(str(i) for i in idx)}]" for idx in np.ndindex(*shape)]
+        )
     return names
 
 
 # --- running a topic --------------------------------------------------------------
-def run(topic: str, *, data: Any = None, column: str | None = None, target: str | None = None,
-        features: Sequence[str] | None = None,
-        settings: Settings | Mapping[str, Any] | None = None,
-        **hyperparameters: Any) -> CheckResult:
+def run(
+    topic: str,
+    *,
+    data: Any = None,
+    column: str | None = None,
+    target: str | None = None,
+    features: Sequence[str] | None = None,
+    settings: Settings | Mapping[str, Any] | None = None,
+    **hyperparameters: Any,
+) -> CheckResult:
     """Run a registered topic, as ``bayes-compare run`` does.
 
     Parameters
@@ -1030,5 +1271,6 @@ def run(topic: str, *, data: Any = None, column: str | None = None, target: str 
     t = compare.topics.get_topic(topic)
     values, dataset, source = topic_data(t, data, column, target, features)
     hyper = t.hyper(hyperparameters, dataset=dataset)  # text parsed as --set
-    return CheckResult(run_topic(t, data=values, hyper=hyper, settings=_settings(base=settings),
-                                 source=source))
+    return CheckResult(
+        run_topic(t, data=values, hyper=hyper, settings=_settings(base=settings), source=source)
+    )

@@ -95,8 +95,12 @@ def list_topics(topic_file: TopicFileOpt = None) -> None:
     for col in ("topic", "model", "data", "builtin data"):
         table.add_column(col)
     for t in compare.topics.all_topics():
-        table.add_row(t.name, t.title, DATA_KINDS[t.data_kind],
-                      ", ".join("builtin:" + d.name for d in t.builtin))
+        table.add_row(
+            t.name,
+            t.title,
+            DATA_KINDS[t.data_kind],
+            ", ".join("builtin:" + d.name for d in t.builtin),
+        )
     make_console().print(table)
 
 
@@ -114,43 +118,75 @@ def describe(topic: TopicArg, topic_file: TopicFileOpt = None) -> None:
     for col in ("name", "default", "meaning"):
         hyper_table.add_column(col)
     for h in t.hyperparameters:
-        default = "from the data" if h.default is None else f"{h.default:g}" \
-            if isinstance(h.default, float) else str(h.default)
+        default = (
+            "from the data"
+            if h.default is None
+            else f"{h.default:g}"
+            if isinstance(h.default, float)
+            else str(h.default)
+        )
         hyper_table.add_row(h.name, default, h.doc)
     out.print()
     out.print(hyper_table)
-    data = Table(title="Builtin data (--data builtin:NAME; the first is the default)",
-                 title_justify="left")
+    data = Table(
+        title="Builtin data (--data builtin:NAME; the first is the default)", title_justify="left"
+    )
     for col in ("name", "what", "source", "suggested hyperparameters"):
         data.add_column(col)
     for d in t.builtin:
-        data.add_row("builtin:" + d.name, d.description, d.source,
-                     ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                               for k, v in d.hyper.items() if v is not None))
+        data.add_row(
+            "builtin:" + d.name,
+            d.description,
+            d.source,
+            ", ".join(
+                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in d.hyper.items()
+                if v is not None
+            ),
+        )
     out.print(data)
     ds = t.builtin[0]
     x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
-    out.print(f"\n[bold]Parameters[/bold] (in this order in every vector; on builtin:{ds.name}): "
-              f"{escape(', '.join(t.solve(x=x, **hyper).parameters))}", markup=True)
+    out.print(
+        f"\n[bold]Parameters[/bold] (in this order in every vector; on builtin:{ds.name}): "
+        f"{escape(', '.join(t.solve(x=x, **hyper).parameters))}",
+        markup=True,
+    )
     if t.data_kind == "points":
-        out.print("\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
-                  "observation of numeric columns; choose them with --features a,b (default: "
-                  "every column).")
-        out.print(f"  bayes-compare run {t.name} --data my.csv --features a,b "
-                  "--set components=3 --json -", markup=False)
+        out.print(
+            "\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
+            "observation of numeric columns; choose them with --features a,b (default: "
+            "every column)."
+        )
+        out.print(
+            f"  bayes-compare run {t.name} --data my.csv --features a,b "
+            "--set components=3 --json -",
+            markup=False,
+        )
     elif t.data_kind == "table":
         has_degree = "degree" in {h.name for h in t.hyperparameters}
-        out.print("\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
-                  "observation; name the target column with --target (default y) and the "
-                  "inputs with --features a,b (default: every other column)."
-                  + (" With one input, --set degree=M uses polynomial features 1, x, ..., x^M."
-                     if has_degree else ""))
-        out.print(f"  bayes-compare run {t.name} --data my.csv --target y --features x "
-                  + ("--set degree=3 " if has_degree else "") + "--json -", markup=False)
+        out.print(
+            "\n[bold]Your data[/bold]: a CSV file with a header line, then one row per "
+            "observation; name the target column with --target (default y) and the "
+            "inputs with --features a,b (default: every other column)."
+            + (
+                " With one input, --set degree=M uses polynomial features 1, x, ..., x^M."
+                if has_degree
+                else ""
+            )
+        )
+        out.print(
+            f"  bayes-compare run {t.name} --data my.csv --target y --features x "
+            + ("--set degree=3 " if has_degree else "")
+            + "--json -",
+            markup=False,
+        )
     else:
-        out.print(f"\n[bold]Your data[/bold]: a CSV file with a header line, then one "
-                  f"observation per line; observations are {DATA_KINDS[t.data_kind]}. Pick "
-                  f"the column with --column NAME (not needed for a one-column file).")
+        out.print(
+            f"\n[bold]Your data[/bold]: a CSV file with a header line, then one "
+            f"observation per line; observations are {DATA_KINDS[t.data_kind]}. Pick "
+            f"the column with --column NAME (not needed for a one-column file)."
+        )
         out.print(f"  bayes-compare run {t.name} --data my.csv --column x --json -", markup=False)
 
 
@@ -167,30 +203,60 @@ def _print_result(result: RunResult, out: Console) -> None:
     mcmc = result.mcmc
     exact_sd = np.sqrt(np.diag(post.cov))
     table = Table(title=f"{result.topic} on {result.data_source} (n={result.n})")
-    for col in ("parameter", "exact mean", "exact sd", "MCMC mean", "MCMC sd", "MCSE",
-                "z", "R-hat", "ESS bulk", "ESS tail"):
+    for col in (
+        "parameter",
+        "exact mean",
+        "exact sd",
+        "MCMC mean",
+        "MCMC sd",
+        "MCSE",
+        "z",
+        "R-hat",
+        "ESS bulk",
+        "ESS tail",
+    ):
         table.add_column(col, justify="left" if col == "parameter" else "right")
     for i, name in enumerate(result.parameters):
         z = (mcmc.mean[i] - post.mean[i]) / mcmc.mcse_mean[i]
         z = z if np.isfinite(z) else None  # no finite exact mean: nothing to compare
-        table.add_row(escape(name), _cell(post.mean[i]), _cell(exact_sd[i]),
-                      _cell(mcmc.mean[i]), _cell(mcmc.sd[i]), _cell(mcmc.mcse_mean[i], ".2g"),
-                      _cell(z, "+.2f"), _cell(mcmc.rhat[i], ".4f"),
-                      _cell(mcmc.ess_bulk[i], ".0f"), _cell(mcmc.ess_tail[i], ".0f"))
+        table.add_row(
+            escape(name),
+            _cell(post.mean[i]),
+            _cell(exact_sd[i]),
+            _cell(mcmc.mean[i]),
+            _cell(mcmc.sd[i]),
+            _cell(mcmc.mcse_mean[i], ".2g"),
+            _cell(z, "+.2f"),
+            _cell(mcmc.rhat[i], ".4f"),
+            _cell(mcmc.ess_bulk[i], ".0f"),
+            _cell(mcmc.ess_tail[i], ".0f"),
+        )
     out.print(table)
     for line in result.extra.lines:
         out.print(line, markup=False)
     out.print("\n".join(check_lines(result)), markup=False)
     colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]
-    out.print(f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] "
-              f"(decided by {result.decided_by}); log evidence "
-              f"{result.exact.log_evidence:.6g}; {result.timings['total']:.2f} s")
+    out.print(
+        f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] "
+        f"(decided by {result.decided_by}); log evidence "
+        f"{result.exact.log_evidence:.6g}; {result.timings['total']:.2f} s"
+    )
 
 
-def _run_one(topic_name: str, *, data: str | None, column: str | None,
-             sets: dict[str, str], settings: Settings, json_path: str | None, out_dir: Path,
-             out: Console, target: str | None = None, features: str | None = None,
-             stream: bool = False) -> RunResult:
+def _run_one(
+    topic_name: str,
+    *,
+    data: str | None,
+    column: str | None,
+    sets: dict[str, str],
+    settings: Settings,
+    json_path: str | None,
+    out_dir: Path,
+    out: Console,
+    target: str | None = None,
+    features: str | None = None,
+    stream: bool = False,
+) -> RunResult:
     from compare.core.runner import run  # heavy: ArviZ, xarray and scipy only when running
 
     topic = compare.topics.get_topic(topic_name)
@@ -200,13 +266,18 @@ def _run_one(topic_name: str, *, data: str | None, column: str | None,
     # (compare/outputs/document.py; save_run checks again with the exact size).
     check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
     with err.status(f"{topic.name}: starting") as status:
+
         def on_stage(stage: str) -> None:
-            text = {"compiling": "compiling the PyMC model with nutpie (once per session)",
-                    "sampling": f"sampling {settings.chains} chains x {settings.draws} draws",
-                    "checking": "checking convergence, agreement and MAP"}[stage]
+            text = {
+                "compiling": "compiling the PyMC model with nutpie (once per session)",
+                "sampling": f"sampling {settings.chains} chains x {settings.draws} draws",
+                "checking": "checking convergence, agreement and MAP",
+            }[stage]
             status.update(f"{topic.name}: {text}")
-        result = run(topic, data=values, hyper=hyper, settings=settings, source=source,
-                     on_stage=on_stage)
+
+        result = run(
+            topic, data=values, hyper=hyper, settings=settings, source=source, on_stage=on_stage
+        )
     _print_result(result, out)
     save_run(result, out_dir)
     if json_path == "-":
@@ -220,22 +291,41 @@ def _run_one(topic_name: str, *, data: str | None, column: str | None,
 @app.command("run")
 def run_command(
     topic: Annotated[str | None, typer.Argument(help="topic name (see `list`)")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="run every topic on its default builtin data")] = False,
+    all_: Annotated[
+        bool, typer.Option("--all", help="run every topic on its default builtin data")
+    ] = False,
     data: DataOpt = None,
     column: ColumnOpt = None,
     target: TargetOpt = None,
     features: FeaturesOpt = None,
-    stream: Annotated[bool, typer.Option(help="regression: read the CSV in chunks, one pass, bounded memory (automatic above 256 MiB)")] = False,
+    stream: Annotated[
+        bool,
+        typer.Option(
+            help="regression: read the CSV in chunks, one pass, bounded memory (automatic above 256 MiB)"
+        ),
+    ] = False,
     set_: SetOpt = None,
-    sizes: Annotated[str | None, typer.Option(help="topics with a Laplace-error sweep: its rows, e.g. 20,50,100,200 (<= 1: shares of the rows); same as --set sizes=...")] = None,
+    sizes: Annotated[
+        str | None,
+        typer.Option(
+            help="topics with a Laplace-error sweep: its rows, e.g. 20,50,100,200 (<= 1: shares of the rows); same as --set sizes=..."
+        ),
+    ] = None,
     draws: DrawsOpt = None,
     chains: ChainsOpt = None,
     tune: TuneOpt = None,
     seed: SeedOpt = None,
-    alpha: Annotated[float | None, typer.Option(help="family-wise false-alarm rate of the agreement test")] = None,
+    alpha: Annotated[
+        float | None, typer.Option(help="family-wise false-alarm rate of the agreement test")
+    ] = None,
     json_path: JsonOpt = None,
-    out: Annotated[str | None, typer.Option(help="directory for draws and result.json "
-                                                 "(default reports/runs/<topic>/; with --all, the parent)")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            help="directory for draws and result.json "
+            "(default reports/runs/<topic>/; with --all, the parent)"
+        ),
+    ] = None,
     topic_file: TopicFileOpt = None,
 ) -> None:
     """Run the exact and the MCMC posterior side by side and give a verdict."""
@@ -252,52 +342,102 @@ def run_command(
     load_topic_files(topic_file)
     console = output_console(json_path == "-")
     if all_:
-        if (topic is not None or data is not None or column is not None or sets
-                or target is not None or features is not None or stream):
-            raise BadInput("--all runs every topic on its builtin data; it takes no TOPIC, "
-                           "--data, --column, --target, --features, --stream, --set or --sizes")
+        if (
+            topic is not None
+            or data is not None
+            or column is not None
+            or sets
+            or target is not None
+            or features is not None
+            or stream
+        ):
+            raise BadInput(
+                "--all runs every topic on its builtin data; it takes no TOPIC, "
+                "--data, --column, --target, --features, --stream, --set or --sizes"
+            )
         if json_path not in (None, "-"):
-            raise BadInput("with --all, --json takes only '-' (one JSON document per line); "
-                           "each run's JSON is saved under --out")
+            raise BadInput(
+                "with --all, --json takes only '-' (one JSON document per line); "
+                "each run's JSON is saved under --out"
+            )
         base = Path(out or "reports/runs")
         verdicts = []
         for t in compare.topics.all_topics():
-            result = _run_one(t.name, data=None, column=None, sets={}, settings=settings,
-                              json_path=None, out_dir=base / t.name, out=console)
+            result = _run_one(
+                t.name,
+                data=None,
+                column=None,
+                sets={},
+                settings=settings,
+                json_path=None,
+                out_dir=base / t.name,
+                out=console,
+            )
             if json_path == "-":
                 sys.stdout.write(json.dumps(to_document(result), allow_nan=False) + "\n")
             verdicts.append(result.verdict)
-        code = (EXIT_DISAGREE if "disagree" in verdicts else
-                EXIT_INCONCLUSIVE if "inconclusive" in verdicts else EXIT_AGREE)
+        code = (
+            EXIT_DISAGREE
+            if "disagree" in verdicts
+            else EXIT_INCONCLUSIVE
+            if "inconclusive" in verdicts
+            else EXIT_AGREE
+        )
         raise typer.Exit(code)
     if topic is None:
         raise BadInput("give a TOPIC (see `bayes-compare list`) or --all")
     if sizes is not None:
         known = REGISTRY.get(topic)
         if known is not None and "sizes" not in {h.name for h in known.hyperparameters}:
-            having = [t.name for t in compare.topics.all_topics()
-                      if "sizes" in {h.name for h in t.hyperparameters}]
-            raise BadInput(f"--sizes {sizes}: {topic} has no size sweep; it is the "
-                           f"Laplace-error sweep of {', '.join(having)}")
+            having = [
+                t.name
+                for t in compare.topics.all_topics()
+                if "sizes" in {h.name for h in t.hyperparameters}
+            ]
+            raise BadInput(
+                f"--sizes {sizes}: {topic} has no size sweep; it is the "
+                f"Laplace-error sweep of {', '.join(having)}"
+            )
     out_dir = Path(out) if out is not None else Path("reports/runs") / topic
-    result = _run_one(topic, data=data, column=column, sets=sets, settings=settings,
-                      json_path=json_path, out_dir=out_dir, out=console, target=target,
-                      features=features, stream=stream)
+    result = _run_one(
+        topic,
+        data=data,
+        column=column,
+        sets=sets,
+        settings=settings,
+        json_path=json_path,
+        out_dir=out_dir,
+        out=console,
+        target=target,
+        features=features,
+        stream=stream,
+    )
     raise typer.Exit(result.exit_code)
 
 
 @app.command()
 def evidence(
-    topic: Annotated[str, typer.Argument(help="a regression topic with a polynomial degree (see `list`)")],
-    degrees: Annotated[str, typer.Option(help="polynomial degrees: a range 0-9 or a list 0,3,9")] = "0-9",
+    topic: Annotated[
+        str, typer.Argument(help="a regression topic with a polynomial degree (see `list`)")
+    ],
+    degrees: Annotated[
+        str, typer.Option(help="polynomial degrees: a range 0-9 or a list 0,3,9")
+    ] = "0-9",
     data: DataOpt = None,
     target: TargetOpt = None,
     features: Annotated[str | None, typer.Option(help="the one input column")] = None,
     set_: SetOpt = None,
-    smc_degrees: Annotated[str | None, typer.Option(help="degrees to check with pm.sample_smc "
-                                                        "(default: smallest, best, largest; 'none' to skip)")] = None,
+    smc_degrees: Annotated[
+        str | None,
+        typer.Option(
+            help="degrees to check with pm.sample_smc "
+            "(default: smallest, best, largest; 'none' to skip)"
+        ),
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="random seed for SMC")] = None,
-    json_path: Annotated[str | None, typer.Option("--json", help="write the table as JSON to PATH, or - for stdout")] = None,
+    json_path: Annotated[
+        str | None, typer.Option("--json", help="write the table as JSON to PATH, or - for stdout")
+    ] = None,
 ) -> None:
     """Exact log evidence per polynomial degree: which degree do the data support?"""
     from compare.topics import _regression as regression  # heavy: scipy, xarray, ArviZ
@@ -306,52 +446,85 @@ def evidence(
     check_out_file(json_path, "--json")
     t = compare.topics.get_topic(topic)
     if t.data_kind != "table" or "degree" not in {h.name for h in t.hyperparameters}:
-        having = [u.name for u in compare.topics.all_topics() if u.data_kind == "table"
-                  and "degree" in {h.name for h in u.hyperparameters}]
-        raise BadInput(f"{topic} has no polynomial degree; evidence tables are for "
-                       f"{' and '.join(having)}")
+        having = [
+            u.name
+            for u in compare.topics.all_topics()
+            if u.data_kind == "table" and "degree" in {h.name for h in u.hyperparameters}
+        ]
+        raise BadInput(
+            f"{topic} has no polynomial degree; evidence tables are for {' and '.join(having)}"
+        )
     wanted = parse_degrees(degrees, "--degrees")
     smc = None
     if smc_degrees is not None:
-        smc = [] if smc_degrees.strip().lower() == "none" else parse_degrees(smc_degrees,
-                                                                         "--smc-degrees")
+        smc = (
+            []
+            if smc_degrees.strip().lower() == "none"
+            else parse_degrees(smc_degrees, "--smc-degrees")
+        )
         outside = sorted(set(smc) - set(wanted))
         if outside:
-            raise BadInput(f"--smc-degrees {smc_degrees!r}: degree(s) "
-                           f"{', '.join(map(str, outside))} are not in --degrees {degrees!r}; "
-                           "check only degrees of the table")
+            raise BadInput(
+                f"--smc-degrees {smc_degrees!r}: degree(s) "
+                f"{', '.join(map(str, outside))} are not in --degrees {degrees!r}; "
+                "check only degrees of the table"
+            )
         if not smc and seed is not None:
-            raise BadInput(f"--seed {seed} seeds SMC, and --smc-degrees none runs no SMC; "
-                           "drop --seed")
+            raise BadInput(
+                f"--seed {seed} seeds SMC, and --smc-degrees none runs no SMC; drop --seed"
+            )
     sets = parse_sets(set_)
     if "degree" in sets:
-        raise BadInput(f"--set degree={sets['degree']}: the evidence table sweeps the degree; "
-                       "choose the degrees with --degrees, not --set degree")
+        raise BadInput(
+            f"--set degree={sets['degree']}: the evidence table sweeps the degree; "
+            "choose the degrees with --degrees, not --set degree"
+        )
     table, dataset, source = load_data(t, data, None, target, features)
     hyper = t.hyper(sets, dataset=dataset, parsed=False)
     with err.status(f"{t.name}: exact evidence for {len(wanted)} degrees, SMC for some"):
-        rows = regression.evidence_table(t, table, hyper, wanted, smc_degrees=smc,
-                                         settings=settings)
+        rows = regression.evidence_table(
+            t, table, hyper, wanted, smc_degrees=smc, settings=settings
+        )
     best = max(rows, key=lambda r: r.log_evidence)
     out = output_console(json_path == "-")
     view = Table(title=f"{t.name}: log evidence by polynomial degree on {source} (n={table.n})")
-    for col in ("degree", "features", "log evidence", "vs best", "train RMSE (MLE)",
-                "MLE unique", "SMC log evidence"):
+    for col in (
+        "degree",
+        "features",
+        "log evidence",
+        "vs best",
+        "train RMSE (MLE)",
+        "MLE unique",
+        "SMC log evidence",
+    ):
         view.add_column(col, justify="right")
     for r in rows:
         smc_text = "" if r.smc_mean is None else f"{r.smc_mean:.2f} +- {r.smc_sd:.2f}"
-        view.add_row(str(r.degree), str(r.n_features), f"{r.log_evidence:.3f}",
-                     f"{r.log_evidence - best.log_evidence:+.2f}", f"{r.train_rmse:.4f}",
-                     "yes" if r.mle_unique else "no", smc_text,
-                     style="bold" if r is best else None)
+        view.add_row(
+            str(r.degree),
+            str(r.n_features),
+            f"{r.log_evidence:.3f}",
+            f"{r.log_evidence - best.log_evidence:+.2f}",
+            f"{r.train_rmse:.4f}",
+            "yes" if r.mle_unique else "no",
+            smc_text,
+            style="bold" if r is best else None,
+        )
     out.print(view)
-    out.print(f"chosen degree: {best.degree} (highest exact evidence). The MLE training error "
-              "keeps falling with the degree; the evidence penalises the extra flexibility.")
+    out.print(
+        f"chosen degree: {best.degree} (highest exact evidence). The MLE training error "
+        "keeps falling with the degree; the evidence penalises the extra flexibility."
+    )
     if json_path is not None:
-        doc = _clean({"topic": t.name, "data": {"source": source, "n": table.n},
-                      "hyperparameters": {k: v for k, v in hyper.items() if k != "degree"},
-                      "chosen_degree": best.degree,
-                      "rows": [dataclasses.asdict(r) for r in rows]})
+        doc = _clean(
+            {
+                "topic": t.name,
+                "data": {"source": source, "n": table.n},
+                "hyperparameters": {k: v for k, v in hyper.items() if k != "degree"},
+                "chosen_degree": best.degree,
+                "rows": [dataclasses.asdict(r) for r in rows],
+            }
+        )
         if json_path == "-":
             sys.stdout.write(dumps(doc))
         else:
@@ -360,32 +533,47 @@ def evidence(
 
 @app.command()
 def summary(
-    runs: Annotated[Path, typer.Option(help="directory holding <topic>/result.json")] = Path("reports/runs"),
-    out: Annotated[Path, typer.Option(help="where to write the Markdown table",
-                                      callback=lambda v: checked_file(v, "--out"))] = Path("reports/summary.md"),
+    runs: Annotated[Path, typer.Option(help="directory holding <topic>/result.json")] = Path(
+        "reports/runs"
+    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="where to write the Markdown table", callback=lambda v: checked_file(v, "--out")
+        ),
+    ] = Path("reports/summary.md"),
 ) -> None:
     """Write a Markdown table with one row per saved run."""
     dirs = run_dirs_under(runs)
     if not dirs:
         raise BadInput(f"no runs under {str(runs)!r}; run `bayes-compare run --all` first")
-    loaded, skipped = document.load_runs(dirs, need_draws=False,
-                                warn=lambda line: err.print(f"warning: {line}", markup=False,
-                                                            soft_wrap=True))
+    loaded, skipped = document.load_runs(
+        dirs,
+        need_draws=False,
+        warn=lambda line: err.print(f"warning: {line}", markup=False, soft_wrap=True),
+    )
     docs = [run.doc for run in loaded]
     order = {t.name: i for i, t in enumerate(compare.topics.all_topics())}
     docs.sort(key=lambda d: (order.get(d["topic"], len(order)), d["topic"]))
     atomic_write(out, summary_markdown(docs, skipped=skipped))
-    make_console().print(f"wrote {out} ({len(docs)} runs"
-                          + (f", {len(skipped)} skipped)" if skipped else ")"))
+    make_console().print(
+        f"wrote {out} ({len(docs)} runs" + (f", {len(skipped)} skipped)" if skipped else ")")
+    )
 
 
 @app.command()
 def report(
-    topics: Annotated[list[str] | None, typer.Argument(help="topics to include (default: every topic)")] = None,
+    topics: Annotated[
+        list[str] | None, typer.Argument(help="topics to include (default: every topic)")
+    ] = None,
     all_: Annotated[bool, typer.Option("--all", help="every registered topic")] = False,
     out: Annotated[str, typer.Option(help="where index.html goes")] = "reports",
-    runs: Annotated[str | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")] = None,
-    workers: Annotated[int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")] = None,
+    runs: Annotated[
+        str | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")
+    ] = None,
     topic_file: TopicFileOpt = None,
 ) -> None:
     """Build the HTML report from saved runs, running the topics that have none."""
@@ -398,7 +586,9 @@ def report(
     check_out_dir(out, "--out")
     check_out_dir(runs, "--runs")
     load_topic_files(topic_file)
-    chosen = [compare.topics.get_topic(t) for t in topics] if topics else compare.topics.all_topics()
+    chosen = (
+        [compare.topics.get_topic(t) for t in topics] if topics else compare.topics.all_topics()
+    )
     out_dir = Path(out)
     runs_dir = Path(runs) if runs is not None else out_dir / "runs"
     check_out_dir(runs_dir, "--runs")
@@ -410,15 +600,25 @@ def report(
         with contextlib.suppress(OSError):
             recover_run(run_dir)
         if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
-            console.print(f"{t.name}: no saved run under {run_dir}; running it on its "
-                          "default data")
-            _run_one(t.name, data=None, column=None, sets={}, settings=defaults.DEFAULT,
-                     json_path=None, out_dir=run_dir, out=console)
+            console.print(f"{t.name}: no saved run under {run_dir}; running it on its default data")
+            _run_one(
+                t.name,
+                data=None,
+                column=None,
+                sets={},
+                settings=defaults.DEFAULT,
+                json_path=None,
+                out_dir=run_dir,
+                out=console,
+            )
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("drawing figures", total=None)
-        site = build_site([runs_dir / t.name for t in chosen], out_dir, workers=workers,
-                          progress=lambda done, total: bar.update(task, completed=done,
-                                                                  total=total))
+        site = build_site(
+            [runs_dir / t.name for t in chosen],
+            out_dir,
+            workers=workers,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
     for topic, kind in site.failed_figures:
         err.print(f"warning: {topic}: the {kind} figure failed; its page shows the error")
     console.print(f"built the report for {len(site.pages)} topics in {site.seconds:.1f} s")
@@ -472,7 +672,7 @@ def _given(exc: Exception, args: list[str]) -> str:
             if arg == opt and i + 1 < len(args):
                 return f" (got {args[i + 1]!r})"
             if arg.startswith(opt + "="):
-                return f" (got {arg[len(opt) + 1:]!r})"
+                return f" (got {arg[len(opt) + 1 :]!r})"
     return ""
 
 
@@ -489,8 +689,10 @@ def _crash(exc: BaseException, args: list[str]) -> int:
     except OSError:
         pass
     first = " ".join(str(exc).split())[:300]
-    line = (f"internal error in `{command}`: {type(exc).__name__}: {first} (a bug, not a "
-            f"verdict; exit {EXIT_CRASH}); {where}")
+    line = (
+        f"internal error in `{command}`: {type(exc).__name__}: {first} (a bug, not a "
+        f"verdict; exit {EXIT_CRASH}); {where}"
+    )
     try:
         err.print(line, markup=False, soft_wrap=True)
     except Exception:  # noqa: BLE001  (a broken console must not hide the exit code)

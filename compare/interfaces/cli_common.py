@@ -24,8 +24,11 @@ EXIT_AGREE, EXIT_DISAGREE, EXIT_INCONCLUSIVE, EXIT_BAD_INPUT, EXIT_CRASH = 0, 1,
 
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-    help="Check closed-form Bayesian posteriors against PyMC's MCMC.")
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Check closed-form Bayesian posteriors against PyMC's MCMC.",
+)
 
 
 def make_console(**kwargs: Any) -> Console:
@@ -71,13 +74,17 @@ def parse_degrees(text: str, what: str) -> list[int]:
         raise BadInput(f"{what} {text!r} is empty; give a range like 0-9 or a list like 0,3,9")
     for number in re.findall(r"\d+", text):
         if int(number) > MAX_DEGREE:
-            raise BadInput(f"{what} {text!r}: degree {number} is above {MAX_DEGREE}; "
-                           f"give degrees from 0 to {MAX_DEGREE}")
+            raise BadInput(
+                f"{what} {text!r}: degree {number} is above {MAX_DEGREE}; "
+                f"give degrees from 0 to {MAX_DEGREE}"
+            )
     return regression.parse_degrees(text)
 
 
-TOPIC_FILE_HELP = ("a Python file defining TOPIC = compare.core.registry.Topic(...) (repeatable); "
-                   "its topics are checked and can then be used by name")
+TOPIC_FILE_HELP = (
+    "a Python file defining TOPIC = compare.core.registry.Topic(...) (repeatable); "
+    "its topics are checked and can then be used by name"
+)
 
 # --- options shared by several commands ------------------------------------------
 # Typer reads the help and the flag from the Annotated metadata and the default
@@ -87,18 +94,21 @@ TopicArg = Annotated[str, typer.Argument(help="topic name (see `list`)")]
 TopicFileOpt = Annotated[list[Path] | None, typer.Option("--topic-file", help=TOPIC_FILE_HELP)]
 DataOpt = Annotated[str | None, typer.Option(help="builtin:NAME or PATH.csv")]
 ColumnOpt = Annotated[str | None, typer.Option(help="CSV column to read")]
-TargetOpt = Annotated[str | None, typer.Option(
-    help="table topics: the target column (default y)")]
-FeaturesOpt = Annotated[str | None, typer.Option(
-    help="table topics: input columns a,b,... (default: all but the target)")]
-SetOpt = Annotated[list[str] | None, typer.Option(
-    "--set", help="hyperparameter NAME=VALUE (repeatable)")]
+TargetOpt = Annotated[str | None, typer.Option(help="table topics: the target column (default y)")]
+FeaturesOpt = Annotated[
+    str | None,
+    typer.Option(help="table topics: input columns a,b,... (default: all but the target)"),
+]
+SetOpt = Annotated[
+    list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")
+]
 DrawsOpt = Annotated[int | None, typer.Option(help="kept draws per chain")]
 ChainsOpt = Annotated[int | None, typer.Option(help="number of chains")]
 TuneOpt = Annotated[int | None, typer.Option(help="warm-up draws per chain")]
 SeedOpt = Annotated[int | None, typer.Option(help="random seed")]
-JsonOpt = Annotated[str | None, typer.Option(
-    "--json", help="write the JSON document to PATH, or - for stdout")]
+JsonOpt = Annotated[
+    str | None, typer.Option("--json", help="write the JSON document to PATH, or - for stdout")
+]
 
 
 def load_topic_files(paths: list[Path] | None) -> None:
@@ -107,8 +117,10 @@ def load_topic_files(paths: list[Path] | None) -> None:
         try:
             load_topic_file(path)
         except OSError as e:  # e.g. a name too long: the path is bad input
-            raise BadInput(f"--topic-file {str(path)[:80]!r}: {e.strerror or e}; give the "
-                           "path of a Python file") from None
+            raise BadInput(
+                f"--topic-file {str(path)[:80]!r}: {e.strerror or e}; give the "
+                "path of a Python file"
+            ) from None
 
 
 #: CSV files above this size are read in chunks (sufficient statistics in one pass).
@@ -126,11 +138,14 @@ def _check_under(path: Path, what: str, shown: str) -> None:
     """The nearest existing folder above ``path`` is a folder and writable."""
     probe = _nearest_existing(path)
     if not probe.is_dir():
-        raise BadInput(f"{what} {shown}: {str(probe)!r} is a file, so nothing can be "
-                       f"written under it; give a path in a folder")
+        raise BadInput(
+            f"{what} {shown}: {str(probe)!r} is a file, so nothing can be "
+            f"written under it; give a path in a folder"
+        )
     if not os.access(probe, os.W_OK):
-        raise BadInput(f"{what} {shown}: cannot write under {str(probe)!r}; give a folder "
-                       "you can write to")
+        raise BadInput(
+            f"{what} {shown}: cannot write under {str(probe)!r}; give a folder you can write to"
+        )
 
 
 def _os_checked[F: Callable[..., None]](check: F) -> F:
@@ -140,15 +155,19 @@ def _os_checked[F: Callable[..., None]](check: F) -> F:
     def wrapper(path: str | Path | None, what: str, *args: Any, **kwargs: Any) -> None:
         # A name the file system refuses fails only when the first file is written:
         # check the usual limits (255 bytes a name, 4096 a path) up front.
-        if path is not None and (len(str(path).encode()) > 4096 or any(
-                len(part.encode()) > 255 for part in Path(path).parts)):
-            raise BadInput(f"{what} {str(path)[:60]!r}...: a file name is longer than 255 "
-                           "bytes (or the path than 4096); give a shorter path")
+        if path is not None and (
+            len(str(path).encode()) > 4096
+            or any(len(part.encode()) > 255 for part in Path(path).parts)
+        ):
+            raise BadInput(
+                f"{what} {str(path)[:60]!r}...: a file name is longer than 255 "
+                "bytes (or the path than 4096); give a shorter path"
+            )
         try:
             check(path, what, *args, **kwargs)
         except OSError as e:
-            raise BadInput(f"{what} {str(path)!r}: {e.strerror or e}; give another "
-                           "path") from None
+            raise BadInput(f"{what} {str(path)!r}: {e.strerror or e}; give another path") from None
+
     return wrapper  # type: ignore[return-value]  # same signature, wraps() keeps it
 
 
@@ -165,25 +184,31 @@ def check_out_dir(path: str | Path | None, what: str = "--out") -> None:
         raise BadInput(f"{what} {shown} is empty; give a folder, e.g. {what} reports/runs/mine")
     path = Path(path)
     if path.exists() and not path.is_dir():
-        raise BadInput(f"{what} {shown} is an existing file, and {what} names a folder; give "
-                       f"a new or existing folder, e.g. {what} {path.with_suffix('')!s}-out")
+        raise BadInput(
+            f"{what} {shown} is an existing file, and {what} names a folder; give "
+            f"a new or existing folder, e.g. {what} {path.with_suffix('')!s}-out"
+        )
     _check_under(path, what, shown)
 
 
 @_os_checked
-def check_out_file(path: str | Path | None, what: str = "--json", *,
-                   stdout_ok: bool = True) -> None:
+def check_out_file(
+    path: str | Path | None, what: str = "--json", *, stdout_ok: bool = True
+) -> None:
     """Refuse (exit 3) an output file that is empty, an existing folder or not writable."""
     if path is None or (stdout_ok and str(path) == "-"):
         return
     shown = repr(str(path))
     if str(path).strip() == "":
-        raise BadInput(f"{what} {shown} is empty; give a file name"
-                       + (" or - for stdout" if stdout_ok else ""))
+        raise BadInput(
+            f"{what} {shown} is empty; give a file name" + (" or - for stdout" if stdout_ok else "")
+        )
     path = Path(path)
     if path.is_dir():
-        raise BadInput(f"{what} {shown} is an existing folder, and {what} names a file; give "
-                       f"a file name, e.g. {what} {path / 'result.json'!s}")
+        raise BadInput(
+            f"{what} {shown} is an existing folder, and {what} names a file; give "
+            f"a file name, e.g. {what} {path / 'result.json'!s}"
+        )
     _check_under(path.parent, what, shown)
 
 
@@ -192,8 +217,7 @@ def _feature_names(features: str | None) -> tuple[str, ...] | None:
         return None
     names = tuple(f.strip() for f in features.split(","))
     if not all(names):
-        raise BadInput(f"--features {features!r} has an empty column name; list the columns "
-                       "as a,b")
+        raise BadInput(f"--features {features!r} has an empty column name; list the columns as a,b")
     return names
 
 
@@ -232,12 +256,15 @@ def check_seed(seed: int | None) -> None:
     """Refuse a seed outside :data:`SEED_RANGE` (exit 3) before anything compiles."""
     lo, hi = SEED_RANGE
     if seed is not None and not lo <= seed <= hi:
-        raise BadInput(f"--seed must be a whole number from {lo} to 2**63 - 1 = {hi}, "
-                       f"got {seed}; e.g. --seed 20261129")
+        raise BadInput(
+            f"--seed must be a whole number from {lo} to 2**63 - 1 = {hi}, "
+            f"got {seed}; e.g. --seed 20261129"
+        )
 
 
-def check_sizes(*, draws: int | None = None, chains: int | None = None,
-                tune: int | None = None) -> None:
+def check_sizes(
+    *, draws: int | None = None, chains: int | None = None, tune: int | None = None
+) -> None:
     """Refuse sampler sizes beyond the bounds above (exit 3)."""
     if chains is not None and chains > MAX_CHAINS:
         raise BadInput(f"--chains must be at most {MAX_CHAINS}, got {chains}")
@@ -245,8 +272,10 @@ def check_sizes(*, draws: int | None = None, chains: int | None = None,
         raise BadInput(f"--tune must be at most {MAX_TUNE:.0e}, got {tune}")
     d, c = draws or defaults.DEFAULT.draws, chains or defaults.DEFAULT.chains
     if draws is not None and d * c > MAX_TOTAL_DRAWS:
-        raise BadInput(f"--draws {draws} x {c} chains is more than {MAX_TOTAL_DRAWS:.0e} kept "
-                       "draws (8 bytes each per parameter); use fewer draws")
+        raise BadInput(
+            f"--draws {draws} x {c} chains is more than {MAX_TOTAL_DRAWS:.0e} kept "
+            "draws (8 bytes each per parameter); use fewer draws"
+        )
 
 
 def make_settings(**overrides: Any) -> Settings:

@@ -34,7 +34,9 @@ FORMATS = ("posteriordb",)
 @app.command("export")
 def export_command(
     topic: TopicArg,
-    format_: Annotated[str, typer.Option("--format", help="output layout: posteriordb")] = "posteriordb",
+    format_: Annotated[
+        str, typer.Option("--format", help="output layout: posteriordb")
+    ] = "posteriordb",
     out: Annotated[str | None, typer.Option(help="the posteriordb root to write under")] = None,
     data: DataOpt = None,
     column: ColumnOpt = None,
@@ -53,11 +55,22 @@ def export_command(
     check_seed(seed)
     load_topic_files(topic_file)
     features_list = None if features is None else [f.strip() for f in features.split(",")]
-    result = export.export_posteriordb(topic, out=Path(out), data=data, column=column, target=target,
-                                features=features_list, sets=parse_sets(set_) or None, seed=seed)
+    result = export.export_posteriordb(
+        topic,
+        out=Path(out),
+        data=data,
+        column=column,
+        target=target,
+        features=features_list,
+        sets=parse_sets(set_) or None,
+        seed=seed,
+    )
     console = make_console()
-    console.print(f"wrote {result.posterior_name}: {export.POSTERIORDB_CHAINS} chains x "
-                  f"{export.POSTERIORDB_DRAWS} exact draws of {len(result.parameters)} parameter(s), "
-                  "validated against posteriordb's format", markup=False)
+    console.print(
+        f"wrote {result.posterior_name}: {export.POSTERIORDB_CHAINS} chains x "
+        f"{export.POSTERIORDB_DRAWS} exact draws of {len(result.parameters)} parameter(s), "
+        "validated against posteriordb's format",
+        markup=False,
+    )
     for kind, path in result.files.items():
         console.print(f"  {kind:26s} {path}", markup=False)

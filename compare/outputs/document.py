@@ -75,6 +75,7 @@ from compare.core.registry import InputError
 if TYPE_CHECKING:
     from compare.core.runner import RunResult
 
+
 def predictive_summary(predictive: Any) -> dict[str, Any]:
     """Mean and variance of the posterior predictive where they exist."""
     try:
@@ -92,9 +93,11 @@ def describe_marginal(marginal: Any) -> dict[str, Any] | None:
     dist = getattr(marginal, "dist", None)
     if dist is None:
         return {"family": type(marginal).__name__, "args": [], "kwds": {}}
-    return {"family": getattr(dist, "name", type(dist).__name__),
-            "args": [np.asarray(a).tolist() for a in marginal.args],
-            "kwds": {k: np.asarray(v).tolist() for k, v in marginal.kwds.items()}}
+    return {
+        "family": getattr(dist, "name", type(dist).__name__),
+        "args": [np.asarray(a).tolist() for a in marginal.args],
+        "kwds": {k: np.asarray(v).tolist() for k, v in marginal.kwds.items()},
+    }
 
 
 def to_document(result: RunResult) -> dict[str, Any]:
@@ -115,12 +118,17 @@ def to_document(result: RunResult) -> dict[str, Any]:
             "map": post.mode,
             "map_interior": post.mode_interior,
             "mle": exact.mle,
-            "marginals": [describe_marginal(post.marginal(i))
-                          for i in range(len(result.parameters))],
+            "marginals": [
+                describe_marginal(post.marginal(i)) for i in range(len(result.parameters))
+            ],
             "log_evidence": exact.log_evidence,
-            "quantiles": {f"q{round(p * 100):02d}": [
-                None if post.marginal(i) is None else float(post.marginal(i).ppf(p))
-                for i in range(len(result.parameters))] for p in (0.05, 0.5, 0.95)},
+            "quantiles": {
+                f"q{round(p * 100):02d}": [
+                    None if post.marginal(i) is None else float(post.marginal(i).ppf(p))
+                    for i in range(len(result.parameters))
+                ]
+                for p in (0.05, 0.5, 0.95)
+            },
             "predictive": predictive_summary(exact.predictive),
         },
         "mcmc": {
@@ -135,17 +143,41 @@ def to_document(result: RunResult) -> dict[str, Any]:
             "map": mcmc.map,
             "map_distance_sd": result.map_distance_sd,
         },
-        "checks": [{"name": c.name, "statistic": c.statistic, "threshold": c.threshold,
-                    "passed": c.passed, "note": c.note} for c in result.checks],
-        "quantities": [] if agreement is None else [
-            {"name": q.name, "estimate": q.estimate, "expected": q.expected,
-             "null_sd": q.null_sd, "ess": q.ess, "z": q.z, "p": q.p_value, "p_holm": q.p_holm}
-            for q in agreement.quantities],
-        "settings": {"draws": result.settings.draws, "chains": result.settings.chains,
-                     "seed": result.settings.seed, "alpha": result.settings.alpha,
-                     "tune": result.settings.tune, "rhat_max": result.settings.rhat_max,
-                     "ess_min": result.settings.ess_min,
-                     "map_tol_sd": result.settings.map_tol_sd},
+        "checks": [
+            {
+                "name": c.name,
+                "statistic": c.statistic,
+                "threshold": c.threshold,
+                "passed": c.passed,
+                "note": c.note,
+            }
+            for c in result.checks
+        ],
+        "quantities": []
+        if agreement is None
+        else [
+            {
+                "name": q.name,
+                "estimate": q.estimate,
+                "expected": q.expected,
+                "null_sd": q.null_sd,
+                "ess": q.ess,
+                "z": q.z,
+                "p": q.p_value,
+                "p_holm": q.p_holm,
+            }
+            for q in agreement.quantities
+        ],
+        "settings": {
+            "draws": result.settings.draws,
+            "chains": result.settings.chains,
+            "seed": result.settings.seed,
+            "alpha": result.settings.alpha,
+            "tune": result.settings.tune,
+            "rhat_max": result.settings.rhat_max,
+            "ess_min": result.settings.ess_min,
+            "map_tol_sd": result.settings.map_tol_sd,
+        },
         "data": {"source": result.data_source, "n": result.n},
         **result.extra.sections,
         "hyperparameters": result.hyper,
@@ -193,12 +225,16 @@ def exact_densities(result: RunResult):
             continue
         grid[i] = np.linspace(lo, hi, DENSITY_POINTS)
         with np.errstate(all="ignore"):
-            density[i] = (marginal.pdf(grid[i]) if hasattr(marginal, "pdf")
-                          else marginal.pmf(np.round(grid[i])))
+            density[i] = (
+                marginal.pdf(grid[i])
+                if hasattr(marginal, "pdf")
+                else marginal.pmf(np.round(grid[i]))
+            )
     return xr.Dataset(
         {"grid": (("parameter", "point"), grid), "density": (("parameter", "point"), density)},
         coords={"parameter": list(result.parameters)},
-        attrs={"variables": json.dumps(list(result.variables))})
+        attrs={"variables": json.dumps(list(result.variables))},
+    )
 
 
 def observed_data(result: RunResult):
@@ -207,9 +243,15 @@ def observed_data(result: RunResult):
 
     if not result.observed:
         return None
-    return xr.Dataset({name: ("obs", np.asarray(v) if np.asarray(v).dtype.kind in "biufb"
-                               else np.asarray(v).astype(str))
-                       for name, v in result.observed.items()})
+    return xr.Dataset(
+        {
+            name: (
+                "obs",
+                np.asarray(v) if np.asarray(v).dtype.kind in "biufb" else np.asarray(v).astype(str),
+            )
+            for name, v in result.observed.items()
+        }
+    )
 
 
 # --- saving a run: the pair as one unit (see the module docstring) ------------------------
@@ -222,8 +264,15 @@ COMMIT_DIR = ".run-commit"
 #: Test hook: stop the writer with SIGSTOP at this point of :func:`save_run`.
 TEST_PAUSE_ENV = "BAYES_COMPARE_TEST_PAUSE_AT"
 #: The points of :func:`save_run` the test hook can stop at, in order.
-PAUSE_POINTS = ("staging", "draws-staged", "result-staged", "committed", "after-draws",
-                "after-result", "done")
+PAUSE_POINTS = (
+    "staging",
+    "draws-staged",
+    "result-staged",
+    "committed",
+    "after-draws",
+    "after-result",
+    "done",
+)
 #: Bytes per stored value (float64 / int64) and fixed netCDF/HDF5 overhead per variable
 #: and per file, measured on h5netcdf 1.x files (a 2 x 300 run of a one-parameter topic: 121 kB
 #: for 89 kB of arrays in 25 variables).
@@ -251,8 +300,7 @@ def _pause(point: str) -> None:
         os.kill(os.getpid(), signal.SIGSTOP)
 
 
-def estimate_run_bytes(*, chains: int, draws: int, n_values: int = 1,
-                       n_variables: int = 1) -> int:
+def estimate_run_bytes(*, chains: int, draws: int, n_values: int = 1, n_variables: int = 1) -> int:
     """Rough size in bytes of a run's ``draws.nc``, known before sampling.
 
     ``chains * draws * (n_values + SAMPLE_STATS_PER_DRAW)`` values of 8 bytes,
@@ -302,7 +350,8 @@ def check_room(out_dir: str | Path, nbytes: int) -> None:
     if free < needed:
         raise WriteError(
             f"--out {str(out_dir)!r}: the run needs about {_mb(needed)} free there, "
-            f"{_mb(free)} is free; free some space or choose another --out")
+            f"{_mb(free)} is free; free some space or choose another --out"
+        )
 
 
 def _fsync_dir(path: Path) -> None:
@@ -357,8 +406,11 @@ def _clean_stale(run_dir: Path) -> list[Path]:
         name = entry.name
         if entry.is_dir() and name.startswith(STAGING_PREFIX):
             shutil.rmtree(entry, ignore_errors=True)
-        elif entry.is_file() and name.endswith(".tmp") and any(
-                name.startswith(f".{f}.") for f in RUN_FILES):
+        elif (
+            entry.is_file()
+            and name.endswith(".tmp")
+            and any(name.startswith(f".{f}.") for f in RUN_FILES)
+        ):
             entry.unlink(missing_ok=True)
         else:
             continue
@@ -464,8 +516,10 @@ def save_run(result: RunResult, out_dir: str | Path) -> Path:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise WriteError(f"--out {str(out_dir)!r}: cannot create the folder "
-                         f"({e.strerror or e}); choose another --out") from None
+        raise WriteError(
+            f"--out {str(out_dir)!r}: cannot create the folder "
+            f"({e.strerror or e}); choose another --out"
+        ) from None
     with _folder_lock(out_dir):
         _roll_forward(out_dir)  # a run committed by a killed writer is the old run
         _clean_stale(out_dir)
@@ -477,8 +531,7 @@ def save_run(result: RunResult, out_dir: str | Path) -> Path:
             _write_draws(groups, draws)
             _pause("draws-staged")
             doc = to_document(result)
-            doc["files"] = {DRAWS_FILE: {"sha256": _sha256(draws),
-                                         "bytes": draws.stat().st_size}}
+            doc["files"] = {DRAWS_FILE: {"sha256": _sha256(draws), "bytes": draws.stat().st_size}}
             with open(staging / RESULT_FILE, "w") as fh:
                 fh.write(dumps(doc))
                 fh.flush()
@@ -493,7 +546,8 @@ def save_run(result: RunResult, out_dir: str | Path) -> Path:
                 shutil.rmtree(staging, ignore_errors=True)
             raise WriteError(
                 f"--out {str(out_dir)!r}: writing the run failed ({e.strerror or e}); "
-                "nothing was changed there; free some space or choose another --out") from None
+                "nothing was changed there; free some space or choose another --out"
+            ) from None
         except BaseException:
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -507,8 +561,17 @@ def save_run(result: RunResult, out_dir: str | Path) -> Path:
 
 # --- reading runs folders: one loader for the report and the summary ---------------------
 #: Keys every reader of a run document relies on.
-REQUIRED_KEYS = ("topic", "verdict", "parameters", "exact", "mcmc", "checks", "settings",
-                 "data", "timings")
+REQUIRED_KEYS = (
+    "topic",
+    "verdict",
+    "parameters",
+    "exact",
+    "mcmc",
+    "checks",
+    "settings",
+    "data",
+    "timings",
+)
 
 
 class RunFolderError(InputError):
@@ -552,21 +615,29 @@ def _read_pair(result: Path, draws: Path, *, need_draws: bool) -> dict[str, Any]
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise RunFolderError(result, f"not valid JSON, truncated or damaged ({e.msg} at "
-                             f"line {e.lineno} column {e.colno}); rerun the topic") from None
+        raise RunFolderError(
+            result,
+            f"not valid JSON, truncated or damaged ({e.msg} at "
+            f"line {e.lineno} column {e.colno}); rerun the topic",
+        ) from None
     if not isinstance(doc, dict):
-        raise RunFolderError(result, f"expected a JSON object, got {type(doc).__name__}; "
-                             "rerun the topic")
+        raise RunFolderError(
+            result, f"expected a JSON object, got {type(doc).__name__}; rerun the topic"
+        )
     missing = [k for k in REQUIRED_KEYS if k not in doc]
     if missing:
-        raise RunFolderError(result, f"not a bayes-compare run document (no "
-                             f"{', '.join(missing)}); rerun the topic")
+        raise RunFolderError(
+            result, f"not a bayes-compare run document (no {', '.join(missing)}); rerun the topic"
+        )
     record = (doc.get("files") or {}).get(DRAWS_FILE)
     if draws.is_file() and record:
         if draws.stat().st_size != record.get("bytes") or _sha256(draws) != record.get("sha256"):
-            raise RunFolderError(draws, f"does not belong to {RESULT_FILE} beside it (its "
-                                 "SHA-256 differs from the one recorded there: written by "
-                                 "another run, or damaged); rerun the topic")
+            raise RunFolderError(
+                draws,
+                f"does not belong to {RESULT_FILE} beside it (its "
+                "SHA-256 differs from the one recorded there: written by "
+                "another run, or damaged); rerun the topic",
+            )
     elif need_draws and not draws.is_file():
         raise RunFolderError(draws, "missing; rerun the topic")
     return doc
@@ -596,14 +667,17 @@ def load_run(run_dir: str | Path, *, need_draws: bool = True) -> LoadedRun:
         try:
             recover_run(run_dir)
         except OSError as e:
-            raise RunFolderError(run_dir / COMMIT_DIR, "an interrupted save could not be "
-                                 f"finished ({e.strerror or e}); rerun the topic") from None
+            raise RunFolderError(
+                run_dir / COMMIT_DIR,
+                f"an interrupted save could not be finished ({e.strerror or e}); rerun the topic",
+            ) from None
         try:
             with _folder_lock(run_dir, exclusive=False):  # no writer replaces the pair now
                 if (run_dir / COMMIT_DIR).is_dir():
                     continue
-                return LoadedRun(directory=run_dir,
-                                 doc=_read_pair(result, draws, need_draws=need_draws))
+                return LoadedRun(
+                    directory=run_dir, doc=_read_pair(result, draws, need_draws=need_draws)
+                )
         except FileNotFoundError:  # the folder itself
             raise RunFolderError(result, "missing; rerun the topic") from None
         except OSError as e:
@@ -611,9 +685,12 @@ def load_run(run_dir: str | Path, *, need_draws: bool = True) -> LoadedRun:
     raise RunFolderError(run_dir / COMMIT_DIR, "a save kept being interrupted; rerun the topic")
 
 
-def load_runs(run_dirs: Iterable[str | Path], *, need_draws: bool = True,
-              warn: Callable[[str], None] | None = None,
-              ) -> tuple[list[LoadedRun], list[SkippedRun]]:
+def load_runs(
+    run_dirs: Iterable[str | Path],
+    *,
+    need_draws: bool = True,
+    warn: Callable[[str], None] | None = None,
+) -> tuple[list[LoadedRun], list[SkippedRun]]:
     """Load each folder with :func:`load_run`; the unusable ones are skipped, not fatal.
 
     ``warn`` gets one line per skipped run (``skipped <file>: <reason>``).
@@ -635,19 +712,27 @@ def run_dirs_under(runs: str | Path) -> list[Path]:
     runs = Path(runs)
     if not runs.is_dir():
         return []
-    return sorted(d for d in runs.iterdir() if d.is_dir() and (
-        (d / RESULT_FILE).exists() or (d / COMMIT_DIR).is_dir()))
+    return sorted(
+        d
+        for d in runs.iterdir()
+        if d.is_dir() and ((d / RESULT_FILE).exists() or (d / COMMIT_DIR).is_dir())
+    )
 
 
 def settings_text(settings: dict[str, Any]) -> str:
     """``2 chains x 500 draws (+1000 warm-up), seed 1, alpha 0.01`` from a document's settings."""
+
     def get(key):
         return settings.get(key, "?")
+
     alpha = settings.get("alpha")
-    return (f"{get('chains')} chains x {get('draws')} draws (+{get('tune')} warm-up), "
-            f"seed {get('seed')}, alpha {alpha:g}" if isinstance(alpha, (int, float))
-            else f"{get('chains')} chains x {get('draws')} draws (+{get('tune')} warm-up), "
-                 f"seed {get('seed')}, alpha {alpha}")
+    return (
+        f"{get('chains')} chains x {get('draws')} draws (+{get('tune')} warm-up), "
+        f"seed {get('seed')}, alpha {alpha:g}"
+        if isinstance(alpha, (int, float))
+        else f"{get('chains')} chains x {get('draws')} draws (+{get('tune')} warm-up), "
+        f"seed {get('seed')}, alpha {alpha}"
+    )
 
 
 def common_settings(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
@@ -659,9 +744,16 @@ def common_settings(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 #: How each sampler setting is shown, in this order.
-_SETTING_FORMATS = (("chains", "{} chains"), ("draws", "{} draws"), ("tune", "{} warm-up"),
-                    ("seed", "seed {}"), ("alpha", "alpha {:g}"), ("rhat_max", "R-hat < {:g}"),
-                    ("ess_min", "ESS > {:g}"), ("map_tol_sd", "MAP tolerance {:g} sd"))
+_SETTING_FORMATS = (
+    ("chains", "{} chains"),
+    ("draws", "{} draws"),
+    ("tune", "{} warm-up"),
+    ("seed", "seed {}"),
+    ("alpha", "alpha {:g}"),
+    ("rhat_max", "R-hat < {:g}"),
+    ("ess_min", "ESS > {:g}"),
+    ("map_tol_sd", "MAP tolerance {:g} sd"),
+)
 
 
 def describe_settings(settings: dict[str, Any]) -> str:
@@ -677,8 +769,7 @@ def describe_settings(settings: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def split_settings(docs: Sequence[dict[str, Any]]
-                   ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def split_settings(docs: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The settings shared by every run, and for each run those that differ between runs.
 
     Returns ``(common, per_run)``: ``per_run[i]`` holds run ``i``'s value of each
@@ -701,12 +792,15 @@ _CORE_CHECKS = {"rhat", "ess_bulk", "ess_tail", "divergences", "agreement", "map
 def _other_checks(checks: list[dict[str, Any]]) -> str:
     """Topic-specific checks (predictive, evidence, ...) as 'name ok/FAIL'."""
     marks = {True: "ok", False: "FAIL", None: "n/a"}
-    return ", ".join(f"{c['name']} {marks[c['passed']]}" for c in checks
-                     if c["name"] not in _CORE_CHECKS) or "-"
+    return (
+        ", ".join(
+            f"{c['name']} {marks[c['passed']]}" for c in checks if c["name"] not in _CORE_CHECKS
+        )
+        or "-"
+    )
 
 
-def summary_markdown(docs: Iterable[dict[str, Any]], *,
-                     skipped: Sequence[SkippedRun] = ()) -> str:
+def summary_markdown(docs: Iterable[dict[str, Any]], *, skipped: Sequence[SkippedRun] = ()) -> str:
     """One row per run: verdict, max |z|, worst R-hat, min ESS, divergences, time.
 
     The sampler settings are one line when every run shares them, else a
@@ -738,16 +832,28 @@ def summary_markdown(docs: Iterable[dict[str, Any]], *,
             f"| {_fmt(checks.get('rhat', {}).get('statistic'), '.4f')} | {_fmt(ess, '.0f')} "
             f"| {mcmc['divergences']} | {_fmt(checks.get('map', {}).get('statistic'), '.1e')} "
             f"| {_other_checks(doc['checks'])} | {_fmt(doc['timings'].get('total'), '.2f')} |"
-            + (f" {describe_settings(own)} |" if per_run else ""))
+            + (f" {describe_settings(own)} |" if per_run else "")
+        )
     if docs_seen:
         versions_seen = docs_seen[0].get("versions", {})
-        settings_line = (f"Settings differ between runs (see the last column); shared: "
-                         f"{describe_settings(shared) or 'none'}." if common is None
-                         else f"Settings: {settings_text(common)}.")
-        lines += ["", settings_line + " Versions: "
-                  + ", ".join(f"{k} {v}" for k, v in versions_seen.items()) + "."]
+        settings_line = (
+            f"Settings differ between runs (see the last column); shared: "
+            f"{describe_settings(shared) or 'none'}."
+            if common is None
+            else f"Settings: {settings_text(common)}."
+        )
+        lines += [
+            "",
+            settings_line
+            + " Versions: "
+            + ", ".join(f"{k} {v}" for k, v in versions_seen.items())
+            + ".",
+        ]
     if skipped:
-        lines += ["", f"{len(skipped)} saved run(s) could not be read and are not in the table:",
-                  ""]
+        lines += [
+            "",
+            f"{len(skipped)} saved run(s) could not be read and are not in the table:",
+            "",
+        ]
         lines += [f"- skipped: {s.path}: {s.reason}" for s in skipped]
     return "\n".join(lines) + "\n"

@@ -113,8 +113,10 @@ def _validate(doc: Any, kind: str, where: str) -> None:
     if errors:
         first = errors[0]
         at = "/".join(str(p) for p in first.path) or "(top level)"
-        raise ValueError(f"{where} does not follow posteriordb's {kind} format at {at}: "
-                         f"{first.message} ({len(errors)} error(s))")
+        raise ValueError(
+            f"{where} does not follow posteriordb's {kind} format at {at}: "
+            f"{first.message} ({len(errors)} error(s))"
+        )
 
 
 def _zip_json(doc: Any, member: str) -> bytes:
@@ -140,8 +142,9 @@ def model_source(topic: Topic) -> str:
     replaced by their source, so the file runs with PyMC alone.
     """
     module = inspect.getmodule(topic.build_model)
-    source = inspect.getsource(module) if module is not None else \
-        inspect.getsource(topic.build_model)
+    source = (
+        inspect.getsource(module) if module is not None else inspect.getsource(topic.build_model)
+    )
 
     def inline(match: re.Match) -> str:
         import pymc_models._common as common
@@ -149,14 +152,21 @@ def model_source(topic: Topic) -> str:
         names = [n.strip() for n in match.group(1).split(",") if n.strip()]
         return "\n\n".join(inspect.getsource(getattr(common, n)).rstrip() for n in names) + "\n"
 
-    source = re.sub(r"^from pymc_models\._common import ([\w, ]+)\n", inline, source,
-                    flags=re.MULTILINE)
+    source = re.sub(
+        r"^from pymc_models\._common import ([\w, ]+)\n", inline, source, flags=re.MULTILINE
+    )
     return source
 
 
-def _prepared(topic: Topic, data: Any, column: str | None, target: str | None,
-              features: Sequence[str] | None, hyper: Mapping[str, Any] | None,
-              sets: Mapping[str, str] | None):
+def _prepared(
+    topic: Topic,
+    data: Any,
+    column: str | None,
+    target: str | None,
+    features: Sequence[str] | None,
+    hyper: Mapping[str, Any] | None,
+    sets: Mapping[str, str] | None,
+):
     """(prepared data, hyperparameters after and before ``prepare``, ExactAnswer,
     builtin data set or None, source)."""
     from compare.core.data import check_array, topic_data
@@ -164,13 +174,17 @@ def _prepared(topic: Topic, data: Any, column: str | None, target: str | None,
     values, dataset, source = topic_data(topic, data, column, target, features)
     if hyper and sets:
         raise InputError("give hyperparameters as values (hyper=) or as --set text, not both")
-    merged = topic.hyper(sets, dataset=dataset, parsed=False) if sets else \
-        topic.hyper(hyper or {}, dataset=dataset)
+    merged = (
+        topic.hyper(sets, dataset=dataset, parsed=False)
+        if sets
+        else topic.hyper(hyper or {}, dataset=dataset)
+    )
     structured = topic.data_kind in ("table", "points")
     if structured and not hasattr(values, "features"):
         raise InputError(f"{topic.name}: streamed tables cannot be exported; read a smaller CSV")
-    column_values = values if structured else check_array(np.asarray(values), topic.data_kind,
-                                                          source)
+    column_values = (
+        values if structured else check_array(np.asarray(values), topic.data_kind, source)
+    )
     chosen = dict(merged)
     x, merged = topic.prepare(column_values, merged)
     try:
@@ -186,13 +200,21 @@ def _listify(value: Any) -> Any:
     return _clean(np.asarray(value).tolist() if isinstance(value, np.ndarray) else value)
 
 
-def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
-                       column: str | None = None, target: str | None = None,
-                       features: Sequence[str] | None = None,
-                       hyper: Mapping[str, Any] | None = None,
-                       sets: Mapping[str, str] | None = None, seed: int | None = None,
-                       chains: int = POSTERIORDB_CHAINS, draws: int = POSTERIORDB_DRAWS,
-                       added_by: str = ADDED_BY) -> ExportResult:
+def export_posteriordb(
+    topic: str | Topic,
+    *,
+    out: str | Path,
+    data: Any = None,
+    column: str | None = None,
+    target: str | None = None,
+    features: Sequence[str] | None = None,
+    hyper: Mapping[str, Any] | None = None,
+    sets: Mapping[str, str] | None = None,
+    seed: int | None = None,
+    chains: int = POSTERIORDB_CHAINS,
+    draws: int = POSTERIORDB_DRAWS,
+    added_by: str = ADDED_BY,
+) -> ExportResult:
     """Write a topic's exact posterior on one data set as a posteriordb reference posterior.
 
     Parameters
@@ -228,14 +250,16 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
 
     t = topic if isinstance(topic, Topic) else get_topic(topic)
     if t.not_closed_form is not None:
-        raise InputError(f"{t.name} cannot be exported as exact reference draws: "
-                         f"{t.not_closed_form}")
+        raise InputError(
+            f"{t.name} cannot be exported as exact reference draws: {t.not_closed_form}"
+        )
     for name, value in (("chains", chains), ("draws", draws)):
         if not isinstance(value, int) or value < 1:
             raise InputError(f"{name} must be an integer >= 1, got {value!r}")
     seed = DEFAULT.seed if seed is None else int(seed)
-    x, merged, chosen, answer, dataset, source = _prepared(t, data, column, target, features,
-                                                           hyper, sets)
+    x, merged, chosen, answer, dataset, source = _prepared(
+        t, data, column, target, features, hyper, sets
+    )
     post = answer.posterior
     parameters = tuple(str(p) for p in post.parameters)
     d = len(parameters)
@@ -243,8 +267,7 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
     model_data = {k: _listify(v) for k, v in t.model_data(x=x, **merged).items()}
     sizes = _sizes_from_data(t, structure, model_data)
     fixed = {k: _listify(v) for k, v in structure.items()}
-    build_arguments = {**fixed, **{arg: _length(model_data[entry])
-                                   for arg, entry in sizes.items()}}
+    build_arguments = {**fixed, **{arg: _length(model_data[entry]) for arg, entry in sizes.items()}}
     model_name = _model_name(t, fixed)
     default_hyper = t.hyper(dataset=dataset)
     data_name = _slug(f"{t.name}_{dataset.name}" if dataset is not None else f"{t.name}_data")
@@ -257,11 +280,13 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
     rng = np.random.default_rng(seed)
     flat = np.asarray(post.sample(rng, chains * draws), dtype=float)
     if flat.shape != (chains * draws, d) or not np.all(np.isfinite(flat)):
-        raise ValueError(f"{t.name}: the exact sampler returned shape {flat.shape} or "
-                         "non-finite values")
+        raise ValueError(
+            f"{t.name}: the exact sampler returned shape {flat.shape} or non-finite values"
+        )
     ref = flat.reshape(chains, draws, d)
-    draws_doc = [{p: ref[c, :, i].tolist() for i, p in enumerate(parameters)}
-                 for c in range(chains)]
+    draws_doc = [
+        {p: ref[c, :, i].tolist() for i, p in enumerate(parameters)} for c in range(chains)
+    ]
 
     from arviz_stats.base import array_stats
 
@@ -270,88 +295,137 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
     by_param = np.moveaxis(ref, -1, 0)
     rhat = np.asarray(array_stats.rhat(by_param, method="rank"), dtype=float)
     ess_bulk = np.asarray(array_stats.ess(by_param, method="bulk"), dtype=float)
-    ess_tail = np.asarray(array_stats.ess(by_param, method="tail", prob=(0.05, 0.95)),
-                          dtype=float)
-    agreement = agreement_test(ref, post, alpha=DEFAULT.alpha, seed=seed + 1,
-                               n_reference=DEFAULT.n_reference)
+    ess_tail = np.asarray(array_stats.ess(by_param, method="tail", prob=(0.05, 0.95)), dtype=float)
+    agreement = agreement_test(
+        ref, post, alpha=DEFAULT.alpha, seed=seed + 1, n_reference=DEFAULT.n_reference
+    )
     dimensions = _dimensions(t, structure, d)
 
     posterior_doc = {
-        "name": name, "model_name": model_name, "data_name": data_name,
-        "reference_posterior_name": name, "dimensions": dimensions,
+        "name": name,
+        "model_name": model_name,
+        "data_name": data_name,
+        "reference_posterior_name": name,
+        "dimensions": dimensions,
         "keywords": ["bayes_compare", "analytical_reference_posterior"],
-        "references": [], "urls": [], "added_by": added_by, "added_date": today,
+        "references": [],
+        "urls": [],
+        "added_by": added_by,
+        "added_date": today,
         "build_model_arguments": _listify(build_arguments),
     }
     data_info = {
-        "name": data_name, "data_file": f"data/data/{data_name}.json",
+        "name": data_name,
+        "data_file": f"data/data/{data_name}.json",
         "title": f"{t.name} on {source}",
-        "description": (f"Data for the bayes-compare topic {t.name} ({source}, n={len(x)}): the "
-                        "values of the PyMC model's pm.Data, including the prior's "
-                        "hyperparameters as hp_<name>."
-                        + (f" {dataset.description}; source: {dataset.source}."
-                           if dataset is not None else "")),
-        "keywords": ["bayes_compare"], "references": [], "urls": [],
-        "added_by": added_by, "added_date": today,
+        "description": (
+            f"Data for the bayes-compare topic {t.name} ({source}, n={len(x)}): the "
+            "values of the PyMC model's pm.Data, including the prior's "
+            "hyperparameters as hp_<name>."
+            + (f" {dataset.description}; source: {dataset.source}." if dataset is not None else "")
+        ),
+        "keywords": ["bayes_compare"],
+        "references": [],
+        "urls": [],
+        "added_by": added_by,
+        "added_date": today,
     }
     model_info = {
-        "name": model_name, "title": t.title,
+        "name": model_name,
+        "title": t.title,
         "description": t.model + "\nHyperparameters are pm.Data (hp_<name>) in the data file. "
-                                 "Build the model with make_model(data) (posteriordb's PyMC "
-                                 "convention; prior_only=True drops the likelihood), or with "
-                                 "build_model(**build_model_arguments) from the posterior file, "
-                                 "then pm.set_data(data).",
-        "keywords": ["bayes_compare"], "references": [], "urls": [],
+        "Build the model with make_model(data) (posteriordb's PyMC "
+        "convention; prior_only=True drops the likelihood), or with "
+        "build_model(**build_model_arguments) from the posterior file, "
+        "then pm.set_data(data).",
+        "keywords": ["bayes_compare"],
+        "references": [],
+        "urls": [],
         "model_implementations": {"pymc": {"model_code": f"models/pymc/{model_name}.py"}},
-        "added_by": added_by, "added_date": today,
+        "added_by": added_by,
+        "added_date": today,
     }
     passed = bool(agreement.passed)
     ref_info = {
         "name": name,
-        "inference": {"method": "analytical", "method_arguments": {
-            "sampler": "exact iid draws from the closed-form posterior "
-                       f"({type(post).__module__}.{type(post).__name__}.sample)",
-            "chains": chains, "draws_per_chain": draws, "seed": seed,
-            "generator": "numpy.random.default_rng (PCG64)",
-            "topic": t.name, "data_source": source, "hyperparameters": _listify(merged)}},
+        "inference": {
+            "method": "analytical",
+            "method_arguments": {
+                "sampler": "exact iid draws from the closed-form posterior "
+                f"({type(post).__module__}.{type(post).__name__}.sample)",
+                "chains": chains,
+                "draws_per_chain": draws,
+                "seed": seed,
+                "generator": "numpy.random.default_rng (PCG64)",
+                "topic": t.name,
+                "data_source": source,
+                "hyperparameters": _listify(merged),
+            },
+        },
         "diagnostics": {
             "diagnostic_information": {"names": list(parameters)},
-            "ndraws": chains * draws, "nchains": chains,
+            "ndraws": chains * draws,
+            "nchains": chains,
             "effective_sample_size_bulk": _listify(ess_bulk),
             "effective_sample_size_tail": _listify(ess_tail),
             "r_hat": _listify(rhat),
         },
         "checks_made": {
-            "ndraws_is_10k": chains * draws == 10_000, "nchains_is_gte_4": chains >= 4,
-            "exact_iid_draws": True, "r_hat_below_1_01": bool(np.all(rhat < 1.01)),
+            "ndraws_is_10k": chains * draws == 10_000,
+            "nchains_is_gte_4": chains >= 4,
+            "exact_iid_draws": True,
+            "r_hat_below_1_01": bool(np.all(rhat < 1.01)),
             "bayes_compare_agreement_test_passed": passed,
         },
-        "comments": (f"Exact: the draws are independent draws from the closed-form posterior "
-                     f"computed by bayes-compare's analytic code for {t.name}, not MCMC. "
-                     f"Exact moments (mean, covariance, marginal quantiles) are in "
-                     f"exact/{name}.exact.json. bayes-compare's agreement test on these draws: "
-                     f"max |z| {agreement.max_abs_z:.2f} against {agreement.threshold:.2f} "
-                     f"over {len(agreement.quantities)} quantities (alpha {DEFAULT.alpha:g})."),
-        "added_by": added_by, "added_date": today,
+        "comments": (
+            f"Exact: the draws are independent draws from the closed-form posterior "
+            f"computed by bayes-compare's analytic code for {t.name}, not MCMC. "
+            f"Exact moments (mean, covariance, marginal quantiles) are in "
+            f"exact/{name}.exact.json. bayes-compare's agreement test on these draws: "
+            f"max |z| {agreement.max_abs_z:.2f} against {agreement.threshold:.2f} "
+            f"over {len(agreement.quantities)} quantities (alpha {DEFAULT.alpha:g})."
+        ),
+        "added_by": added_by,
+        "added_date": today,
         "versions": {},
     }
-    exact_doc = _listify({
-        "name": name, "parameters": list(parameters), "exact": True,
-        "mean": post.mean, "cov": post.cov, "sd": np.sqrt(np.diag(post.cov)),
-        "mode": post.mode, "mle": answer.mle, "log_evidence": answer.log_evidence,
-        "marginals": [describe_marginal(post.marginal(i)) for i in range(d)],
-        "quantiles": {f"q{round(p * 100):02d}": [
-            None if post.marginal(i) is None else float(post.marginal(i).ppf(p))
-            for i in range(d)] for p in (0.05, 0.5, 0.95)},
-        "agreement_test_of_the_draws": {"max_abs_z": agreement.max_abs_z,
-                                        "threshold": agreement.threshold, "passed": passed,
-                                        "quantities": len(agreement.quantities)},
-        "versions": versions(),
-    })
+    exact_doc = _listify(
+        {
+            "name": name,
+            "parameters": list(parameters),
+            "exact": True,
+            "mean": post.mean,
+            "cov": post.cov,
+            "sd": np.sqrt(np.diag(post.cov)),
+            "mode": post.mode,
+            "mle": answer.mle,
+            "log_evidence": answer.log_evidence,
+            "marginals": [describe_marginal(post.marginal(i)) for i in range(d)],
+            "quantiles": {
+                f"q{round(p * 100):02d}": [
+                    None if post.marginal(i) is None else float(post.marginal(i).ppf(p))
+                    for i in range(d)
+                ]
+                for p in (0.05, 0.5, 0.95)
+            },
+            "agreement_test_of_the_draws": {
+                "max_abs_z": agreement.max_abs_z,
+                "threshold": agreement.threshold,
+                "passed": passed,
+                "quantities": len(agreement.quantities),
+            },
+            "versions": versions(),
+        }
+    )
 
-    docs = {"posterior": posterior_doc, "data": model_data, "data_info": data_info,
-            "model_info": model_info, "reference_posterior_info": ref_info,
-            "reference_posterior_draws": draws_doc}
+    docs = {
+        "posterior": posterior_doc,
+        "data": model_data,
+        "data_info": data_info,
+        "model_info": model_info,
+        "reference_posterior_info": ref_info,
+        "reference_posterior_draws": draws_doc,
+    }
     for kind, doc in docs.items():  # every file is checked before anything is written
         _validate(doc, kind, f"{kind} of {name}")
 
@@ -362,10 +436,16 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
         "data_info": out / "data" / "info" / f"{data_name}.info.json",
         "model_info": out / "models" / "info" / f"{model_name}.info.json",
         "model_code": out / "models" / "pymc" / f"{model_name}.py",
-        "reference_posterior_draws": out / "reference_posteriors" / "draws" / "draws" /
-        f"{name}.json.zip",
-        "reference_posterior_info": out / "reference_posteriors" / "draws" / "info" /
-        f"{name}.info.json",
+        "reference_posterior_draws": out
+        / "reference_posteriors"
+        / "draws"
+        / "draws"
+        / f"{name}.json.zip",
+        "reference_posterior_info": out
+        / "reference_posteriors"
+        / "draws"
+        / "info"
+        / f"{name}.info.json",
         "exact": out / "exact" / f"{name}.exact.json",
     }
     code = model_file(t, fixed, sizes, name=name, data_name=data_name)
@@ -376,8 +456,9 @@ def export_posteriordb(topic: str | Topic, *, out: str | Path, data: Any = None,
     for kind in ("posterior", "data_info", "model_info", "reference_posterior_info"):
         atomic_write(files[kind], json.dumps(docs[kind], indent=2, allow_nan=False) + "\n")
     atomic_write(files["exact"], json.dumps(exact_doc, indent=2, allow_nan=False) + "\n")
-    return ExportResult(directory=out, posterior_name=name, files=files, parameters=parameters,
-                        draws=ref)
+    return ExportResult(
+        directory=out, posterior_name=name, files=files, parameters=parameters, draws=ref
+    )
 
 
 #: ``build_model`` arguments that are sizes of the data (the ``obs`` dimension):
@@ -433,8 +514,9 @@ def make_model(data: dict, prior_only: bool = False) -> pm.Model:
 '''
 
 
-def _sizes_from_data(topic: Topic, structure: Mapping[str, Any],
-                     model_data: Mapping[str, Any]) -> dict[str, str]:
+def _sizes_from_data(
+    topic: Topic, structure: Mapping[str, Any], model_data: Mapping[str, Any]
+) -> dict[str, str]:
     """The ``build_model`` arguments (``n_obs``) that are sizes of a data entry, by entry.
 
     They go into the posterior file's ``build_model_arguments``, so that
@@ -442,8 +524,11 @@ def _sizes_from_data(topic: Topic, structure: Mapping[str, Any],
     ``make_model`` reads them from the data.
     """
     accepted = inspect.signature(topic.build_model).parameters
-    return {arg: entry for arg, entry in SIZES_FROM_DATA.items()
-            if arg in accepted and arg not in structure and entry in model_data}
+    return {
+        arg: entry
+        for arg, entry in SIZES_FROM_DATA.items()
+        if arg in accepted and arg not in structure and entry in model_data
+    }
 
 
 def _length(value: Any) -> int:
@@ -464,29 +549,39 @@ def _model_name(topic: Topic, fixed: Mapping[str, Any]) -> str:
     return f"{base}_{text}"
 
 
-def model_file(topic: Topic, fixed: Mapping[str, Any], sizes: Mapping[str, str], *,
-               name: str, data_name: str) -> str:
+def model_file(
+    topic: Topic, fixed: Mapping[str, Any], sizes: Mapping[str, str], *, name: str, data_name: str
+) -> str:
     """The model file: the topic's PyMC source, then posteriordb's ``make_model``."""
     return model_source(topic) + MAKE_MODEL.format(
-        fixed=dict(fixed), sizes=sizes, variables=tuple(topic.variables), name=name,
-        data_name=data_name, joined=", ".join(topic.variables))
+        fixed=dict(fixed),
+        sizes=sizes,
+        variables=tuple(topic.variables),
+        name=name,
+        data_name=data_name,
+        joined=", ".join(topic.variables),
+    )
 
 
-def _check_recipes(code: str, arguments: Mapping[str, Any], data: Mapping[str, Any], *,
-                   where: str) -> None:
+def _check_recipes(
+    code: str, arguments: Mapping[str, Any], data: Mapping[str, Any], *, where: str
+) -> None:
     """Both recipes of the model file build the model with the data set (no compile)."""
     import pymc as pm
 
     namespace: dict[str, Any] = {}
     exec(compile(code, "<model file>", "exec"), namespace)  # noqa: S102 - the file we wrote
     try:
-        model = namespace["build_model"](**{k: tuple(v) if isinstance(v, list) else v
-                                            for k, v in arguments.items()})
+        model = namespace["build_model"](
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in arguments.items()}
+        )
         pm.set_data({k: np.asarray(v) for k, v in data.items()}, model=model)
         namespace["make_model"](dict(data))
     except Exception as err:  # an export bug, named with its cause
-        raise ValueError(f"{where}: the exported model file does not build with its data "
-                         f"({type(err).__name__}: {err})") from err
+        raise ValueError(
+            f"{where}: the exported model file does not build with its data "
+            f"({type(err).__name__}: {err})"
+        ) from err
 
 
 def _dimensions(topic: Topic, structure: Mapping[str, Any], d: int) -> dict[str, int]:
@@ -523,8 +618,9 @@ def validate_export(directory: str | Path, posterior_name: str) -> dict[str, Any
     _validate(model_info, "model_info", str(model_info_file))
     for framework, impl in model_info["model_implementations"].items():
         if not (root / impl["model_code"]).is_file():
-            raise ValueError(f"{model_info_file}: the {framework} model code "
-                             f"{impl['model_code']} is missing")
+            raise ValueError(
+                f"{model_info_file}: the {framework} model code {impl['model_code']} is missing"
+            )
     ref_name = posterior["reference_posterior_name"]
     info_file = root / "reference_posteriors" / "draws" / "info" / f"{ref_name}.info.json"
     info = json.loads(info_file.read_text())
@@ -538,6 +634,11 @@ def validate_export(directory: str | Path, posterior_name: str) -> dict[str, Any
         raise ValueError(f"{draws_file}: every chain must have the same parameters and length")
     if info["diagnostics"]["ndraws"] != len(draws) * lengths.pop():
         raise ValueError(f"{info_file}: ndraws does not match the draws file")
-    return {"posterior": posterior, "data": data, "data_info": data_info,
-            "model_info": model_info, "reference_posterior_info": info,
-            "reference_posterior_draws": draws}
+    return {
+        "posterior": posterior,
+        "data": data,
+        "data_info": data_info,
+        "model_info": model_info,
+        "reference_posterior_info": info,
+        "reference_posterior_draws": draws,
+    }

@@ -41,8 +41,14 @@ DPI = 80
 #: Characters of a 10 pt title per inch of figure width (a wider font's 0.55 em, rounded down).
 PAIR_TITLE_CHARS = 11
 
-COLORS = {"exact": "#222222", "mcmc": "#1f77b4", "map": "#d62728", "mle": "#2ca02c",
-          "mean": "#222222", "plugin": "#ff7f0e"}
+COLORS = {
+    "exact": "#222222",
+    "mcmc": "#1f77b4",
+    "map": "#d62728",
+    "mle": "#2ca02c",
+    "mean": "#222222",
+    "plugin": "#ff7f0e",
+}
 
 
 @dataclass(frozen=True)
@@ -79,8 +85,10 @@ class SavedRun:
             variables = list(posterior.data_vars)
         draws = posterior_array(posterior, variables)
         if draws.shape[-1] != len(self.parameters):
-            raise ValueError(f"{self.directory}: {draws.shape[-1]} values per draw for "
-                             f"{len(self.parameters)} parameters")
+            raise ValueError(
+                f"{self.directory}: {draws.shape[-1]} values per draw for "
+                f"{len(self.parameters)} parameters"
+            )
         return draws
 
     def flat(self, count: int = MAX_SHOWN) -> xr.DataTree:
@@ -89,8 +97,12 @@ class SavedRun:
         chains, n = draws.shape[:2]
         coords = {"chain": np.arange(chains), "draw": np.arange(n)}
         posterior = xr.Dataset(
-            {name: (("chain", "draw"), draws[..., i])
-             for i, name in enumerate(self.parameters[:count])}, coords=coords)
+            {
+                name: (("chain", "draw"), draws[..., i])
+                for i, name in enumerate(self.parameters[:count])
+            },
+            coords=coords,
+        )
         groups = {"/posterior": posterior}
         stats = self.group("sample_stats")
         if stats is not None:
@@ -99,8 +111,11 @@ class SavedRun:
 
 
 def _figure_of(plot_collection) -> Any:
-    return plot_collection.viz["chart"].item() if "chart" in plot_collection.viz else \
-        plot_collection.viz["plot"].to_dataset().to_array().values.flat[0].figure
+    return (
+        plot_collection.viz["chart"].item()
+        if "chart" in plot_collection.viz
+        else plot_collection.viz["plot"].to_dataset().to_array().values.flat[0].figure
+    )
 
 
 def _pyplot() -> ModuleType:
@@ -155,8 +170,14 @@ def _bottom_legend(fig, handles: list, labels: list[str]) -> None:
     entry = max(len(label) for label in labels) * 0.55 * LEGEND_FONTSIZE / 72 + 0.6
     ncol = max(1, min(len(labels), int(fig.get_size_inches()[0] // entry)))
     fig.set_layout_engine("constrained")
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False,
-               fontsize=LEGEND_FONTSIZE)
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=ncol,
+        frameon=False,
+        fontsize=LEGEND_FONTSIZE,
+    )
 
 
 def rank(run: SavedRun):
@@ -192,10 +213,13 @@ def ess_evolution(run: SavedRun):
         visuals[f"ess_{which}"] = {"color": color}
         visuals[f"ess_{which}_line"] = {"color": color, "linestyle": style}
     visuals["min_ess"] = {"color": ESS_STYLE["gate"][0], "linestyle": ESS_STYLE["gate"][1]}
-    fig = _figure_of(azp.plot_ess_evolution(run.flat(), backend="matplotlib", min_ess=gate,
-                                            visuals=visuals))
-    handles = [plt.Line2D([], [], color=ESS_STYLE[w][0], ls=ESS_STYLE[w][1], marker="o", ms=4)
-               for w in ("bulk", "tail")]
+    fig = _figure_of(
+        azp.plot_ess_evolution(run.flat(), backend="matplotlib", min_ess=gate, visuals=visuals)
+    )
+    handles = [
+        plt.Line2D([], [], color=ESS_STYLE[w][0], ls=ESS_STYLE[w][1], marker="o", ms=4)
+        for w in ("bulk", "tail")
+    ]
     handles.append(plt.Line2D([], [], color=ESS_STYLE["gate"][0], ls=ESS_STYLE["gate"][1]))
     labels = ["bulk ESS", "tail ESS", f"ESS gate ({gate:g})"]
     _bottom_legend(fig, handles, labels)
@@ -221,28 +245,40 @@ def marginals(run: SavedRun):
     names = _shown(run)
     cols = min(4, len(names))
     rows = -(-len(names) // cols)
-    pc = azp.plot_dist(run.flat(), backend="matplotlib", kind="kde",
-                       visuals={"credible_interval": False, "point_estimate": False,
-                                "point_estimate_text": False},
-                       col_wrap=cols,
-                       figure_kwargs={"figsize": (3.2 * cols, 2.3 * rows + 0.7)})
+    pc = azp.plot_dist(
+        run.flat(),
+        backend="matplotlib",
+        kind="kde",
+        visuals={"credible_interval": False, "point_estimate": False, "point_estimate_text": False},
+        col_wrap=cols,
+        figure_kwargs={"figsize": (3.2 * cols, 2.3 * rows + 0.7)},
+    )
     exact = run.group("exact")
     doc = run.doc
     d = len(run.parameters)
-    marks = {"exact mean": (_vector(doc["exact"]["mean"], d), COLORS["mean"], "-"),
-             "MAP": (_vector(doc["exact"]["map"], d), COLORS["map"], "--"),
-             "MLE": (_vector(doc["exact"]["mle"], d), COLORS["mle"], ":")}
+    marks = {
+        "exact mean": (_vector(doc["exact"]["mean"], d), COLORS["mean"], "-"),
+        "MAP": (_vector(doc["exact"]["map"], d), COLORS["map"], "--"),
+        "MLE": (_vector(doc["exact"]["mle"], d), COLORS["mle"], ":"),
+    }
     handles: dict[str, Any] = {}
     for i, name in enumerate(names):
         ax = pc.get_target(name, {})
         if exact is not None and np.isfinite(exact["density"].values[i]).any():
-            (line,) = ax.plot(exact["grid"].values[i], exact["density"].values[i],
-                              color=COLORS["exact"], lw=1.2, ls=(0, (4, 2)), label="exact density")
+            (line,) = ax.plot(
+                exact["grid"].values[i],
+                exact["density"].values[i],
+                color=COLORS["exact"],
+                lw=1.2,
+                ls=(0, (4, 2)),
+                label="exact density",
+            )
             handles.setdefault("exact density", line)
         for label, (values, color, style) in marks.items():
             if values is not None and np.isfinite(values[i]):
-                handles.setdefault(label, ax.axvline(values[i], color=color, ls=style, lw=1,
-                                                     label=label))
+                handles.setdefault(
+                    label, ax.axvline(values[i], color=color, ls=style, lw=1, label=label)
+                )
     fig = _figure_of(pc)
     mcmc_line = fig.axes[0].lines[0] if fig.axes and fig.axes[0].lines else None
     labels = (["MCMC (KDE)"] if mcmc_line is not None else []) + list(handles)
@@ -271,8 +307,9 @@ def pair(run: SavedRun):
     thin = draws[::step, :k]
     mean = _vector(run.doc["exact"]["mean"], d)
     cov = np.asarray(run.doc["exact"]["cov"], dtype=float) if run.doc["exact"]["cov"] else None
-    fig, axes = plt.subplots(k - 1, k - 1, figsize=(2.6 * (k - 1) + 1, 2.6 * (k - 1) + 0.6),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        k - 1, k - 1, figsize=(2.6 * (k - 1) + 1, 2.6 * (k - 1) + 0.6), squeeze=False
+    )
     for row in range(1, k):
         for col in range(k - 1):
             ax = axes[row - 1, col]
@@ -283,8 +320,12 @@ def pair(run: SavedRun):
             sub = None
             if mean is not None and cov is not None and cov.shape == (d, d):
                 sub = cov[np.ix_([col, row], [col, row])]
-            if (sub is not None and mean is not None and np.all(np.isfinite(sub))
-                    and np.linalg.det(sub) > 0):
+            if (
+                sub is not None
+                and mean is not None
+                and np.all(np.isfinite(sub))
+                and np.linalg.det(sub) > 0
+            ):
                 for level in (1, 2, 3):
                     xy = _ellipse(mean[[col, row]], sub, level)
                     ax.plot(xy[0], xy[1], color=COLORS["exact"], lw=1)
@@ -294,8 +335,10 @@ def pair(run: SavedRun):
                 ax.set_ylabel(run.parameters[row])
     # Wrapped to the figure's width: one line is wider than a 2-parameter figure.
     title = "MCMC draws (dots) and exact 1, 2, 3 sd ellipses (lines)"
-    fig.suptitle(textwrap.fill(title, width=int(fig.get_size_inches()[0] * PAIR_TITLE_CHARS)),
-                 fontsize="medium")
+    fig.suptitle(
+        textwrap.fill(title, width=int(fig.get_size_inches()[0] * PAIR_TITLE_CHARS)),
+        fontsize="medium",
+    )
     fig.tight_layout()
     return fig
 
@@ -319,8 +362,9 @@ def zscores(run: SavedRun):
     ax.axhline(0, color="#999999", lw=0.8)
     ax.set_xlabel("tested quantity (see the table of all quantities)")
     ax.set_ylabel("z")
-    ax.set_title(f"agreement: {z.size} z-scores; a bug pushes some past the dashed lines",
-                 fontsize="medium")
+    ax.set_title(
+        f"agreement: {z.size} z-scores; a bug pushes some past the dashed lines", fontsize="medium"
+    )
     fig.tight_layout()
     return fig
 
@@ -344,12 +388,20 @@ def predictive(run: SavedRun):
         others = [v for v in observed.data_vars if v != names[0]]
         y_name = target if target in observed else (others[-1] if others else None)
         if y_name is not None:
-            ax.plot(observed[names[0]].values, observed[y_name].values, ".", ms=3,
-                    color="#888888", label="data")
+            ax.plot(
+                observed[names[0]].values,
+                observed[y_name].values,
+                ".",
+                ms=3,
+                color="#888888",
+                label="data",
+            )
     offsets = {"exact": 0.0, "mcmc": 0.15, "map_plugin": -0.15}
-    styles = {"exact": ("exact predictive", COLORS["exact"]),
-              "mcmc": ("MCMC predictive", COLORS["mcmc"]),
-              "map_plugin": ("MAP plug-in", COLORS["plugin"])}
+    styles = {
+        "exact": ("exact predictive", COLORS["exact"]),
+        "mcmc": ("MCMC predictive", COLORS["mcmc"]),
+        "map_plugin": ("MAP plug-in", COLORS["plugin"]),
+    }
     for key, (label, color) in styles.items():
         if key not in section or section[key] is None:
             continue
@@ -359,14 +411,28 @@ def predictive(run: SavedRun):
         if one_d:
             ax.plot(x, mean, color=color, label=f"{label} mean")
             if key == "exact":
-                ax.fill_between(x, mean - 1.96 * sd, mean + 1.96 * sd, color=color, alpha=0.15,
-                                label=f"{label} 95%")
+                ax.fill_between(
+                    x,
+                    mean - 1.96 * sd,
+                    mean + 1.96 * sd,
+                    color=color,
+                    alpha=0.15,
+                    label=f"{label} 95%",
+                )
             else:
                 ax.plot(x, mean - 1.96 * sd, color=color, ls="--", lw=1)
                 ax.plot(x, mean + 1.96 * sd, color=color, ls="--", lw=1, label=f"{label} 95%")
         else:
-            ax.errorbar(x + offsets[key], mean, yerr=1.96 * sd, fmt="o", ms=3, color=color,
-                        capsize=2, label=f"{label} (mean, 95%)")
+            ax.errorbar(
+                x + offsets[key],
+                mean,
+                yerr=1.96 * sd,
+                fmt="o",
+                ms=3,
+                color=color,
+                capsize=2,
+                label=f"{label} (mean, 95%)",
+            )
     ax.set_xlabel(names[0] if one_d and names else "test input (index)")
     ax.set_ylabel("prediction")
     ax.legend(fontsize="small", ncol=2)
@@ -388,18 +454,26 @@ def gp_function(run: SavedRun):
     order = np.argsort(where)
     mean = np.asarray(section["exact"]["mean"], dtype=float)
     sd = np.asarray(section["exact"]["sd"], dtype=float)
-    draws = run.draws.reshape(-1, len(run.parameters))[:, :mean.size]
+    draws = run.draws.reshape(-1, len(run.parameters))[:, : mean.size]
     lo, mid, hi = np.quantile(draws, [0.025, 0.5, 0.975], axis=0)
     fig, ax = plt.subplots(figsize=(8, 4))
     w = where[order]
-    ax.fill_between(w, (mean - 1.96 * sd)[order], (mean + 1.96 * sd)[order],
-                    color=COLORS["exact"], alpha=0.15, label="exact 95% band of f")
+    ax.fill_between(
+        w,
+        (mean - 1.96 * sd)[order],
+        (mean + 1.96 * sd)[order],
+        color=COLORS["exact"],
+        alpha=0.15,
+        label="exact 95% band of f",
+    )
     ax.plot(w, mean[order], color=COLORS["exact"], label="exact mean of f")
     ax.plot(w, mid[order], "o", ms=3, color=COLORS["mcmc"], label="MCMC median")
-    ax.vlines(w, lo[order], hi[order], color=COLORS["mcmc"], lw=1,
-              label="MCMC 2.5-97.5% quantiles")
-    ax.set_xlabel(((run.doc.get("predictive") or {}).get("input_names") or ["x"])[0]
-                  if one_d else "test input (index)")
+    ax.vlines(w, lo[order], hi[order], color=COLORS["mcmc"], lw=1, label="MCMC 2.5-97.5% quantiles")
+    ax.set_xlabel(
+        ((run.doc.get("predictive") or {}).get("input_names") or ["x"])[0]
+        if one_d
+        else "test input (index)"
+    )
     ax.set_ylabel("f")
     ax.set_title(f"latent function, kernel {section.get('kernel', '')}", fontsize="medium")
     ax.legend(fontsize="small")
@@ -420,13 +494,18 @@ def gp_kernel(run: SavedRun):
     x = np.column_stack([observed[n].values.astype(float) for n in names])
     x = x[np.lexsort(x.T[::-1])][:400]
     hyper = run.doc["hyperparameters"]
-    k = kernel_matrix(kernel=section["kernel"], x1=x, lengthscale=hyper["lengthscale"],
-                      signal_sd=hyper["signal_sd"])
+    k = kernel_matrix(
+        kernel=section["kernel"],
+        x1=x,
+        lengthscale=hyper["lengthscale"],
+        signal_sd=hyper["signal_sd"],
+    )
     fig, ax = plt.subplots(figsize=(5, 4.3))
     image = ax.imshow(k, cmap="viridis", interpolation="nearest")
     fig.colorbar(image, ax=ax, shrink=0.85)
-    ax.set_title(f"K ({section['kernel']}, {x.shape[0]} inputs sorted by {names[0]})",
-                 fontsize="medium")
+    ax.set_title(
+        f"K ({section['kernel']}, {x.shape[0]} inputs sorted by {names[0]})", fontsize="medium"
+    )
     ax.set_xlabel("input")
     ax.set_ylabel("input")
     fig.tight_layout()
@@ -440,9 +519,11 @@ def sensitivity(run: SavedRun):
     return None if doc is None else sensitivity_study.figure(doc)
 
 
-_METHOD_STYLE = {"exact": ("exact predictive", COLORS["exact"], "-"),
-                 "mcmc": ("MCMC predictive", COLORS["mcmc"], "--"),
-                 "plugin": ("plug-in", COLORS["plugin"], ":")}
+_METHOD_STYLE = {
+    "exact": ("exact predictive", COLORS["exact"], "-"),
+    "mcmc": ("MCMC predictive", COLORS["mcmc"], "--"),
+    "plugin": ("plug-in", COLORS["plugin"], ":"),
+}
 
 
 def _observed_points(run: SavedRun, features: list[str]):
@@ -473,21 +554,33 @@ def decision_boundary(run: SavedRun):
     features, axes, classes = section["features"], section["axes"], section["classes"]
     probs = {k: np.asarray(v, dtype=float) for k, v in section["probability"].items()}
     fixed = section.get("fixed") or {}
-    held = (", others at their mean" if fixed else "")
+    held = ", others at their mean" if fixed else ""
     if len(features) == 1:
         fig, ax = plt.subplots(figsize=(8, 4))
         u = np.asarray(axes[0])
         for c in range(1 if len(classes) == 2 else 0, len(classes)):
             for name, p in probs.items():
                 label, color, style = _METHOD_STYLE.get(name, (name, None, "-"))
-                ax.plot(u, p[:, c], ls=style, color=color if len(classes) == 2 else None,
-                        label=f"{label}: P({classes[c]} | x)")
+                ax.plot(
+                    u,
+                    p[:, c],
+                    ls=style,
+                    color=color if len(classes) == 2 else None,
+                    label=f"{label}: P({classes[c]} | x)",
+                )
         points = _observed_points(run, features)
         if points is not None and points[1] is not None and len(classes) == 2:
             # The data as a rug: each point at 1 if its class is the second, else at 0.
             at = np.array([1.0 if _label_text(v) == classes[1] else 0.0 for v in points[1]])
-            ax.plot(points[0][:, 0], at, "|", ms=10, color="#888888", alpha=0.6,
-                    label=f"data (at 1: class {classes[1]})")
+            ax.plot(
+                points[0][:, 0],
+                at,
+                "|",
+                ms=10,
+                color="#888888",
+                alpha=0.6,
+                label=f"data (at 1: class {classes[1]})",
+            )
         ax.set_xlabel(features[0])
         ax.set_ylabel("probability")
         ax.set_ylim(-0.05, 1.05)
@@ -503,8 +596,12 @@ def decision_boundary(run: SavedRun):
     top = exact.argmax(axis=-1)
     rgba = np.array([cmap(c % 10) for c in top.ravel()]).reshape(*top.shape, 4)
     rgba[..., 3] = 0.15 + 0.35 * (exact.max(axis=-1) - 1 / len(classes)) / (1 - 1 / len(classes))
-    ax.imshow(np.transpose(rgba, (1, 0, 2)), origin="lower", aspect="auto",
-              extent=(axes[0][0], axes[0][-1], axes[1][0], axes[1][-1]))
+    ax.imshow(
+        np.transpose(rgba, (1, 0, 2)),
+        origin="lower",
+        aspect="auto",
+        extent=(axes[0][0], axes[0][-1], axes[1][0], axes[1][-1]),
+    )
     handles = []
     for name, p in probs.items():
         label, color, style = _METHOD_STYLE.get(name, (name, "#444444", "-"))
@@ -514,8 +611,9 @@ def decision_boundary(run: SavedRun):
             others = np.delete(p, c, axis=-1).max(axis=-1)
             margin = p[..., c] - others
             if margin.min() < 0 < margin.max():
-                ax.contour(g0, g1, margin, levels=[0.0], colors=[color], linestyles=[style],
-                           linewidths=1.6)
+                ax.contour(
+                    g0, g1, margin, levels=[0.0], colors=[color], linestyles=[style], linewidths=1.6
+                )
         handles.append(plt.Line2D([], [], color=color, ls=style, label=f"{label} boundary"))
     points = _observed_points(run, features)
     if points is not None:
@@ -525,10 +623,20 @@ def decision_boundary(run: SavedRun):
             for c, cls in enumerate(classes):
                 sel = np.array([n == cls for n in names])
                 if sel.any():
-                    ax.scatter(x[sel, 0], x[sel, 1], s=9, color=cmap(c % 10), edgecolor="k",
-                               linewidths=0.3, label=f"class {cls}")
-                    handles.append(plt.Line2D([], [], marker="o", ls="", color=cmap(c % 10),
-                                              label=f"class {cls}"))
+                    ax.scatter(
+                        x[sel, 0],
+                        x[sel, 1],
+                        s=9,
+                        color=cmap(c % 10),
+                        edgecolor="k",
+                        linewidths=0.3,
+                        label=f"class {cls}",
+                    )
+                    handles.append(
+                        plt.Line2D(
+                            [], [], marker="o", ls="", color=cmap(c % 10), label=f"class {cls}"
+                        )
+                    )
         else:
             ax.plot(x[:, 0], x[:, 1], ".", ms=3, color="#555555")
     ax.set_xlim(axes[0][0], axes[0][-1])
@@ -536,8 +644,11 @@ def decision_boundary(run: SavedRun):
     ax.set_xlabel(features[0])
     ax.set_ylabel(features[1])
     ax.legend(handles=handles, fontsize="small", loc="best")
-    title = "decision boundaries" + (f" (plug-in: {section['plugin']})" if section.get("plugin")
-                                     else "") + held
+    title = (
+        "decision boundaries"
+        + (f" (plug-in: {section['plugin']})" if section.get("plugin") else "")
+        + held
+    )
     ax.set_title(title, fontsize="medium")
     fig.tight_layout()
     return fig
@@ -561,8 +672,17 @@ def calibration(run: SavedRun):
         mp = np.array([b["mean_predicted"] for b in bins]) + offsets.get(name, 0.0)
         ob = np.array([b["observed"] for b in bins])
         se = np.array([b["se"] for b in bins])
-        ax.errorbar(mp, ob, yerr=1.96 * se, fmt="o-", ms=4, lw=1, capsize=2, color=color,
-                    label=f"{label} (Brier {method['brier']:.3f}, ECE {method['ece']:.3f})")
+        ax.errorbar(
+            mp,
+            ob,
+            yerr=1.96 * se,
+            fmt="o-",
+            ms=4,
+            lw=1,
+            capsize=2,
+            color=color,
+            label=f"{label} (Brier {method['brier']:.3f}, ECE {method['ece']:.3f})",
+        )
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(f"predicted {section['kind']} (bin mean)")
@@ -593,22 +713,44 @@ def laplace_overlay(run: SavedRun):
         ax = axs.flat[i]
         edges = np.asarray(p["edges"])
         j = run.parameters.index(p["parameter"]) if p["parameter"] in run.parameters else i
-        ax.hist(draws[:, j], bins=edges, density=True, color=COLORS["mcmc"], alpha=0.35,
-                label="MCMC")
-        ax.stairs(p["reference_density"], edges, color=COLORS["exact"], lw=1.2,
-                  label="exact (reference draws)")
+        ax.hist(
+            draws[:, j], bins=edges, density=True, color=COLORS["mcmc"], alpha=0.35, label="MCMC"
+        )
+        ax.stairs(
+            p["reference_density"],
+            edges,
+            color=COLORS["exact"],
+            lw=1.2,
+            label="exact (reference draws)",
+        )
         grid = np.linspace(edges[0], edges[-1], 200)
-        ax.plot(grid, stats.norm.pdf(grid, p["laplace_mean"], p["laplace_sd"]),
-                color=COLORS["map"], ls="--", lw=1.2, label="Laplace N(MAP, H^-1)")
+        ax.plot(
+            grid,
+            stats.norm.pdf(grid, p["laplace_mean"], p["laplace_sd"]),
+            color=COLORS["map"],
+            ls="--",
+            lw=1.2,
+            label="Laplace N(MAP, H^-1)",
+        )
         ax.set_title(p["parameter"], fontsize="small")
         ax.set_yticks([])
     if rows_err:
         ax = axs.flat[len(params)]
         n = np.array([r["n"] for r in rows_err], dtype=float)
-        ax.loglog(n, [max(r["max_abs_shift"], 1e-6) for r in rows_err], "o-",
-                  color=COLORS["map"], label="max |mean shift| (sd)")
-        ax.loglog(n, [max(abs(r["max_log_sd_ratio"]), 1e-6) for r in rows_err], "s--",
-                  color=COLORS["mle"], label="max |log sd ratio|")
+        ax.loglog(
+            n,
+            [max(r["max_abs_shift"], 1e-6) for r in rows_err],
+            "o-",
+            color=COLORS["map"],
+            label="max |mean shift| (sd)",
+        )
+        ax.loglog(
+            n,
+            [max(abs(r["max_log_sd_ratio"]), 1e-6) for r in rows_err],
+            "s--",
+            color=COLORS["mle"],
+            label="max |log sd ratio|",
+        )
         ax.set_xticks(n, [str(int(v)) for v in n], fontsize="x-small")
         ax.minorticks_off()
         ax.set_xlabel("n (rows)")
@@ -633,59 +775,108 @@ class FigureKind:
 
 
 FIGURES: tuple[FigureKind, ...] = (
-    FigureKind("marginals", "Marginal posteriors",
-               "MCMC kernel density estimate of each marginal with the exact density (dashed) "
-               "and the exact mean, MAP and MLE marked.", marginals),
-    FigureKind("pair", "Pair plot",
-               "MCMC draws of the first parameters with the ellipses at 1, 2 and 3 exact "
-               "posterior sds (from the exact mean and covariance).", pair),
-    FigureKind("zscores", "Agreement z-scores",
-               "Each tested quantity's z-score; the verdict fails when any passes the "
-               "Bonferroni threshold.", zscores),
-    FigureKind("predictive", "Predictive distribution",
-               "Posterior predictive mean and 95% band at the test inputs: exact, MCMC and the "
-               "MAP plug-in (which ignores parameter uncertainty).", predictive),
-    FigureKind("gp_function", "Latent function",
-               "Gaussian process: the exact posterior mean and 95% band of f at the test "
-               "inputs against the MCMC median and 2.5-97.5% quantiles.", gp_function),
-    FigureKind("gp_kernel", "Kernel matrix",
-               "Gaussian process: the prior covariance K between the data inputs.", gp_kernel),
-    FigureKind("sensitivity", "Prior sensitivity",
-               "Exact posterior mean and 95% interval along a grid of one hyperparameter, "
-               "MCMC points (mean +- 1.96 sd) where they were run, and the log evidence.",
-               sensitivity),
-    FigureKind("decision_boundary", "Decision boundaries",
-               "Classifiers: where the most probable class changes, under the exact posterior "
-               "predictive, the MCMC predictive (averaged over draws) and a plug-in point "
-               "estimate; shading is the exact predictive's leading class and its probability.",
-               decision_boundary),
-    FigureKind("calibration", "Calibration of predicted probabilities",
-               "Reliability diagram: predicted probability (binned) against the observed "
-               "frequency, with 95% binomial bars; points on the diagonal are calibrated.",
-               calibration),
-    FigureKind("laplace_overlay", "Laplace approximation against MCMC",
-               "Logistic regression: each weight's exact marginal (histogram of reference "
-               "draws), the MCMC draws and the Laplace normal N(MAP, H^-1); last panel: the "
-               "Laplace error shrinking as n grows.", laplace_overlay),
+    FigureKind(
+        "marginals",
+        "Marginal posteriors",
+        "MCMC kernel density estimate of each marginal with the exact density (dashed) "
+        "and the exact mean, MAP and MLE marked.",
+        marginals,
+    ),
+    FigureKind(
+        "pair",
+        "Pair plot",
+        "MCMC draws of the first parameters with the ellipses at 1, 2 and 3 exact "
+        "posterior sds (from the exact mean and covariance).",
+        pair,
+    ),
+    FigureKind(
+        "zscores",
+        "Agreement z-scores",
+        "Each tested quantity's z-score; the verdict fails when any passes the "
+        "Bonferroni threshold.",
+        zscores,
+    ),
+    FigureKind(
+        "predictive",
+        "Predictive distribution",
+        "Posterior predictive mean and 95% band at the test inputs: exact, MCMC and the "
+        "MAP plug-in (which ignores parameter uncertainty).",
+        predictive,
+    ),
+    FigureKind(
+        "gp_function",
+        "Latent function",
+        "Gaussian process: the exact posterior mean and 95% band of f at the test "
+        "inputs against the MCMC median and 2.5-97.5% quantiles.",
+        gp_function,
+    ),
+    FigureKind(
+        "gp_kernel",
+        "Kernel matrix",
+        "Gaussian process: the prior covariance K between the data inputs.",
+        gp_kernel,
+    ),
+    FigureKind(
+        "sensitivity",
+        "Prior sensitivity",
+        "Exact posterior mean and 95% interval along a grid of one hyperparameter, "
+        "MCMC points (mean +- 1.96 sd) where they were run, and the log evidence.",
+        sensitivity,
+    ),
+    FigureKind(
+        "decision_boundary",
+        "Decision boundaries",
+        "Classifiers: where the most probable class changes, under the exact posterior "
+        "predictive, the MCMC predictive (averaged over draws) and a plug-in point "
+        "estimate; shading is the exact predictive's leading class and its probability.",
+        decision_boundary,
+    ),
+    FigureKind(
+        "calibration",
+        "Calibration of predicted probabilities",
+        "Reliability diagram: predicted probability (binned) against the observed "
+        "frequency, with 95% binomial bars; points on the diagonal are calibrated.",
+        calibration,
+    ),
+    FigureKind(
+        "laplace_overlay",
+        "Laplace approximation against MCMC",
+        "Logistic regression: each weight's exact marginal (histogram of reference "
+        "draws), the MCMC draws and the Laplace normal N(MAP, H^-1); last panel: the "
+        "Laplace error shrinking as n grows.",
+        laplace_overlay,
+    ),
     FigureKind("trace", "Trace", "Each chain's draws and density (arviz-plots).", trace),
-    FigureKind("rank", "Rank plot",
-               "Each chain's fractional-rank ECDF minus the uniform's, with the p-value of "
-               "arviz-stats' multi-chain uniformity test (which allows for autocorrelation); "
-               "points mark ranks where it finds the chains differ. Chains sampling the same "
-               "distribution stay near zero with no marked points (arviz-plots).", rank),
-    FigureKind("ess_evolution", "ESS evolution",
-               "Bulk and tail effective sample size as the draws accumulate; the verdict needs "
-               "both above the ESS gate (dashed) (arviz-plots).",
-               ess_evolution),
-    FigureKind("mcse", "Monte Carlo standard error",
-               "MCSE of the quantiles of each marginal (arviz-plots).", mcse),
+    FigureKind(
+        "rank",
+        "Rank plot",
+        "Each chain's fractional-rank ECDF minus the uniform's, with the p-value of "
+        "arviz-stats' multi-chain uniformity test (which allows for autocorrelation); "
+        "points mark ranks where it finds the chains differ. Chains sampling the same "
+        "distribution stay near zero with no marked points (arviz-plots).",
+        rank,
+    ),
+    FigureKind(
+        "ess_evolution",
+        "ESS evolution",
+        "Bulk and tail effective sample size as the draws accumulate; the verdict needs "
+        "both above the ESS gate (dashed) (arviz-plots).",
+        ess_evolution,
+    ),
+    FigureKind(
+        "mcse",
+        "Monte Carlo standard error",
+        "MCSE of the quantiles of each marginal (arviz-plots).",
+        mcse,
+    ),
 )
 
 FIGURE_KINDS = {f.name: f for f in FIGURES}
 
 
-def render_run(run_dir: str | Path, out_dir: str | Path,
-               kinds: tuple[FigureKind, ...] = FIGURES) -> list[dict[str, Any]]:
+def render_run(
+    run_dir: str | Path, out_dir: str | Path, kinds: tuple[FigureKind, ...] = FIGURES
+) -> list[dict[str, Any]]:
     """Every figure of one saved run, as ``out_dir/<kind>.png``; see :func:`render`.
 
     One task per run: the draws are read once for all its figures.
@@ -694,8 +885,9 @@ def render_run(run_dir: str | Path, out_dir: str | Path,
     return [render(kind, run, Path(out_dir) / f"{kind.name}.png") for kind in kinds]
 
 
-def render(kind: str | FigureKind, run: SavedRun | str | Path,
-           out_path: str | Path) -> dict[str, Any]:
+def render(
+    kind: str | FigureKind, run: SavedRun | str | Path, out_path: str | Path
+) -> dict[str, Any]:
     """Draw one figure of one saved run into ``out_path`` (PNG).
 
     Returns ``{"kind", "seconds", "status", "error"}`` with status ``ok``,
@@ -711,16 +903,28 @@ def render(kind: str | FigureKind, run: SavedRun | str | Path,
         fig = kind.draw(run)
         if fig is None:
             out_path.unlink(missing_ok=True)
-            return {"kind": kind.name, "seconds": time.perf_counter() - t0, "status": "skipped",
-                    "error": None}
+            return {
+                "kind": kind.name,
+                "seconds": time.perf_counter() - t0,
+                "status": "skipped",
+                "error": None,
+            }
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = out_path.with_name(f".{out_path.name}.tmp.png")
         fig.savefig(tmp, dpi=DPI)
         plt.close(fig)
         tmp.replace(out_path)
-        return {"kind": kind.name, "seconds": time.perf_counter() - t0, "status": "ok",
-                "error": None}
+        return {
+            "kind": kind.name,
+            "seconds": time.perf_counter() - t0,
+            "status": "ok",
+            "error": None,
+        }
     except Exception as err:  # noqa: BLE001 - a figure's failure becomes an error box
         out_path.unlink(missing_ok=True)
-        return {"kind": kind.name, "seconds": time.perf_counter() - t0, "status": "failed",
-                "error": f"{type(err).__name__}: {err}"}
+        return {
+            "kind": kind.name,
+            "seconds": time.perf_counter() - t0,
+            "status": "failed",
+            "error": f"{type(err).__name__}: {err}",
+        }

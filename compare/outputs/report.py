@@ -49,9 +49,31 @@ FIGURE_DIR = "figures"
 
 
 # --- formulas -----------------------------------------------------------------
-_GREEK = {name: f"&{name};" for name in (
-    "alpha", "beta", "gamma", "delta", "epsilon", "kappa", "lambda", "mu", "nu", "pi",
-    "rho", "sigma", "tau", "phi", "theta", "psi", "omega", "Sigma", "Phi", "Lambda")}
+_GREEK = {
+    name: f"&{name};"
+    for name in (
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "kappa",
+        "lambda",
+        "mu",
+        "nu",
+        "pi",
+        "rho",
+        "sigma",
+        "tau",
+        "phi",
+        "theta",
+        "psi",
+        "omega",
+        "Sigma",
+        "Phi",
+        "Lambda",
+    )
+}
 _GREEK_RE = re.compile(r"\b(" + "|".join(sorted(_GREEK, key=len, reverse=True)) + r")(?=\d|\b|_)")
 _SUP_RE = re.compile(r"\^(\{[^}]*\}|-?[\w.]+)")
 _SUB_RE = re.compile(r"_(\{[^}]*\}|[A-Za-z0-9]+)")
@@ -86,8 +108,9 @@ def formula_html(text: str) -> str:
 
 # --- numbers ------------------------------------------------------------------
 def _min_ess(mcmc: dict[str, Any]) -> float | None:
-    values = [v for v in (mcmc.get("ess_bulk") or []) + (mcmc.get("ess_tail") or [])
-              if v is not None]
+    values = [
+        v for v in (mcmc.get("ess_bulk") or []) + (mcmc.get("ess_tail") or []) if v is not None
+    ]
     return min(values) if values else None
 
 
@@ -131,8 +154,12 @@ class SiteResult:
 
     @property
     def failed_figures(self) -> list[tuple[str, str]]:
-        return [(topic, f.kind) for topic, figs in self.figures.items() for f in figs
-                if f.status == "failed"]
+        return [
+            (topic, f.kind)
+            for topic, figs in self.figures.items()
+            for f in figs
+            if f.status == "failed"
+        ]
 
 
 def _topic_info(name: str) -> tuple[str, str]:
@@ -152,17 +179,34 @@ def _data_summary(run: SavedRun) -> list[dict[str, str]]:
         values = observed[name].values
         if values.dtype.kind in "biuf":
             v = values.astype(float)
-            rows.append({"column": str(name), "n": str(v.size), "mean": fmt(v.mean()),
-                         "sd": fmt(v.std(ddof=1) if v.size > 1 else float("nan")),
-                         "min": fmt(v.min()), "max": fmt(v.max()), "counts": ""})
+            rows.append(
+                {
+                    "column": str(name),
+                    "n": str(v.size),
+                    "mean": fmt(v.mean()),
+                    "sd": fmt(v.std(ddof=1) if v.size > 1 else float("nan")),
+                    "min": fmt(v.min()),
+                    "max": fmt(v.max()),
+                    "counts": "",
+                }
+            )
         else:
             labels, counts = np.unique(values.astype(str), return_counts=True)
             order = np.argsort(-counts)[:12]
             shown = ", ".join(f"{labels[i]}: {counts[i]}" for i in order)
             if labels.size > 12:
                 shown += f", ... ({labels.size} labels)"
-            rows.append({"column": str(name), "n": str(values.size), "mean": "", "sd": "",
-                         "min": "", "max": "", "counts": shown})
+            rows.append(
+                {
+                    "column": str(name),
+                    "n": str(values.size),
+                    "mean": "",
+                    "sd": "",
+                    "min": "",
+                    "max": "",
+                    "counts": shown,
+                }
+            )
     return rows
 
 
@@ -171,8 +215,11 @@ def _data_context(run: SavedRun) -> dict[str, Any]:
     try:
         return {"data_rows": _data_summary(run), "data_error": None}
     except Exception as err:  # noqa: BLE001 - the page still shows everything from the JSON
-        return {"data_rows": [], "data_error": f"draws.nc could not be read ({type(err).__name__}: "
-                                              f"{err}); rerun the topic to recreate it"}
+        return {
+            "data_rows": [],
+            "data_error": f"draws.nc could not be read ({type(err).__name__}: "
+            f"{err}); rerun the topic to recreate it",
+        }
 
 
 def _parameter_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
@@ -180,30 +227,60 @@ def _parameter_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
     tests = {q["name"]: q for q in doc.get("quantities") or []}
     rows = []
     for i, name in enumerate(doc["parameters"]):
+
         def at(vec, i=i):
             return None if vec is None or i >= len(vec) else vec[i]
+
         test = tests.get(f"mean:{name}", {})
-        rows.append({
-            "name": name,
-            "family": describe_family(at(exact.get("marginals"))),
-            "exact_mean": fmt(at(exact["mean"])), "exact_sd": fmt(at(exact["sd"])),
-            "map": fmt(at(exact.get("map"))), "mle": fmt(at(exact.get("mle"))),
-            "mcmc_mean": fmt(at(mcmc["mean"])), "mcmc_sd": fmt(at(mcmc["sd"])),
-            "mcse": fmt(at(mcmc["mcse_mean"])),
-            "z": fmt(test.get("z"), ".2f"), "p_holm": fmt(test.get("p_holm"), ".3g"),
-            "rhat": fmt(at(mcmc["rhat"]), ".4f"),
-            "ess": fmt(min(v for v in (at(mcmc["ess_bulk"]), at(mcmc["ess_tail"]), math.inf)
-                           if v is not None), ".0f"),
-        })
+        rows.append(
+            {
+                "name": name,
+                "family": describe_family(at(exact.get("marginals"))),
+                "exact_mean": fmt(at(exact["mean"])),
+                "exact_sd": fmt(at(exact["sd"])),
+                "map": fmt(at(exact.get("map"))),
+                "mle": fmt(at(exact.get("mle"))),
+                "mcmc_mean": fmt(at(mcmc["mean"])),
+                "mcmc_sd": fmt(at(mcmc["sd"])),
+                "mcse": fmt(at(mcmc["mcse_mean"])),
+                "z": fmt(test.get("z"), ".2f"),
+                "p_holm": fmt(test.get("p_holm"), ".3g"),
+                "rhat": fmt(at(mcmc["rhat"]), ".4f"),
+                "ess": fmt(
+                    min(
+                        v
+                        for v in (at(mcmc["ess_bulk"]), at(mcmc["ess_tail"]), math.inf)
+                        if v is not None
+                    ),
+                    ".0f",
+                ),
+            }
+        )
     return rows
 
 
 #: JSON sections drawn by dedicated templates; others get the generic table.
-_DEDICATED = {"topic", "verdict", "decided_by", "parameters", "exact", "mcmc", "checks",
-              "quantities", "settings", "data", "hyperparameters", "timings", "versions",
-              "predictive", "evidence",
-              # drawn as figures (compare/classifier_report.py); too large for a table
-              "decision_boundary", "calibration", "laplace_overlay"}
+_DEDICATED = {
+    "topic",
+    "verdict",
+    "decided_by",
+    "parameters",
+    "exact",
+    "mcmc",
+    "checks",
+    "quantities",
+    "settings",
+    "data",
+    "hyperparameters",
+    "timings",
+    "versions",
+    "predictive",
+    "evidence",
+    # drawn as figures (compare/classifier_report.py); too large for a table
+    "decision_boundary",
+    "calibration",
+    "laplace_overlay",
+}
 
 
 def _section_rows(value: Any, prefix: str = "") -> list[tuple[str, str]]:
@@ -223,8 +300,11 @@ def _section_rows(value: Any, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def _other_sections(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"name": key.replace("_", " "), "rows": _section_rows(value)}
-            for key, value in doc.items() if key not in _DEDICATED and value]
+    return [
+        {"name": key.replace("_", " "), "rows": _section_rows(value)}
+        for key, value in doc.items()
+        if key not in _DEDICATED and value
+    ]
 
 
 def _evidence(doc: dict[str, Any]) -> list[tuple[str, str]] | None:
@@ -234,8 +314,7 @@ def _evidence(doc: dict[str, Any]) -> list[tuple[str, str]] | None:
         return None
     rows = [("exact log evidence", fmt(exact, ".6g"))]
     if section:
-        rows += [(k.replace("_", " "), fmt(v, ".6g")) for k, v in section.items()
-                 if k != "exact"]
+        rows += [(k.replace("_", " "), fmt(v, ".6g")) for k, v in section.items() if k != "exact"]
     return rows
 
 
@@ -245,19 +324,26 @@ def _predictive_rows(doc: dict[str, Any]) -> list[dict[str, str]] | None:
         return None
     rows = []
     for i, x in enumerate(section["inputs"]):
+
         def cell(key, part, i=i):
             block = section.get(key)
             if not block or block.get(part) is None:
                 return None
             return block[part][i]
-        sd = {k: None if cell(k, "var") is None else math.sqrt(cell(k, "var"))
-              for k in ("exact", "mcmc", "map_plugin")}
-        rows.append({"x": fmt(x), "exact": f"{fmt(cell('exact', 'mean'))} ± {fmt(sd['exact'])}",
-                     "mcmc": f"{fmt(cell('mcmc', 'mean'))} ± {fmt(sd['mcmc'])}",
-                     "map": f"{fmt(cell('map_plugin', 'mean'))} ± {fmt(sd['map_plugin'])}"})
+
+        sd = {
+            k: None if cell(k, "var") is None else math.sqrt(cell(k, "var"))
+            for k in ("exact", "mcmc", "map_plugin")
+        }
+        rows.append(
+            {
+                "x": fmt(x),
+                "exact": f"{fmt(cell('exact', 'mean'))} ± {fmt(sd['exact'])}",
+                "mcmc": f"{fmt(cell('mcmc', 'mean'))} ± {fmt(sd['mcmc'])}",
+                "map": f"{fmt(cell('map_plugin', 'mean'))} ± {fmt(sd['map_plugin'])}",
+            }
+        )
     return rows
-
-
 
 
 def _run_context(run: SavedRun, figures: list[FigureResult], index_href: str) -> dict[str, Any]:
@@ -265,7 +351,8 @@ def _run_context(run: SavedRun, figures: list[FigureResult], index_href: str) ->
     title, model = _topic_info(doc["topic"])
     checks = doc["checks"]
     return {
-        "doc": doc, "title": title or doc["topic"],
+        "doc": doc,
+        "title": title or doc["topic"],
         "model_html": [formula_html(line) for line in (doc.get("model") or model).splitlines()],
         "parameters": _parameter_rows(doc),
         **_data_context(run),
@@ -296,18 +383,30 @@ def _sbc_section(run: SavedRun) -> dict[str, Any]:
 def _index_row(run: SavedRun, href: str) -> dict[str, Any]:
     doc = run.doc
     checks = {c["name"]: c for c in doc["checks"]}
-    return {"topic": doc["topic"], "href": href, "verdict": doc["verdict"],
-            "decided_by": doc.get("decided_by", ""),
-            "max_z": checks.get("agreement", {}).get("statistic"),
-            "threshold": checks.get("agreement", {}).get("threshold"),
-            "rhat": _max(doc["mcmc"]["rhat"]), "ess": _min_ess(doc["mcmc"]),
-            "divergences": doc["mcmc"]["divergences"], "time": doc["timings"].get("total"),
-            "data": doc["data"]["source"], "n": doc["data"]["n"], "settings": ""}
+    return {
+        "topic": doc["topic"],
+        "href": href,
+        "verdict": doc["verdict"],
+        "decided_by": doc.get("decided_by", ""),
+        "max_z": checks.get("agreement", {}).get("statistic"),
+        "threshold": checks.get("agreement", {}).get("threshold"),
+        "rhat": _max(doc["mcmc"]["rhat"]),
+        "ess": _min_ess(doc["mcmc"]),
+        "divergences": doc["mcmc"]["divergences"],
+        "time": doc["timings"].get("total"),
+        "data": doc["data"]["source"],
+        "n": doc["data"]["n"],
+        "settings": "",
+    }
 
 
 # --- figures in parallel --------------------------------------------------------
-def _render_all(runs: Sequence[SavedRun], workers: int, progress: Callable[[int, int], None],
-                kinds: tuple[FigureKind, ...]) -> list[list[dict[str, Any]]]:
+def _render_all(
+    runs: Sequence[SavedRun],
+    workers: int,
+    progress: Callable[[int, int], None],
+    kinds: tuple[FigureKind, ...],
+) -> list[list[dict[str, Any]]]:
     """Figures of every run, one task per run; a dead worker gives error boxes."""
     jobs = [(str(run.directory), str(run.directory / FIGURE_DIR), kinds) for run in runs]
     results: list[list[dict[str, Any]]] = []
@@ -325,8 +424,17 @@ def _render_all(runs: Sequence[SavedRun], workers: int, progress: Callable[[int,
             try:
                 results.append(future.result())
             except Exception as err:  # noqa: BLE001 - a dead worker: error boxes, not a crash
-                results.append([{"kind": kind.name, "seconds": 0.0, "status": "failed",
-                                 "error": f"{type(err).__name__}: {err}"} for kind in kinds])
+                results.append(
+                    [
+                        {
+                            "kind": kind.name,
+                            "seconds": 0.0,
+                            "status": "failed",
+                            "error": f"{type(err).__name__}: {err}",
+                        }
+                        for kind in kinds
+                    ]
+                )
             progress(i + 1, len(jobs))
     return results
 
@@ -339,10 +447,15 @@ def _warn_stderr(line: str) -> None:
     print(f"warning: {line}", file=sys.stderr, flush=True)
 
 
-def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int | None = None,
-               progress: Callable[[int, int], None] | None = None,
-               kinds: tuple[FigureKind, ...] = FIGURES,
-               warn: Callable[[str], None] = _warn_stderr) -> SiteResult:
+def build_site(
+    run_dirs: Iterable[str | Path],
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    kinds: tuple[FigureKind, ...] = FIGURES,
+    warn: Callable[[str], None] = _warn_stderr,
+) -> SiteResult:
     """Write ``out/index.html`` and a page per run (beside each run's files).
 
     Parameters
@@ -378,12 +491,20 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
         run.__dict__["doc"] = item.doc  # the document checked against its draws
         runs.append(run)
     if not runs:
-        raise InputError("no saved runs to report on"
-                         + (f" ({len(skipped)} skipped: {skipped[0].line}"
-                            + (", ..." if len(skipped) > 1 else "") + ")" if skipped else "")
-                         + "; run `bayes-compare run --all` first")
-    results = _render_all(runs, workers or default_workers(), progress or (lambda *_: None),
-                          tuple(kinds))
+        raise InputError(
+            "no saved runs to report on"
+            + (
+                f" ({len(skipped)} skipped: {skipped[0].line}"
+                + (", ..." if len(skipped) > 1 else "")
+                + ")"
+                if skipped
+                else ""
+            )
+            + "; run `bayes-compare run --all` first"
+        )
+    results = _render_all(
+        runs, workers or default_workers(), progress or (lambda *_: None), tuple(kinds)
+    )
     figure_seconds: dict[str, float] = {}
     by_run: dict[str, list[FigureResult]] = {}
     meta = {k.name: k for k in kinds}
@@ -391,10 +512,17 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
         for res in run_results:
             kind = res["kind"]
             figure_seconds[kind] = figure_seconds.get(kind, 0.0) + res["seconds"]
-            by_run.setdefault(str(run.directory), []).append(FigureResult(
-                kind=kind, title=meta[kind].title, caption=meta[kind].caption,
-                status=res["status"], seconds=res["seconds"], error=res["error"],
-                src=f"{FIGURE_DIR}/{kind}.png" if res["status"] == "ok" else None))
+            by_run.setdefault(str(run.directory), []).append(
+                FigureResult(
+                    kind=kind,
+                    title=meta[kind].title,
+                    caption=meta[kind].caption,
+                    status=res["status"],
+                    seconds=res["seconds"],
+                    error=res["error"],
+                    src=f"{FIGURE_DIR}/{kind}.png" if res["status"] == "ok" else None,
+                )
+            )
     env = _env()
     pages: dict[str, Path] = {}
     rows = []
@@ -403,8 +531,9 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
         page = run.directory / PAGE_FILE
         index_href = _relative(out / INDEX_FILE, run.directory)
         figs = by_run.get(str(run.directory), [])
-        atomic_write(page, env.get_template("run.html").render(
-            **_run_context(run, figs, index_href)))
+        atomic_write(
+            page, env.get_template("run.html").render(**_run_context(run, figs, index_href))
+        )
         pages[run.doc["topic"]] = page
         figures_by_topic[run.doc["topic"]] = figs
         rows.append(_index_row(run, _relative(page, out)))
@@ -414,17 +543,30 @@ def build_site(run_dirs: Iterable[str | Path], out: str | Path, *, workers: int 
     for row, own in zip(rows, differing):
         row["settings"] = describe_settings(own)
     index = out / INDEX_FILE
-    atomic_write(index, env.get_template("index.html").render(
-        rows=rows, settings=common, per_run_settings=common is None,
-        shared_settings=describe_settings(shared),
-        skipped=[{"path": str(s.path), "reason": s.reason} for s in skipped],
-        versions=versions(),
-        built=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        counts={v: sum(r["verdict"] == v for r in rows)
-                for v in ("agree", "disagree", "inconclusive")}))
-    return SiteResult(index=index, pages=pages, figures=figures_by_topic,
-                      seconds=time.perf_counter() - t0, figure_seconds=figure_seconds,
-                      skipped=skipped)
+    atomic_write(
+        index,
+        env.get_template("index.html").render(
+            rows=rows,
+            settings=common,
+            per_run_settings=common is None,
+            shared_settings=describe_settings(shared),
+            skipped=[{"path": str(s.path), "reason": s.reason} for s in skipped],
+            versions=versions(),
+            built=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            counts={
+                v: sum(r["verdict"] == v for r in rows)
+                for v in ("agree", "disagree", "inconclusive")
+            },
+        ),
+    )
+    return SiteResult(
+        index=index,
+        pages=pages,
+        figures=figures_by_topic,
+        seconds=time.perf_counter() - t0,
+        figure_seconds=figure_seconds,
+        skipped=skipped,
+    )
 
 
 def _relative(target: Path, start: Path) -> str:

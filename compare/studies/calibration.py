@@ -45,8 +45,11 @@ def null_fixtures() -> dict[str, tuple[dict[str, Any], int]]:
         ``Unsupported`` are left out.  Shared by the tests and
         ``benchmarks/verdict_study.py``, which seed each study by its place here.
     """
-    return {t.name: (dict(t.calibration.hyper), t.calibration.n_obs)
-            for t in all_topics() if isinstance(t.calibration, Calibration)}
+    return {
+        t.name: (dict(t.calibration.hyper), t.calibration.n_obs)
+        for t in all_topics()
+        if isinstance(t.calibration, Calibration)
+    }
 
 
 def power_fixtures() -> dict[str, tuple[dict[str, Any], int]]:
@@ -58,9 +61,11 @@ def power_fixtures() -> dict[str, tuple[dict[str, Any], int]]:
         Topic name -> ``(hyperparameters, n_obs)``: the prior holds a real share
         of the posterior precision, so a planted prior bug is visible.
     """
-    return {t.name: (dict(t.calibration.power.hyper), t.calibration.power.n_obs)
-            for t in all_topics()
-            if isinstance(t.calibration, Calibration) and t.calibration.power is not None}
+    return {
+        t.name: (dict(t.calibration.power.hyper), t.calibration.power.n_obs)
+        for t in all_topics()
+        if isinstance(t.calibration, Calibration) and t.calibration.power is not None
+    }
 
 
 def __getattr__(name: str) -> Any:
@@ -123,8 +128,15 @@ class NullStudy:
         return float(np.mean(alarm))
 
 
-def iid_null(posterior: ExactPosterior, *, replications: int, chains: int, draws: int,
-             rng: np.random.Generator, n_reference: int = DEFAULT.n_reference) -> NullStudy:
+def iid_null(
+    posterior: ExactPosterior,
+    *,
+    replications: int,
+    chains: int,
+    draws: int,
+    rng: np.random.Generator,
+    n_reference: int = DEFAULT.n_reference,
+) -> NullStudy:
     """Agreement z-scores when the "MCMC" draws are exact iid draws."""
     rows, names = [], None
     for _ in range(replications):
@@ -135,9 +147,17 @@ def iid_null(posterior: ExactPosterior, *, replications: int, chains: int, draws
     return NullStudy(names=names, z=np.array(rows))
 
 
-def mcmc_null(topic: Topic, *, replications: int, n_obs: int, hyper: dict[str, Any],
-              seed: int, settings: Settings = STUDY_SETTINGS, cache: ModelCache = CACHE,
-              model_topic: Topic | None = None) -> NullStudy:
+def mcmc_null(
+    topic: Topic,
+    *,
+    replications: int,
+    n_obs: int,
+    hyper: dict[str, Any],
+    seed: int,
+    settings: Settings = STUDY_SETTINGS,
+    cache: ModelCache = CACHE,
+    model_topic: Topic | None = None,
+) -> NullStudy:
     """Agreement z-scores of real PyMC runs on fresh prior-predictive data sets.
 
     Replication ``r`` simulates data with ``default_rng([seed, r])`` and
@@ -151,24 +171,38 @@ def mcmc_null(topic: Topic, *, replications: int, n_obs: int, hyper: dict[str, A
     rows, names, verdicts, rhats, deciders = [], None, [], [], []
     for r in range(replications):
         sim = topic.simulate(np.random.default_rng([seed, r]), n_obs, dict(hyper))
-        result = run(model_topic, data=sim.data, hyper=hyper, cache=cache,
-                     settings=dataclasses.replace(settings, seed=seed * 100_003 + r))
+        result = run(
+            model_topic,
+            data=sim.data,
+            hyper=hyper,
+            cache=cache,
+            settings=dataclasses.replace(settings, seed=seed * 100_003 + r),
+        )
         predictive = result.extra.sections.get("predictive", {}).get("quantities", [])
-        these = (tuple(q.name for q in result.agreement.quantities)
-                 + tuple(f"predictive:{q['name']}" for q in predictive))
+        these = tuple(q.name for q in result.agreement.quantities) + tuple(
+            f"predictive:{q['name']}" for q in predictive
+        )
         if names is not None and these != names:
-            raise ValueError(f"replication {r} tested {these}, earlier ones {names}; "
-                             "fix n_obs and the categories so every replication "
-                             "tests the same quantities")
+            raise ValueError(
+                f"replication {r} tested {these}, earlier ones {names}; "
+                "fix n_obs and the categories so every replication "
+                "tests the same quantities"
+            )
         names = these
         rows.append([q.z for q in result.agreement.quantities] + [q["z"] for q in predictive])
         family = np.array([0] * len(result.agreement.quantities) + [1] * len(predictive))
         verdicts.append(result.verdict)
         deciders.append(result.decided_by)
         rhats.append(next(c.statistic for c in result.checks if c.name == "rhat"))
-    return NullStudy(names=names, z=np.array(rows), family=family, verdicts=tuple(verdicts),
-                     worst_rhat=np.array(rhats), decided_by=tuple(deciders),
-                     alpha=settings.alpha)
+    return NullStudy(
+        names=names,
+        z=np.array(rows),
+        family=family,
+        verdicts=tuple(verdicts),
+        worst_rhat=np.array(rhats),
+        decided_by=tuple(deciders),
+        alpha=settings.alpha,
+    )
 
 
 def detection_rate(study: NullStudy, *, by: str | None = None) -> float:

@@ -83,5 +83,4 @@ def planted(topic_name: str, bug: str, factor: float = 1.0) -> Topic:
         model plus the bug; everything else (the exact side) unchanged.
     """
     topic = get_topic(topic_name)
-    return dataclasses.replace(topic, build_model=plant(topic, find_bug(topic, bug),
-                                                        float(factor)))
+    return dataclasses.replace(topic, build_model=plant(topic, find_bug(topic, bug), float(factor)))

@@ -108,8 +108,12 @@ class SbcSettings:
     null_draws: int = 4000
 
     def __post_init__(self) -> None:
-        flags = {"n_obs": "--n", "draws": "--draws", "chains": "--chains",
-                 "null_draws": "null_draws"}
+        flags = {
+            "n_obs": "--n",
+            "draws": "--draws",
+            "chains": "--chains",
+            "null_draws": "null_draws",
+        }
         for name, flag in flags.items():
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -117,8 +121,10 @@ class SbcSettings:
         if not isinstance(self.tune, int) or self.tune < 0:
             raise InputError(f"--tune must be a whole number >= 0, got {self.tune!r}")
         if self.thin is not None and (not isinstance(self.thin, int) or self.thin < 1):
-            raise InputError(f"--thin must be a whole number >= 1, got {self.thin!r}; "
-                             "leave it out to thin to about the ESS")
+            raise InputError(
+                f"--thin must be a whole number >= 1, got {self.thin!r}; "
+                "leave it out to thin to about the ESS"
+            )
         if not 0.0 < self.alpha < 1.0:
             raise InputError(f"--alpha must be in (0, 1), got {self.alpha!r}; e.g. --alpha 0.01")
 
@@ -148,22 +154,31 @@ class SbcSpec:
         from compare.core.files import clean as _clean
 
         s = self.settings
-        return _clean({"topic": self.topic, "bug": None if self.bug is None else list(self.bug),
-                       "hyper": dict(sorted(self.hyper.items())), "n_obs": s.n_obs,
-                       "draws": s.draws, "tune": s.tune, "chains": s.chains, "thin": s.thin,
-                       "seed": s.seed})
+        return _clean(
+            {
+                "topic": self.topic,
+                "bug": None if self.bug is None else list(self.bug),
+                "hyper": dict(sorted(self.hyper.items())),
+                "n_obs": s.n_obs,
+                "draws": s.draws,
+                "tune": s.tune,
+                "chains": s.chains,
+                "thin": s.thin,
+                "seed": s.seed,
+            }
+        )
 
 
 # --- one block of simulations (runs on a worker) -------------------------------
 #: Per-simulation fields of the store: name -> (dtype, per parameter?, fill).
 FIELDS: dict[str, tuple[str, bool, Any]] = {
-    "status": ("int8", False, 0),           # 0 not run, 1 fitted, 2 failed
+    "status": ("int8", False, 0),  # 0 not run, 1 fitted, 2 failed
     "theta": ("float64", True, np.nan),
     "rank": ("int32", True, -1),
-    "n_ranked": ("int32", True, 0),         # draws theta was ranked among (after thinning)
-    "u": ("float64", True, np.nan),         # (rank + V) / (n_ranked + 1), V ~ U(0, 1)
+    "n_ranked": ("int32", True, 0),  # draws theta was ranked among (after thinning)
+    "u": ("float64", True, np.nan),  # (rank + V) / (n_ranked + 1), V ~ U(0, 1)
     "thin": ("int32", True, 0),
-    "rhat": ("float64", False, np.nan),     # largest over parameters
+    "rhat": ("float64", False, np.nan),  # largest over parameters
     "ess_bulk": ("float64", False, np.nan),  # smallest over parameters
     "ess_tail": ("float64", False, np.nan),
     "divergences": ("int32", False, -1),
@@ -199,8 +214,14 @@ def _raw_draws(trace: Any, variables: Sequence[str]) -> tuple[np.ndarray, int]:
     return np.stack(chains), divergences
 
 
-def rank_of(theta: np.ndarray, draws: np.ndarray, *, thin: int | None,
-            rng: np.random.Generator, ess: np.ndarray) -> dict[str, np.ndarray]:
+def rank_of(
+    theta: np.ndarray,
+    draws: np.ndarray,
+    *,
+    thin: int | None,
+    rng: np.random.Generator,
+    ess: np.ndarray,
+) -> dict[str, np.ndarray]:
     """Ranks of ``theta`` (d,) among ``draws`` (chain, draw, d), ties broken at random.
 
     Each parameter's chains are thinned by ``thin``, or by
@@ -217,8 +238,7 @@ def rank_of(theta: np.ndarray, draws: np.ndarray, *, thin: int | None,
             t = thin
         else:
             e = float(ess[j])
-            t = int(min(n, max(1, math.ceil(chains * n / e)))) if math.isfinite(e) and e > 0 \
-                else n
+            t = int(min(n, max(1, math.ceil(chains * n / e)))) if math.isfinite(e) and e > 0 else n
         kept = draws[:, ::t, j].ravel()
         below = int(np.sum(kept < theta[j]))
         ties = int(np.sum(kept == theta[j]))
@@ -255,13 +275,18 @@ def run_block(spec: SbcSpec, indices: Sequence[int]) -> dict[str, Any]:
     for index in indices:
         row: dict[str, Any] = {"status": FAILED}
         try:
-            theta, x, hyper = sbc_exact.simulate(topic, index=index, seed=s.seed,
-                                                 n_obs=s.n_obs, hyper=spec.hyper)
+            theta, x, hyper = sbc_exact.simulate(
+                topic, index=index, seed=s.seed, n_obs=s.n_obs, hyper=spec.hyper
+            )
             row["theta"] = theta
             structure = topic.structure(x, hyper)
             key = (topic.name, tuple(sorted(structure.items())), topic.build_model)
-            compiled = CACHE.get(key, lambda: topic.build_model(**structure), topic.variables,
-                                 **({} if topic.step is None else {"step": topic.step}))
+            compiled = CACHE.get(
+                key,
+                lambda: topic.build_model(**structure),  # noqa: B023 (called by CACHE.get at once)
+                topic.variables,
+                **({} if topic.step is None else {"step": topic.step}),
+            )
             data = topic.model_data(x=x, **hyper)
             seed = sbc_exact.sampler_seed(s.seed, index)
             start = time.perf_counter()
@@ -271,27 +296,40 @@ def run_block(spec: SbcSpec, indices: Sequence[int]) -> dict[str, Any]:
                 trace = compiled.sample(data, run_settings, seed=seed, options=options)
                 draws, divergences = _raw_draws(trace, topic.variables)
             else:
-                tree = compiled.sample(data, run_settings, seed=seed,
-                                       options=dict(topic.sampler_options))
+                tree = compiled.sample(
+                    data, run_settings, seed=seed, options=dict(topic.sampler_options)
+                )
                 draws = posterior_array(tree.posterior, topic.variables)
                 divergences = int(np.asarray(tree.sample_stats["diverging"]).sum())
             row["seconds"] = time.perf_counter() - start
             if draws.shape[-1] != theta.size:
-                raise ValueError(f"the PyMC model gives {draws.shape[-1]} values per draw, the "
-                                 f"simulator {theta.size}; set the structural hyperparameters "
-                                 "so that they match")
+                raise ValueError(
+                    f"the PyMC model gives {draws.shape[-1]} values per draw, the "
+                    f"simulator {theta.size}; set the structural hyperparameters "
+                    "so that they match"
+                )
             if not np.all(np.isfinite(draws)):
                 raise ValueError("non-finite posterior draws")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 _, diag = convergence_checks(draws, divergences, run_settings)
             ess = np.minimum(diag["ess_bulk"], diag["ess_tail"])
-            row.update(rank_of(theta, draws, thin=s.thin,
-                               rng=sbc_exact.rng(s.seed, index, sbc_exact.TIES), ess=ess))
-            row.update(status=OK, divergences=divergences,
-                       rhat=float(np.max(np.nan_to_num(diag["rhat"], nan=np.inf))),
-                       ess_bulk=float(np.min(np.nan_to_num(diag["ess_bulk"], nan=0.0))),
-                       ess_tail=float(np.min(np.nan_to_num(diag["ess_tail"], nan=0.0))))
+            row.update(
+                rank_of(
+                    theta,
+                    draws,
+                    thin=s.thin,
+                    rng=sbc_exact.rng(s.seed, index, sbc_exact.TIES),
+                    ess=ess,
+                )
+            )
+            row.update(
+                status=OK,
+                divergences=divergences,
+                rhat=float(np.max(np.nan_to_num(diag["rhat"], nan=np.inf))),
+                ess_bulk=float(np.min(np.nan_to_num(diag["ess_bulk"], nan=0.0))),
+                ess_tail=float(np.min(np.nan_to_num(diag["ess_tail"], nan=0.0))),
+            )
         except Exception as err:  # noqa: BLE001 - a failed fit is data: counted, reported
             errors[index] = f"{type(err).__name__}: {err}"[:300]
         rows.append(row)
@@ -334,18 +372,24 @@ class Store:
         return int(self.group.attrs["chunk"])
 
     @classmethod
-    def create(cls, path: Path, *, spec: SbcSpec, sims: int, chunk: int,
-               parameters: Sequence[str]) -> Store:
+    def create(
+        cls, path: Path, *, spec: SbcSpec, sims: int, chunk: int, parameters: Sequence[str]
+    ) -> Store:
         import zarr
 
         if path.exists():
             shutil.rmtree(path)
         group = zarr.open_group(str(path), mode="w")
-        group.attrs.update({"format": FORMAT, "fingerprint": spec.fingerprint(),
-                            "parameters": list(parameters), "chunk": int(chunk)})
+        group.attrs.update(
+            {
+                "format": FORMAT,
+                "fingerprint": spec.fingerprint(),
+                "parameters": list(parameters),
+                "chunk": int(chunk),
+            }
+        )
         d = len(parameters)
-        group.create_array("done", shape=(sims,), chunks=(chunk,), dtype="bool",
-                           fill_value=False)
+        group.create_array("done", shape=(sims,), chunks=(chunk,), dtype="bool", fill_value=False)
         for name, (dtype, per_param, fill) in FIELDS.items():
             shape, chunks = ((sims, d), (chunk, d)) if per_param else ((sims,), (chunk,))
             group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, fill_value=fill)
@@ -360,9 +404,11 @@ class Store:
             if group.attrs.get("format") != FORMAT or "done" not in group:
                 raise ValueError("not an SBC store")
         except Exception as err:  # noqa: BLE001 - any unreadable store is bad input
-            raise InputError(f"--out {str(path.parent)!r}: {path.name} is not an SBC store "
-                             f"this version can resume ({type(err).__name__}); use another "
-                             "--out or drop --resume to start afresh") from None
+            raise InputError(
+                f"--out {str(path.parent)!r}: {path.name} is not an SBC store "
+                f"this version can resume ({type(err).__name__}); use another "
+                "--out or drop --resume to start afresh"
+            ) from None
         return cls(path, group)
 
     def grow(self, sims: int) -> None:
@@ -375,7 +421,7 @@ class Store:
         done = np.asarray(self.group["done"][:], dtype=bool)
         blocks = []
         for start in range(0, done.size, self.chunk):
-            idx = np.flatnonzero(~done[start:start + self.chunk]) + start
+            idx = np.flatnonzero(~done[start : start + self.chunk]) + start
             if idx.size:
                 blocks.append(idx)
         return blocks
@@ -383,7 +429,7 @@ class Store:
     def write(self, block: dict[str, Any]) -> int:
         """Write a finished block; returns how many simulations were new."""
         idx = np.asarray(block["indices"], dtype=int)
-        done = np.asarray(self.group["done"][idx.min():idx.max() + 1], dtype=bool)
+        done = np.asarray(self.group["done"][idx.min() : idx.max() + 1], dtype=bool)
         new = ~done[idx - idx.min()]
         if not new.any():
             return 0
@@ -393,8 +439,11 @@ class Store:
         for name in FIELDS:
             values = np.asarray(block[name])[new]
             if values.ndim == 2 and values.shape[1] != self.group[name].shape[1]:
-                values = np.full((values.shape[0], self.group[name].shape[1]), FIELDS[name][2],
-                                 dtype=FIELDS[name][0])
+                values = np.full(
+                    (values.shape[0], self.group[name].shape[1]),
+                    FIELDS[name][2],
+                    dtype=FIELDS[name][0],
+                )
             if contiguous:
                 self.group[name][lo:hi] = values
             else:
@@ -426,12 +475,16 @@ def check_resume(path: Path, spec: SbcSpec, sims: int) -> None:
     if stored != wanted:
         diff = [k for k in sorted(set(stored) | set(wanted)) if stored.get(k) != wanted.get(k)]
         shown = ", ".join(f"{k}={stored.get(k)!r} (asked {wanted.get(k)!r})" for k in diff)
-        raise InputError(f"--out {str(path.parent)!r} holds an SBC run with other settings: "
-                         f"{shown}; resume with the same settings, use another --out, or "
-                         "drop --resume to start afresh")
+        raise InputError(
+            f"--out {str(path.parent)!r} holds an SBC run with other settings: "
+            f"{shown}; resume with the same settings, use another --out, or "
+            "drop --resume to start afresh"
+        )
     if sims < store.sims:
-        raise InputError(f"--sims {sims}: the store at {str(path)!r} already holds "
-                         f"{store.sims} simulations; give --sims >= {store.sims}")
+        raise InputError(
+            f"--sims {sims}: the store at {str(path)!r} already holds "
+            f"{store.sims} simulations; give --sims >= {store.sims}"
+        )
 
 
 # --- uniformity -------------------------------------------------------------------
@@ -504,8 +557,7 @@ class Uniformity:
     p_holm: float = float("nan")
 
 
-def uniformity_test(u: np.ndarray, *, side: str, parameter: str,
-                    null_draws: int) -> Uniformity:
+def uniformity_test(u: np.ndarray, *, side: str, parameter: str, null_draws: int) -> Uniformity:
     """Test ``u`` (n,) against Uniform(0, 1); see :class:`Uniformity`."""
     u = np.asarray(u, dtype=float)
     u = u[np.isfinite(u)]
@@ -520,8 +572,9 @@ def uniformity_test(u: np.ndarray, *, side: str, parameter: str,
     p_ecdf = float((1.0 + np.sum(null <= stat)) / (1.0 + null.size))
     squares = float(np.sum(special.ndtri(np.clip(u, 1e-300, 1 - 1e-16)) ** 2))
     p_disp = float(min(1.0, 2.0 * min(stats.chi2.cdf(squares, n), stats.chi2.sf(squares, n))))
-    return Uniformity(side, parameter, n, stat, p_ecdf, p_disp,
-                      float(min(1.0, 2.0 * min(p_ecdf, p_disp))))
+    return Uniformity(
+        side, parameter, n, stat, p_ecdf, p_disp, float(min(1.0, 2.0 * min(p_ecdf, p_disp)))
+    )
 
 
 def holm(p: Sequence[float]) -> np.ndarray:
@@ -538,8 +591,9 @@ def holm(p: Sequence[float]) -> np.ndarray:
     return out
 
 
-def simultaneous_band(n: int, level: float, null_draws: int) -> tuple[np.ndarray, np.ndarray,
-                                                                      np.ndarray]:
+def simultaneous_band(
+    n: int, level: float, null_draws: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(z, lower, upper): the ECDF band at simultaneous ``level`` for n uniforms.
 
     The pointwise level whose band holds the whole ECDF with probability
@@ -589,10 +643,16 @@ class SbcResult:
         return EXIT_CODES[self.verdict]
 
 
-def analyse(spec: SbcSpec, arrays: Mapping[str, np.ndarray], parameters: Sequence[str], *,
-            exact: sbc_exact.ExactSide | None = None,
-            throughput: Mapping[str, Any] | None = None,
-            errors: Mapping[str, str] | None = None, exact_only: bool = False) -> SbcResult:
+def analyse(
+    spec: SbcSpec,
+    arrays: Mapping[str, np.ndarray],
+    parameters: Sequence[str],
+    *,
+    exact: sbc_exact.ExactSide | None = None,
+    throughput: Mapping[str, Any] | None = None,
+    errors: Mapping[str, str] | None = None,
+    exact_only: bool = False,
+) -> SbcResult:
     """Tests, counts and verdict from the stored per-simulation arrays.
 
     With ``exact_only`` (no fits; ``arrays`` empty) the verdict rests on the
@@ -605,18 +665,29 @@ def analyse(spec: SbcSpec, arrays: Mapping[str, np.ndarray], parameters: Sequenc
     failed = done & (status != OK)
     unconverged = ok & ((arrays["rhat"] >= s.rhat_max) | (arrays["divergences"] > 0))
     u = np.asarray(arrays["u"], dtype=float)[ok]
-    tests = [] if exact_only else [
-        uniformity_test(u[:, j], side="mcmc", parameter=p, null_draws=s.null_draws)
-        for j, p in enumerate(parameters)]
+    tests = (
+        []
+        if exact_only
+        else [
+            uniformity_test(u[:, j], side="mcmc", parameter=p, null_draws=s.null_draws)
+            for j, p in enumerate(parameters)
+        ]
+    )
     if exact is not None and exact.available:
-        tests += [uniformity_test(exact.u[:, j], side="exact", parameter=p,
-                                  null_draws=s.null_draws)
-                  for j, p in enumerate(exact.names)]
+        tests += [
+            uniformity_test(exact.u[:, j], side="exact", parameter=p, null_draws=s.null_draws)
+            for j, p in enumerate(exact.names)
+        ]
     adjusted = holm([t.p for t in tests])
     tests = [dataclasses.replace(t, p_holm=float(a)) for t, a in zip(tests, adjusted)]
     n_done = int(done.sum())
-    counts = {"requested": int(done.size), "done": n_done, "fitted": int(ok.sum()),
-              "failed": int(failed.sum()), "unconverged": int(unconverged.sum())}
+    counts = {
+        "requested": int(done.size),
+        "done": n_done,
+        "fitted": int(ok.sum()),
+        "failed": int(failed.sum()),
+        "unconverged": int(unconverged.sum()),
+    }
     bad_share = (counts["failed"] + counts["unconverged"]) / n_done if n_done else 1.0
     note = ""
     if exact_only:
@@ -627,8 +698,10 @@ def analyse(spec: SbcSpec, arrays: Mapping[str, np.ndarray], parameters: Sequenc
         note = f"only {counts['fitted']} simulation(s) fitted"
     elif bad_share > s.max_bad_share:
         verdict, decided_by = INCONCLUSIVE, "convergence"
-        note = (f"{counts['failed']} failed and {counts['unconverged']} unconverged of "
-                f"{n_done} fits ({bad_share:.1%} > {s.max_bad_share:.0%})")
+        note = (
+            f"{counts['failed']} failed and {counts['unconverged']} unconverged of "
+            f"{n_done} fits ({bad_share:.1%} > {s.max_bad_share:.0%})"
+        )
     else:
         flagged = [t for t in tests if np.isfinite(t.p_holm) and t.p_holm <= s.alpha]
         if flagged:
@@ -649,10 +722,22 @@ def analyse(spec: SbcSpec, arrays: Mapping[str, np.ndarray], parameters: Sequenc
         "median_ranked": _finite_median(np.asarray(arrays["n_ranked"])[fitted].ravel()),
         "median_fit_seconds": _finite_median(arrays["seconds"][fitted]),
     }
-    return SbcResult(topic=spec.topic, parameters=tuple(parameters), verdict=verdict,
-                     decided_by=decided_by, spec=spec, sims=int(done.size), counts=counts,
-                     tests=tuple(tests), u=u, exact=exact, convergence=convergence,
-                     throughput=dict(throughput or {}), errors=dict(errors or {}), note=note)
+    return SbcResult(
+        topic=spec.topic,
+        parameters=tuple(parameters),
+        verdict=verdict,
+        decided_by=decided_by,
+        spec=spec,
+        sims=int(done.size),
+        counts=counts,
+        tests=tuple(tests),
+        u=u,
+        exact=exact,
+        convergence=convergence,
+        throughput=dict(throughput or {}),
+        errors=dict(errors or {}),
+        note=note,
+    )
 
 
 def _finite_max(a) -> float | None:
@@ -676,8 +761,16 @@ def _finite_median(a) -> float | None:
 def histograms(u: np.ndarray, bins: int) -> np.ndarray:
     """Counts of ``u`` (n, d) in ``bins`` equal bins per column: (d, bins)."""
     u = np.asarray(u, dtype=float)
-    return np.stack([np.histogram(u[np.isfinite(u[:, j]), j], bins=bins, range=(0, 1))[0]
-                     for j in range(u.shape[1])]) if u.size else np.zeros((0, bins), int)
+    return (
+        np.stack(
+            [
+                np.histogram(u[np.isfinite(u[:, j]), j], bins=bins, range=(0, 1))[0]
+                for j in range(u.shape[1])
+            ]
+        )
+        if u.size
+        else np.zeros((0, bins), int)
+    )
 
 
 def binomial_band(n: int, bins: int, level: float = 0.99) -> tuple[float, float]:
@@ -705,19 +798,29 @@ def to_document(result: SbcResult) -> dict[str, Any]:
         "alpha": s.alpha,
         "settings": {**dataclasses.asdict(s), "bug": result.spec.bug},
         "hyperparameters": dict(result.spec.hyper),
-        "tests": [dataclasses.asdict(t) | {"passed": not (np.isfinite(t.p_holm)
-                                                          and t.p_holm <= s.alpha)}
-                  for t in result.tests],
-        "histogram": {"bins": bins, "counts": histograms(result.u, bins),
-                      "band99": binomial_band(n, bins) if n else None},
+        "tests": [
+            dataclasses.asdict(t) | {"passed": not (np.isfinite(t.p_holm) and t.p_holm <= s.alpha)}
+            for t in result.tests
+        ],
+        "histogram": {
+            "bins": bins,
+            "counts": histograms(result.u, bins),
+            "band99": binomial_band(n, bins) if n else None,
+        },
         "convergence": result.convergence,
         "throughput": result.throughput,
         "errors": result.errors,
-        "exact": None if exact is None else {
-            "available": exact.available, "reason": exact.reason, "method": exact.method,
-            "names": list(exact.names), "sims": int(exact.indices.size),
+        "exact": None
+        if exact is None
+        else {
+            "available": exact.available,
+            "reason": exact.reason,
+            "method": exact.method,
+            "names": list(exact.names),
+            "sims": int(exact.indices.size),
             "seconds": exact.seconds,
-            "sims_per_second": exact.sims_per_second if exact.available else None},
+            "sims_per_second": exact.sims_per_second if exact.available else None,
+        },
         "versions": versions(),
     }
     return _clean(doc)
@@ -728,8 +831,9 @@ def parameters_of(spec: SbcSpec) -> tuple[str, ...]:
     """Parameter names of the model, from simulation 0's exact answer or PyMC model."""
     topic = spec.resolve()
     s = spec.settings
-    theta, x, hyper = sbc_exact.simulate(topic, index=0, seed=s.seed, n_obs=s.n_obs,
-                                         hyper=spec.hyper)
+    theta, x, hyper = sbc_exact.simulate(
+        topic, index=0, seed=s.seed, n_obs=s.n_obs, hyper=spec.hyper
+    )
     names: tuple[str, ...] | None = None
     if sbc_exact.closed_form(topic):
         try:
@@ -738,10 +842,12 @@ def parameters_of(spec: SbcSpec) -> tuple[str, ...]:
             names = None
     if names is None or len(names) != theta.size:
         if names is not None:
-            raise InputError(f"{topic.name}: the simulator draws {theta.size} parameters but "
-                             f"the model has {len(names)} ({', '.join(names)}); set the "
-                             "structural hyperparameters (e.g. --set degree=...) so that "
-                             "they match")
+            raise InputError(
+                f"{topic.name}: the simulator draws {theta.size} parameters but "
+                f"the model has {len(names)} ({', '.join(names)}); set the "
+                "structural hyperparameters (e.g. --set degree=...) so that "
+                "they match"
+            )
         names = tuple(f"theta[{j}]" for j in range(theta.size))
     return names
 
@@ -755,45 +861,68 @@ def default_chunk(sims: int, workers: int) -> int:
     return int(min(25, max(4, math.ceil(sims / (8 * max(1, workers))))))
 
 
-def connect(*, workers: int | None, scheduler: str | None,
-            timeout: float = CONNECT_TIMEOUT) -> tuple[Any, Any]:
+def connect(
+    *, workers: int | None, scheduler: str | None, timeout: float = CONNECT_TIMEOUT
+) -> tuple[Any, Any]:
     """(client, cluster or None): a new LocalCluster, or an existing scheduler."""
     import logging
 
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
-        if not scheduler.startswith(("tcp://", "tls://", "ws://", "wss://", "inproc://")) or \
-                ":" not in scheduler.split("://", 1)[1]:
-            raise InputError(f"--scheduler {scheduler!r} must look like tcp://HOST:PORT, e.g. "
-                             "tcp://127.0.0.1:8786")
+        if (
+            not scheduler.startswith(("tcp://", "tls://", "ws://", "wss://", "inproc://"))
+            or ":" not in scheduler.split("://", 1)[1]
+        ):
+            raise InputError(
+                f"--scheduler {scheduler!r} must look like tcp://HOST:PORT, e.g. "
+                "tcp://127.0.0.1:8786"
+            )
         try:
             client = Client(scheduler, timeout=timeout)
         except (OSError, TimeoutError) as err:
-            raise InputError(f"--scheduler {scheduler}: no Dask scheduler answered within "
-                             f"{timeout:g} s ({type(err).__name__}); start one with `dask "
-                             "scheduler` and `dask worker ADDRESS`, or use --workers N for a "
-                             "local cluster") from None
+            raise InputError(
+                f"--scheduler {scheduler}: no Dask scheduler answered within "
+                f"{timeout:g} s ({type(err).__name__}); start one with `dask "
+                "scheduler` and `dask worker ADDRESS`, or use --workers N for a "
+                "local cluster"
+            ) from None
         try:
             client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
         except (OSError, TimeoutError):
             client.close()
-            raise InputError(f"--scheduler {scheduler}: the scheduler has no workers (waited "
-                             f"{WORKER_TIMEOUT:g} s); start some with `dask worker "
-                             f"{scheduler} --nthreads 1`") from None
+            raise InputError(
+                f"--scheduler {scheduler}: the scheduler has no workers (waited "
+                f"{WORKER_TIMEOUT:g} s); start some with `dask worker "
+                f"{scheduler} --nthreads 1`"
+            ) from None
         return client, None
     # ":0": the scheduler's HTTP server on a free port (None still tried 8787 and
     # warned when another cluster held it).
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.ERROR)
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
     return Client(cluster), cluster
 
 
-def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = None,
-            scheduler: str | None = None, resume: bool = False, client: Any = None,
-            progress: Callable[[int, int, float], None] | None = None,
-            chunk: int | None = None, figures: bool = True,
-            exact_only: bool = False) -> SbcResult:
+def run_sbc(
+    *,
+    spec: SbcSpec,
+    sims: int,
+    out: str | Path,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    resume: bool = False,
+    client: Any = None,
+    progress: Callable[[int, int, float], None] | None = None,
+    chunk: int | None = None,
+    figures: bool = True,
+    exact_only: bool = False,
+) -> SbcResult:
     """Run (or resume) an SBC study and write its store, JSON, figures and page.
 
     Parameters
@@ -837,8 +966,10 @@ def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = 
     if not isinstance(sims, (int, np.integer)) or isinstance(sims, bool) or sims < 1:
         raise InputError(f"--sims must be a whole number >= 1, got {sims!r}; e.g. --sims 1000")
     if workers is not None and scheduler is not None:
-        raise InputError("give --workers N (a local cluster) or --scheduler tcp://HOST:PORT "
-                         "(an existing one), not both")
+        raise InputError(
+            "give --workers N (a local cluster) or --scheduler tcp://HOST:PORT "
+            "(an existing one), not both"
+        )
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be >= 1, got {workers}; e.g. --workers 2")
     out = Path(out)
@@ -846,24 +977,37 @@ def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = 
     parameters = parameters_of(spec)  # validates the topic, hyper and structure
     if exact_only:
         if resume:
-            raise InputError("--exact-only fits nothing, so there is nothing to resume; "
-                             "drop --resume")
-        exact = sbc_exact.exact_side(spec.resolve(), indices=np.arange(int(sims)),
-                                     seed=spec.settings.seed, n_obs=spec.settings.n_obs,
-                                     hyper=spec.hyper)
+            raise InputError(
+                "--exact-only fits nothing, so there is nothing to resume; drop --resume"
+            )
+        exact = sbc_exact.exact_side(
+            spec.resolve(),
+            indices=np.arange(int(sims)),
+            seed=spec.settings.seed,
+            n_obs=spec.settings.n_obs,
+            hyper=spec.hyper,
+        )
         if not exact.available:
             raise InputError(f"{spec.topic}: no exact side ({exact.reason}); drop --exact-only")
-        empty = {name: np.full((0, len(parameters)) if per_param else (0,), fill, dtype=dtype)
-                 for name, (dtype, per_param, fill) in FIELDS.items()}
+        empty = {
+            name: np.full((0, len(parameters)) if per_param else (0,), fill, dtype=dtype)
+            for name, (dtype, per_param, fill) in FIELDS.items()
+        }
         empty["done"] = np.zeros(0, dtype=bool)
-        throughput = {"workers": 0, "exact_only": True, "sims_this_run": int(sims),
-                      "resumed_from": 0, "seconds": exact.seconds,
-                      "total_seconds": time.perf_counter() - t0,
-                      "sims_per_second": exact.sims_per_second}
+        throughput = {
+            "workers": 0,
+            "exact_only": True,
+            "sims_this_run": int(sims),
+            "resumed_from": 0,
+            "seconds": exact.seconds,
+            "total_seconds": time.perf_counter() - t0,
+            "sims_per_second": exact.sims_per_second,
+        }
         if progress:
             progress(int(sims), int(sims), exact.sims_per_second)
-        result = analyse(spec, empty, parameters, exact=exact, throughput=throughput,
-                         exact_only=True)
+        result = analyse(
+            spec, empty, parameters, exact=exact, throughput=throughput, exact_only=True
+        )
         save(result, out, figures=figures)
         return result
     resuming = resume and store_path.exists()
@@ -890,9 +1034,13 @@ def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = 
                 if sims > store.sims:
                     store.grow(int(sims))
             else:
-                store = Store.create(store_path, spec=spec, sims=int(sims),
-                                     chunk=chunk or default_chunk(int(sims), n_workers),
-                                     parameters=parameters)
+                store = Store.create(
+                    store_path,
+                    spec=spec,
+                    sims=int(sims),
+                    chunk=chunk or default_chunk(int(sims), n_workers),
+                    parameters=parameters,
+                )
             blocks = store.pending_blocks()
             already = int(sims) - sum(b.size for b in blocks)
             started = time.perf_counter()
@@ -901,9 +1049,16 @@ def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = 
                 progress(already, int(sims), float("nan"))
             first_round: float | None = None  # when every worker has finished a block
             warm = 0
-            futures = [client.submit(run_block, spec, block.tolist(), pure=False,
-                                     key=f"sbc-{spec.topic}-{int(block[0])}-{os.getpid()}-{t0}")
-                       for block in blocks]
+            futures = [
+                client.submit(
+                    run_block,
+                    spec,
+                    block.tolist(),
+                    pure=False,
+                    key=f"sbc-{spec.topic}-{int(block[0])}-{os.getpid()}-{t0}",
+                )
+                for block in blocks
+            ]
             try:
                 from distributed import as_completed
 
@@ -913,8 +1068,9 @@ def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = 
                     future.release()
                     if first_round is not None:
                         warm += new
-                    elif done_now >= min(n_workers, len(blocks)) * store.chunk or \
-                            already + done_now >= int(sims):
+                    elif done_now >= min(
+                        n_workers, len(blocks)
+                    ) * store.chunk or already + done_now >= int(sims):
                         first_round = time.perf_counter()
                     if progress:
                         rate = done_now / max(time.perf_counter() - started, 1e-9)
@@ -930,22 +1086,39 @@ def run_sbc(*, spec: SbcSpec, sims: int, out: str | Path, workers: int | None = 
                 if cluster is not None:
                     cluster.close()
     arrays = store.read(int(sims))
-    exact = sbc_exact.exact_side(spec.resolve(), indices=np.arange(int(sims)),
-                                 seed=spec.settings.seed, n_obs=spec.settings.n_obs,
-                                 hyper=spec.hyper)
+    exact = sbc_exact.exact_side(
+        spec.resolve(),
+        indices=np.arange(int(sims)),
+        seed=spec.settings.seed,
+        n_obs=spec.settings.n_obs,
+        hyper=spec.hyper,
+    )
     if pending:
-        throughput = {"workers": n_workers, "scheduler": scheduler,
-                      "sims_this_run": done_now, "resumed_from": already,
-                      "seconds": seconds, "total_seconds": time.perf_counter() - t0,
-                      "sims_per_second": done_now / seconds if seconds > 0 else None,
-                      # after each worker's first block (which compiles the model)
-                      "warm_sims_per_second": (warm / (started + seconds - first_round)
-                                               if first_round is not None and warm
-                                               and started + seconds > first_round else None)}
+        throughput = {
+            "workers": n_workers,
+            "scheduler": scheduler,
+            "sims_this_run": done_now,
+            "resumed_from": already,
+            "seconds": seconds,
+            "total_seconds": time.perf_counter() - t0,
+            "sims_per_second": done_now / seconds if seconds > 0 else None,
+            # after each worker's first block (which compiles the model)
+            "warm_sims_per_second": (
+                warm / (started + seconds - first_round)
+                if first_round is not None and warm and started + seconds > first_round
+                else None
+            ),
+        }
     else:
         throughput = {**previous, "reanalysed_seconds": time.perf_counter() - t0}
-    result = analyse(spec, arrays, parameters, exact=exact, throughput=throughput,
-                     errors=store.attrs.get("errors", {}))
+    result = analyse(
+        spec,
+        arrays,
+        parameters,
+        exact=exact,
+        throughput=throughput,
+        errors=store.attrs.get("errors", {}),
+    )
     save(result, out, figures=figures)
     return result
 
@@ -981,8 +1154,9 @@ def _panels(d: int):
 
     cols = min(d, 4)
     rows = math.ceil(d / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(4.5, 3.2 * cols), 2.6 * rows),
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(max(4.5, 3.2 * cols), 2.6 * rows), squeeze=False, layout="constrained"
+    )
     for ax in axes.flat[d:]:
         ax.set_visible(False)
     return fig, axes.flat
@@ -1009,8 +1183,15 @@ def draw_figures(result: SbcResult, folder: Path) -> dict[str, str]:
         for j, ax in zip(range(d), axes):
             ax.axhspan(lo, hi, color="#cccccc", alpha=0.6, lw=0)
             ax.axhline(n / bins, color="#888888", lw=0.8)
-            ax.bar(np.arange(bins) / bins, counts[j], width=1 / bins, align="edge",
-                   color="#1f77b4", edgecolor="white", lw=0.5)
+            ax.bar(
+                np.arange(bins) / bins,
+                counts[j],
+                width=1 / bins,
+                align="edge",
+                color="#1f77b4",
+                edgecolor="white",
+                lw=0.5,
+            )
             ax.set_title(result.parameters[j], fontsize=9)
             ax.set_xlabel("normalised rank", fontsize=8)
             ax.tick_params(labelsize=7)
@@ -1019,8 +1200,10 @@ def draw_figures(result: SbcResult, folder: Path) -> dict[str, str]:
         plt.close(fig)
     panels = [("mcmc", result.parameters[j], result.u[:, j]) for j in range(d)] if n >= 2 else []
     if result.exact is not None and result.exact.available:
-        panels += [("exact", name, result.exact.u[:, j])
-                   for j, name in enumerate(result.exact.names[:MAX_SHOWN])]
+        panels += [
+            ("exact", name, result.exact.u[:, j])
+            for j, name in enumerate(result.exact.names[:MAX_SHOWN])
+        ]
     if panels:
         # Holm's first step rejects at p <= alpha/m, and p = 2 min(p_ecdf, p_dispersion):
         # the ECDF leaves this band exactly when its half of the test rejects.
@@ -1067,29 +1250,57 @@ def page_context(doc: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     conv = doc.get("convergence") or {}
     exact = doc.get("exact") or {}
     return {
-        "sbc": doc, "sbc_figures": figures,
-        "sbc_tests": [{"side": t["side"], "parameter": t["parameter"], "n": t["n"],
-                       "p": fmt(t["p"], ".3g"), "p_holm": fmt(t["p_holm"], ".3g"),
-                       "passed": t["passed"]} for t in doc["tests"]],
+        "sbc": doc,
+        "sbc_figures": figures,
+        "sbc_tests": [
+            {
+                "side": t["side"],
+                "parameter": t["parameter"],
+                "n": t["n"],
+                "p": fmt(t["p"], ".3g"),
+                "p_holm": fmt(t["p_holm"], ".3g"),
+                "passed": t["passed"],
+            }
+            for t in doc["tests"]
+        ],
         "sbc_rows": [
-            ("simulations", f"{doc['sims']['done']} of {doc['sims']['requested']} done, "
-                            f"{doc['sims']['fitted']} fitted"),
+            (
+                "simulations",
+                f"{doc['sims']['done']} of {doc['sims']['requested']} done, "
+                f"{doc['sims']['fitted']} fitted",
+            ),
             ("failed fits", str(doc["sims"]["failed"])),
-            ("unconverged fits", f"{doc['sims']['unconverged']} (R-hat >= "
-                                 f"{conv.get('rhat_max')} or a divergence)"),
+            (
+                "unconverged fits",
+                f"{doc['sims']['unconverged']} (R-hat >= {conv.get('rhat_max')} or a divergence)",
+            ),
             ("worst R-hat", fmt(conv.get("worst_rhat"), ".4f")),
             ("median bulk ESS", fmt(conv.get("median_ess_bulk"), ".0f")),
-            ("median thinning, draws ranked", f"{fmt(conv.get('median_thin'), '.0f')}, "
-                                              f"{fmt(conv.get('median_ranked'), '.0f')}"),
-            ("throughput", f"{fmt(tp.get('sims_per_second'), '.3g')} simulations/s on "
-                           f"{tp.get('workers')} workers ({fmt(tp.get('seconds'), '.1f')} s; "
-                           f"{fmt(tp.get('total_seconds'), '.1f')} s with start-up)"),
-            ("after the compile", f"{fmt(tp.get('warm_sims_per_second'), '.3g')} "
-                                  "simulations/s (each worker's first block compiles)"),
+            (
+                "median thinning, draws ranked",
+                f"{fmt(conv.get('median_thin'), '.0f')}, {fmt(conv.get('median_ranked'), '.0f')}",
+            ),
+            (
+                "throughput",
+                f"{fmt(tp.get('sims_per_second'), '.3g')} simulations/s on "
+                f"{tp.get('workers')} workers ({fmt(tp.get('seconds'), '.1f')} s; "
+                f"{fmt(tp.get('total_seconds'), '.1f')} s with start-up)",
+            ),
+            (
+                "after the compile",
+                f"{fmt(tp.get('warm_sims_per_second'), '.3g')} "
+                "simulations/s (each worker's first block compiles)",
+            ),
             ("median fit", f"{fmt(conv.get('median_fit_seconds'), '.3f')} s"),
-            ("exact side", (f"{exact.get('method')}, {exact.get('sims')} simulations at "
-                            f"{fmt(exact.get('sims_per_second'), '.0f')}/s")
-             if exact.get("available") else (exact.get("reason") or "not run")),
+            (
+                "exact side",
+                (
+                    f"{exact.get('method')}, {exact.get('sims')} simulations at "
+                    f"{fmt(exact.get('sims_per_second'), '.0f')}/s"
+                )
+                if exact.get("available")
+                else (exact.get("reason") or "not run"),
+            ),
         ],
     }
 

@@ -66,8 +66,9 @@ def sampler_seed(seed: int, index: int) -> int:
     return int(stream(seed, index, SAMPLER).generate_state(1, dtype=np.uint32)[0])
 
 
-def simulate(topic: Topic, *, index: int, seed: int, n_obs: int,
-             hyper: Mapping[str, Any]) -> tuple[np.ndarray, Any, dict[str, Any]]:
+def simulate(
+    topic: Topic, *, index: int, seed: int, n_obs: int, hyper: Mapping[str, Any]
+) -> tuple[np.ndarray, Any, dict[str, Any]]:
     """Simulation ``index``: (theta of shape (d,), prepared data x, prepared hyper)."""
     sim = topic.simulate(rng(seed, index, DATA), n_obs, dict(hyper))
     if topic.data_kind in ("table", "points"):
@@ -146,9 +147,15 @@ def _pit(posterior: Any, theta: np.ndarray, rng: np.random.Generator) -> np.ndar
     return out
 
 
-def exact_side(topic: Topic, *, indices: Sequence[int], seed: int, n_obs: int,
-               hyper: Mapping[str, Any],
-               posterior: Callable[[Any, dict[str, Any]], Any] | None = None) -> ExactSide:
+def exact_side(
+    topic: Topic,
+    *,
+    indices: Sequence[int],
+    seed: int,
+    n_obs: int,
+    hyper: Mapping[str, Any],
+    posterior: Callable[[Any, dict[str, Any]], Any] | None = None,
+) -> ExactSide:
     """Exact-side SBC values for simulations ``indices`` (see the module docstring).
 
     Parameters
@@ -165,19 +172,22 @@ def exact_side(topic: Topic, *, indices: Sequence[int], seed: int, n_obs: int,
     """
     indices = np.asarray(indices, dtype=int)
     if not closed_form(topic):
-        return _unavailable(f"{topic.name} has no closed-form posterior of the simulated "
-                            f"parameters: {topic.not_closed_form}")
+        return _unavailable(
+            f"{topic.name} has no closed-form posterior of the simulated "
+            f"parameters: {topic.not_closed_form}"
+        )
     if indices.size == 0:
         return _unavailable("no simulations")
     posterior = posterior or posterior_function(topic)
     start = time.perf_counter()
-    theta, x, prepared = simulate(topic, index=int(indices[0]), seed=seed, n_obs=n_obs,
-                                  hyper=hyper)
+    theta, x, prepared = simulate(topic, index=int(indices[0]), seed=seed, n_obs=n_obs, hyper=hyper)
     first = posterior(x, prepared)
     params = tuple(first.parameters)
     if theta.size != len(params):
-        return _unavailable(f"the simulator draws {theta.size} values, the exact posterior "
-                            f"has {len(params)} parameters")
+        return _unavailable(
+            f"the simulator draws {theta.size} values, the exact posterior "
+            f"has {len(params)} parameters"
+        )
     gaussian = bool(first.is_gaussian)
     free = tuple(first.free) if gaussian else tuple(range(len(params)))
     names = tuple(params[k] for k in free)
@@ -189,8 +199,9 @@ def exact_side(topic: Topic, *, indices: Sequence[int], seed: int, n_obs: int,
         covs = np.empty((indices.size, len(f), len(f)))
     for row, index in enumerate(indices):
         if row:
-            theta, x, prepared = simulate(topic, index=int(index), seed=seed, n_obs=n_obs,
-                                          hyper=hyper)
+            theta, x, prepared = simulate(
+                topic, index=int(index), seed=seed, n_obs=n_obs, hyper=hyper
+            )
             post = posterior(x, prepared)
         else:
             post = first
@@ -204,10 +215,16 @@ def exact_side(topic: Topic, *, indices: Sequence[int], seed: int, n_obs: int,
         try:
             chol = np.linalg.cholesky(covs)
         except np.linalg.LinAlgError:
-            bad = next(int(indices[i]) for i in range(indices.size)
-                       if np.any(np.linalg.eigvalsh(covs[i]) <= 0))
-            raise InputError(f"simulation {bad}: the exact covariance is not positive "
-                             "definite; check the hyperparameters") from None
+            bad = next(
+                int(indices[i])
+                for i in range(indices.size)
+                if np.any(np.linalg.eigvalsh(covs[i]) <= 0)
+            )
+            raise InputError(
+                f"simulation {bad}: the exact covariance is not positive "
+                "definite; check the hyperparameters"
+            ) from None
         u = special.ndtr(np.linalg.solve(chol, diffs[..., None])[..., 0])
-    return ExactSide(True, "", "whitened" if gaussian else "pit", names, indices, u,
-                     time.perf_counter() - start)
+    return ExactSide(
+        True, "", "whitened" if gaussian else "pit", names, indices, u, time.perf_counter() - start
+    )

@@ -84,9 +84,11 @@ def check_topic(topic: Topic) -> None:
     """Refuse a topic that declares the study Unsupported (InputError, exit code 3)."""
     reason = refusal(topic)
     if reason is not None:
-        raise InputError(f"{topic.name} has no closed-form posterior ({reason}), "
-                         "so an exact sweep is not possible; sensitivity works for: "
-                         f"{', '.join(closed_form_topics())}")
+        raise InputError(
+            f"{topic.name} has no closed-form posterior ({reason}), "
+            "so an exact sweep is not possible; sensitivity works for: "
+            f"{', '.join(closed_form_topics())}"
+        )
 
 
 def closed_form_topics() -> list[str]:
@@ -107,10 +109,14 @@ def sweep_parameters(topic: Topic) -> tuple[str, ...]:
     """Hyperparameters of ``topic`` that ``--param`` accepts, then its derived quantities."""
     s = declared(topic)
     not_swept = set(s.not_swept) if s else set()
-    names = [h.name for h in topic.hyperparameters
-             if not h.structural and h.name not in not_swept
-             and h.kind in ("positive", "real", "positive-list")
-             and not (h.kind == "positive-list" and h.default is None)]
+    names = [
+        h.name
+        for h in topic.hyperparameters
+        if not h.structural
+        and h.name not in not_swept
+        and h.kind in ("positive", "real", "positive-list")
+        and not (h.kind == "positive-list" and h.default is None)
+    ]
     names += [d.name for d in (s.derived if s else ())]
     return tuple(names)
 
@@ -118,8 +124,10 @@ def sweep_parameters(topic: Topic) -> tuple[str, ...]:
 def check_param(topic: Topic, *, param: str) -> None:
     valid = sweep_parameters(topic)
     if param not in valid:
-        raise InputError(f"--param {param!r} is not a hyperparameter of {topic.name} that can be "
-                         f"swept; choose one of: {', '.join(valid)}")
+        raise InputError(
+            f"--param {param!r} is not a hyperparameter of {topic.name} that can be "
+            f"swept; choose one of: {', '.join(valid)}"
+        )
 
 
 def parse_grid(*, grid: str | None = None, log_grid: str | None = None) -> np.ndarray:
@@ -130,8 +138,9 @@ def parse_grid(*, grid: str | None = None, log_grid: str | None = None) -> np.nd
         try:
             values = np.array([float(v) for v in grid.split(",") if v.strip()], dtype=float)
         except ValueError:
-            raise InputError(f"--grid {grid!r} must be comma-separated numbers, "
-                             "e.g. --grid 0.1,1,10") from None
+            raise InputError(
+                f"--grid {grid!r} must be comma-separated numbers, e.g. --grid 0.1,1,10"
+            ) from None
         what = f"--grid {grid!r}"
     else:
         parts = log_grid.split(":")
@@ -140,27 +149,34 @@ def parse_grid(*, grid: str | None = None, log_grid: str | None = None) -> np.nd
             if len(parts) != 3:
                 raise ValueError
         except (ValueError, IndexError):
-            raise InputError(f"--log-grid {log_grid!r} must look like LO:HI:N, "
-                             "e.g. --log-grid 1e-3:1e3:200") from None
+            raise InputError(
+                f"--log-grid {log_grid!r} must look like LO:HI:N, e.g. --log-grid 1e-3:1e3:200"
+            ) from None
         if not (np.isfinite(lo) and np.isfinite(hi) and lo > 0 and hi > lo):
-            raise InputError(f"--log-grid {log_grid!r} needs 0 < LO < HI, "
-                             "e.g. --log-grid 1e-3:1e3:200")
+            raise InputError(
+                f"--log-grid {log_grid!r} needs 0 < LO < HI, e.g. --log-grid 1e-3:1e3:200"
+            )
         if not n.is_integer() or n < 2:
-            raise InputError(f"--log-grid {log_grid!r}: N must be a whole number >= 2 "
-                             "(a sweep of one point is a single run: use `bayes-compare run`)")
+            raise InputError(
+                f"--log-grid {log_grid!r}: N must be a whole number >= 2 "
+                "(a sweep of one point is a single run: use `bayes-compare run`)"
+            )
         values = np.geomspace(lo, hi, int(n))
         what = f"--log-grid {log_grid!r}"
     if not np.all(np.isfinite(values)):
         raise InputError(f"{what} must hold finite numbers, got {values.tolist()}")
     values = np.unique(values)
     if values.size < 2:
-        raise InputError(f"{what} has {values.size} distinct point; a sweep needs at least 2 "
-                         "(for one value use `bayes-compare run --set NAME=VALUE`)")
+        raise InputError(
+            f"{what} has {values.size} distinct point; a sweep needs at least 2 "
+            "(for one value use `bayes-compare run --set NAME=VALUE`)"
+        )
     return values
 
 
-def default_grid(topic: Topic, *, param: str, hyper: Mapping[str, Any], n_obs: int,
-                 points: int = REPORT_POINTS) -> np.ndarray:
+def default_grid(
+    topic: Topic, *, param: str, hyper: Mapping[str, Any], n_obs: int, points: int = REPORT_POINTS
+) -> np.ndarray:
     """The report's grid: 1e-2..1e2 times the value, unless the topic declares another.
 
     A derived quantity gets its range per observation (ridge's lambda: the
@@ -195,28 +211,30 @@ def base_value(topic: Topic, *, hyper: Mapping[str, Any], param: str) -> float:
     return float(value)
 
 
-def hyper_at(topic: Topic, *, hyper: Mapping[str, Any], param: str,
-             value: float) -> dict[str, Any]:
+def hyper_at(topic: Topic, *, hyper: Mapping[str, Any], param: str, value: float) -> dict[str, Any]:
     """``hyper`` with ``param`` set to ``value`` (checked: a value outside the domain is InputError)."""
     out = dict(hyper)
     derived = derived_parameter(topic, param)
     if derived is not None:
         if not (np.isfinite(value) and value > 0):
-            raise InputError(f"grid value {value:g} for {param} is outside its domain: "
-                             f"{derived.domain}")
+            raise InputError(
+                f"grid value {value:g} for {param} is outside its domain: {derived.domain}"
+            )
         out[derived.sets] = derived.solve_for(hyper, value)
         return out
     spec = {h.name: h for h in topic.hyperparameters}[param]
     try:
         out[param] = spec.check(value)
     except InputError as err:
-        raise InputError(f"grid value {value:g} for {param} is outside its domain ({err}); "
-                         "give a grid inside it") from None
+        raise InputError(
+            f"grid value {value:g} for {param} is outside its domain ({err}); give a grid inside it"
+        ) from None
     return out
 
 
-def check_grid(topic: Topic, *, hyper: Mapping[str, Any], param: str,
-               grid: np.ndarray) -> np.ndarray:
+def check_grid(
+    topic: Topic, *, hyper: Mapping[str, Any], param: str, grid: np.ndarray
+) -> np.ndarray:
     """The grid as floats, checked against the parameter's domain (InputError otherwise).
 
     The domains are intervals (> 0 or any finite number), so the extremes decide.
@@ -275,8 +293,15 @@ def _prepare(topic: Topic, data: Any, hyper: Mapping[str, Any], source: str):
     return topic.prepare(column, dict(hyper))
 
 
-def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str,
-                grid: np.ndarray, source: str = "array") -> Sweep:
+def exact_sweep(
+    topic: Topic,
+    *,
+    data: Any,
+    hyper: Mapping[str, Any],
+    param: str,
+    grid: np.ndarray,
+    source: str = "array",
+) -> Sweep:
     """The exact posterior at every grid value of ``param``; every value is checked first.
 
     A topic that declares a vectorised ``Sensitivity.path`` covering
@@ -287,16 +312,17 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
     check_topic(topic)
     check_param(topic, param=param)
     if hyper.get("optimise"):
-        raise InputError("a sensitivity sweep needs fixed hyperparameters: drop --set "
-                         "optimise=true (type-II ML would move lengthscale, signal_sd and "
-                         "noise_sd at every grid point)")
+        raise InputError(
+            "a sensitivity sweep needs fixed hyperparameters: drop --set "
+            "optimise=true (type-II ML would move lengthscale, signal_sd and "
+            "noise_sd at every grid point)"
+        )
     grid = check_grid(topic, hyper=hyper, param=param, grid=grid)
     x, hyper0 = _prepare(topic, data, hyper, source)
     t0 = time.perf_counter()
     s = declared(topic)
     derived = derived_parameter(topic, param)
-    if s is not None and s.path is not None and (s.path_params is None
-                                                 or param in s.path_params):
+    if s is not None and s.path is not None and (s.path_params is None or param in s.path_params):
         kw = _power_hyper(topic, hyper0)
         values = grid[:, None] if s.grid_column else grid
         if derived is not None:
@@ -304,30 +330,46 @@ def exact_sweep(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
         else:
             kw[param] = values
         path = s.path(x=x, interval=INTERVAL, **kw)
-        names = tuple(topic.solve(x=x, **hyper_at(topic, hyper=hyper0, param=param,
-                                                   value=float(grid[0])))
-                      .parameters)
-        out = Sweep(param=param, grid=grid, parameters=names, mean=path.mean, sd=path.sd,
-                    lower=path.lower, upper=path.upper, map=path.mode,
-                    log_evidence=path.log_evidence, seconds=0.0, method=s.path_method)
+        names = tuple(
+            topic.solve(
+                x=x, **hyper_at(topic, hyper=hyper0, param=param, value=float(grid[0]))
+            ).parameters
+        )
+        out = Sweep(
+            param=param,
+            grid=grid,
+            parameters=names,
+            mean=path.mean,
+            sd=path.sd,
+            lower=path.lower,
+            upper=path.upper,
+            map=path.mode,
+            log_evidence=path.log_evidence,
+            seconds=0.0,
+            method=s.path_method,
+        )
     else:
         key = param if derived is None else derived.sets
-        hypers = [{**hyper0, key: hyper_at(topic, hyper=hyper0, param=param, value=float(v))[key]}
-                  for v in grid]
+        hypers = [
+            {**hyper0, key: hyper_at(topic, hyper=hyper0, param=param, value=float(v))[key]}
+            for v in grid
+        ]
         out = _solve_path(topic, x, hypers, param, grid)
     return dataclasses.replace(out, seconds=time.perf_counter() - t0)
 
 
-def _solve_path(topic: Topic, x: Any, hypers: list[dict[str, Any]], param: str,
-                grid: np.ndarray) -> Sweep:
+def _solve_path(
+    topic: Topic, x: Any, hypers: list[dict[str, Any]], param: str, grid: np.ndarray
+) -> Sweep:
     lo_q, hi_q = 0.5 - INTERVAL / 2.0, 0.5 + INTERVAL / 2.0
     rows = []
     for value, h in zip(grid, hypers):
         try:
             answer = topic.solve(x=x, **h)
         except ValueError as err:
-            raise InputError(f"grid value {value:g} for {param} is outside its domain: {err}") \
-                from None
+            raise InputError(
+                f"grid value {value:g} for {param} is outside its domain: {err}"
+            ) from None
         post = answer.posterior
         d = len(post.parameters)
         cov = np.asarray(post.cov, dtype=float)
@@ -337,9 +379,17 @@ def _solve_path(topic: Topic, x: Any, hypers: list[dict[str, Any]], param: str,
             if marginal is not None:
                 lower[i], upper[i] = marginal.ppf([lo_q, hi_q])
         mode = post.mode
-        rows.append((np.asarray(post.mean, dtype=float), np.sqrt(np.diag(cov)), lower, upper,
-                     np.full(d, np.nan) if mode is None else np.asarray(mode, dtype=float),
-                     float(answer.log_evidence), tuple(post.parameters)))
+        rows.append(
+            (
+                np.asarray(post.mean, dtype=float),
+                np.sqrt(np.diag(cov)),
+                lower,
+                upper,
+                np.full(d, np.nan) if mode is None else np.asarray(mode, dtype=float),
+                float(answer.log_evidence),
+                tuple(post.parameters),
+            )
+        )
     # A topic may compare its most probable hypotheses, which change with the
     # hyperparameter: align every row on the union of names (NaN where one is lumped).
     names = tuple(dict.fromkeys(n for r in rows for n in r[6]))
@@ -348,10 +398,19 @@ def _solve_path(topic: Topic, x: Any, hypers: list[dict[str, Any]], param: str,
         cols = [names.index(n) for n in r[6]]
         for k in range(5):
             stack[k][g, cols] = r[k]
-    return Sweep(param=param, grid=grid, parameters=names, mean=stack[0], sd=stack[1],
-                 lower=stack[2], upper=stack[3], map=stack[4],
-                 log_evidence=np.array([r[5] for r in rows]), seconds=0.0,
-                 method="per-point solve")
+    return Sweep(
+        param=param,
+        grid=grid,
+        parameters=names,
+        mean=stack[0],
+        sd=stack[1],
+        lower=stack[2],
+        upper=stack[3],
+        map=stack[4],
+        log_evidence=np.array([r[5] for r in rows]),
+        seconds=0.0,
+        method="per-point solve",
+    )
 
 
 # --- MCMC at chosen points ---------------------------------------------------------
@@ -377,16 +436,27 @@ def mcmc_indices(*, n_grid: int, k: int) -> np.ndarray:
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"--mcmc-at must be a whole number >= 1, got {k!r}")
     if k > n_grid:
-        raise InputError(f"--mcmc-at {k} asks for more MCMC points than the grid's {n_grid}; "
-                         f"give at most {n_grid}")
+        raise InputError(
+            f"--mcmc-at {k} asks for more MCMC points than the grid's {n_grid}; "
+            f"give at most {n_grid}"
+        )
     if k == 1:
         return np.array([n_grid // 2])
     return np.unique(np.round(np.linspace(0, n_grid - 1, k)).astype(int))
 
 
-def mcmc_at(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str,
-            grid: np.ndarray, k: int, settings: Settings = DEFAULT, source: str = "array",
-            on_point: Callable[[int, int, float], None] | None = None) -> list[McmcPoint]:
+def mcmc_at(
+    topic: Topic,
+    *,
+    data: Any,
+    hyper: Mapping[str, Any],
+    param: str,
+    grid: np.ndarray,
+    k: int,
+    settings: Settings = DEFAULT,
+    source: str = "array",
+    on_point: Callable[[int, int, float], None] | None = None,
+) -> list[McmcPoint]:
     """Run the comparison (exact vs PyMC, the calibrated verdict) at K grid points.
 
     The topic's extra comparisons (predictive, SMC evidence) are skipped:
@@ -409,12 +479,21 @@ def mcmc_at(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str,
         ps = None
         if power_scaled_of(topic) is not None:
             ps = power_scaling(topic, data=data, hyper=h, source=source, tree=result.draws)
-        points.append(McmcPoint(
-            index=int(i), value=value, verdict=result.verdict, decided_by=result.decided_by,
-            max_abs_z=None if agreement is None else agreement.statistic,
-            threshold=None if agreement is None else agreement.threshold,
-            mean=result.mcmc.mean, sd=result.mcmc.sd, seconds=result.timings["total"],
-            power_scaling=ps, parameters=tuple(result.parameters)))
+        points.append(
+            McmcPoint(
+                index=int(i),
+                value=value,
+                verdict=result.verdict,
+                decided_by=result.decided_by,
+                max_abs_z=None if agreement is None else agreement.statistic,
+                threshold=None if agreement is None else agreement.threshold,
+                mean=result.mcmc.mean,
+                sd=result.mcmc.sd,
+                seconds=result.timings["total"],
+                power_scaling=ps,
+                parameters=tuple(result.parameters),
+            )
+        )
     return points
 
 
@@ -458,21 +537,32 @@ class PowerScaling:
     alphas: tuple[float, float] = asens.PSENSE_ALPHAS
 
     def diagnosis(self, source: str = "exact") -> list[str]:
-        prior, lik = ((self.prior, self.likelihood) if source == "exact"
-                      else (self.psense_prior, self.psense_likelihood))
+        prior, lik = (
+            (self.prior, self.likelihood)
+            if source == "exact"
+            else (self.psense_prior, self.psense_likelihood)
+        )
         if prior is None:
             return []
-        return [asens.diagnosis(float(p), float(q)) if np.isfinite(p) and np.isfinite(q)
-                else "n/a (psense failed: log density constant over the draws)"
-                for p, q in zip(prior, lik)]
+        return [
+            asens.diagnosis(float(p), float(q))
+            if np.isfinite(p) and np.isfinite(q)
+            else "n/a (psense failed: log density constant over the draws)"
+            for p, q in zip(prior, lik)
+        ]
 
 
-def exact_power_scaling(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
-                        lower: np.ndarray | None = None, upper: np.ndarray | None = None,
-                        n_draws: int | None = None,
-                        alphas: tuple[float, float] = asens.PSENSE_ALPHAS,
-                        scaled: Callable[..., Any] | None = None
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def exact_power_scaling(
+    topic: Topic,
+    *,
+    x: Any,
+    hyper: Mapping[str, Any],
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
+    n_draws: int | None = None,
+    alphas: tuple[float, float] = asens.PSENSE_ALPHAS,
+    scaled: Callable[..., Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact prior and likelihood sensitivity of every parameter of a conjugate topic.
 
     ``x`` is the prepared data (what ``solve`` takes).  The range of each
@@ -484,8 +574,10 @@ def exact_power_scaling(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
     """
     fn = scaled or power_scaled_of(topic)
     if fn is None:
-        raise InputError(f"power-scaling is exact only for conjugate topics "
-                         f"({', '.join(power_scaled_topics())}), not {topic.name}")
+        raise InputError(
+            f"power-scaling is exact only for conjugate topics "
+            f"({', '.join(power_scaled_topics())}), not {topic.name}"
+        )
     kw = _power_hyper(topic, hyper)
     base = topic.solve(x=x, **hyper).posterior
     d = len(base.parameters)
@@ -498,10 +590,19 @@ def exact_power_scaling(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
     for component in asens.COMPONENTS:
         lo_post = fn(x=x, **kw, alpha=alphas[0], component=component)
         hi_post = fn(x=x, **kw, alpha=alphas[1], component=component)
-        out[component] = np.array([asens.power_scaling_sensitivity(
-            base=base.marginal(i), lower_scaled=lo_post.marginal(i),
-            upper_scaled=hi_post.marginal(i), lower=float(lower[i]), upper=float(upper[i]),
-            alphas=alphas) for i in range(d)])
+        out[component] = np.array(
+            [
+                asens.power_scaling_sensitivity(
+                    base=base.marginal(i),
+                    lower_scaled=lo_post.marginal(i),
+                    upper_scaled=hi_post.marginal(i),
+                    lower=float(lower[i]),
+                    upper=float(upper[i]),
+                    alphas=alphas,
+                )
+                for i in range(d)
+            ]
+        )
     return out["prior"], out["likelihood"], np.asarray(lower), np.asarray(upper)
 
 
@@ -510,9 +611,16 @@ def _power_hyper(topic: Topic, hyper: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in hyper.items() if k in names}
 
 
-def power_scaling(topic: Topic, *, data: Any, hyper: Mapping[str, Any], source: str = "array",
-                  tree: xr.DataTree | None = None, n_draws: int | None = None,
-                  exact_densities: bool = False) -> PowerScaling:
+def power_scaling(
+    topic: Topic,
+    *,
+    data: Any,
+    hyper: Mapping[str, Any],
+    source: str = "array",
+    tree: xr.DataTree | None = None,
+    n_draws: int | None = None,
+    exact_densities: bool = False,
+) -> PowerScaling:
     """Exact power-scaling sensitivity, and psense on ``tree`` (an MCMC fit) when given.
 
     With a tree, PyMC's log prior and log likelihood are added to it
@@ -521,8 +629,10 @@ def power_scaling(topic: Topic, *, data: Any, hyper: Mapping[str, Any], source: 
     parameter's range of draws, as psense's is.
     """
     if power_scaled_of(topic) is None:
-        raise InputError(f"power-scaling is exact only for conjugate topics "
-                         f"({', '.join(power_scaled_topics())}), not {topic.name}")
+        raise InputError(
+            f"power-scaling is exact only for conjugate topics "
+            f"({', '.join(power_scaled_topics())}), not {topic.name}"
+        )
     x, hyper = _prepare(topic, data, hyper, source)
     psense_prior = psense_lik = lower = upper = None
     if tree is not None:
@@ -534,21 +644,29 @@ def power_scaling(topic: Topic, *, data: Any, hyper: Mapping[str, Any], source: 
         lower, upper = flat.min(axis=0), flat.max(axis=0)
         n_draws = flat.shape[0]
         psense_prior, psense_lik = psense_values(tree, variables=topic.variables)
-    prior, lik, lower, upper = exact_power_scaling(topic, x=x, hyper=hyper, lower=lower,
-                                                   upper=upper, n_draws=n_draws)
+    prior, lik, lower, upper = exact_power_scaling(
+        topic, x=x, hyper=hyper, lower=lower, upper=upper, n_draws=n_draws
+    )
     names = tuple(topic.solve(x=x, **hyper).parameters)
-    return PowerScaling(parameters=names, prior=prior, likelihood=lik,
-                        psense_prior=psense_prior, psense_likelihood=psense_lik,
-                        lower=lower, upper=upper,
-                        n_draws=int(n_draws or DEFAULT.draws * DEFAULT.chains))
+    return PowerScaling(
+        parameters=names,
+        prior=prior,
+        likelihood=lik,
+        psense_prior=psense_prior,
+        psense_likelihood=psense_lik,
+        lower=lower,
+        upper=upper,
+        n_draws=int(n_draws or DEFAULT.draws * DEFAULT.chains),
+    )
 
 
 #: pm.set_data then compute: one thread at a time per process.
 _MODEL_LOCK = threading.Lock()
 
 
-def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
-                       tree: xr.DataTree, exact: bool = False) -> xr.DataTree:
+def with_log_densities(
+    topic: Topic, *, x: Any, hyper: Mapping[str, Any], tree: xr.DataTree, exact: bool = False
+) -> xr.DataTree:
     """``tree`` plus ``log_prior`` and ``log_likelihood`` groups for psense.
 
     By default PyMC's (``pymc.stats.compute_log_prior`` / ``compute_log_likelihood``
@@ -598,8 +716,9 @@ def with_log_densities(topic: Topic, *, x: Any, hyper: Mapping[str, Any],
     return tree
 
 
-def psense_values(tree: xr.DataTree, *, variables: tuple[str, ...]
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def psense_values(
+    tree: xr.DataTree, *, variables: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray]:
     """``arviz_stats.psense`` for the prior and the likelihood, flattened in ``variables`` order.
 
     NaN where psense cannot be computed (a log density constant over the draws).
@@ -623,8 +742,15 @@ def psense_values(tree: xr.DataTree, *, variables: tuple[str, ...]
     return out[0], out[1]
 
 
-def iid_tree(topic: Topic, *, x: Any, hyper: Mapping[str, Any], rng: np.random.Generator,
-             chains: int, draws: int) -> xr.DataTree:
+def iid_tree(
+    topic: Topic,
+    *,
+    x: Any,
+    hyper: Mapping[str, Any],
+    rng: np.random.Generator,
+    chains: int,
+    draws: int,
+) -> xr.DataTree:
     """Exact iid posterior draws with the exact log prior and log likelihood, for psense.
 
     The log prior is the zero-data posterior's log density and the log
@@ -637,18 +763,25 @@ def iid_tree(topic: Topic, *, x: Any, hyper: Mapping[str, Any], rng: np.random.G
     d = theta.shape[1]
     dims = ("chain", "draw")
     coords = {"chain": np.arange(chains), "draw": np.arange(draws), "param": np.arange(d)}
-    return xr.DataTree.from_dict({
-        "/posterior": xr.Dataset({"theta": (dims + ("param",), theta.reshape(chains, draws, d))},
-                                 coords=coords),
-        "/log_prior": xr.Dataset({"theta": (dims, log_prior.reshape(chains, draws))},
-                                 coords={k: coords[k] for k in dims}),
-        "/log_likelihood": xr.Dataset({"obs": (dims, log_lik.reshape(chains, draws))},
-                                      coords={k: coords[k] for k in dims}),
-    })
+    return xr.DataTree.from_dict(
+        {
+            "/posterior": xr.Dataset(
+                {"theta": (dims + ("param",), theta.reshape(chains, draws, d))}, coords=coords
+            ),
+            "/log_prior": xr.Dataset(
+                {"theta": (dims, log_prior.reshape(chains, draws))},
+                coords={k: coords[k] for k in dims},
+            ),
+            "/log_likelihood": xr.Dataset(
+                {"obs": (dims, log_lik.reshape(chains, draws))}, coords={k: coords[k] for k in dims}
+            ),
+        }
+    )
 
 
-def _exact_log_densities(topic: Topic, x: Any, hyper: Mapping[str, Any],
-                         theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _exact_log_densities(
+    topic: Topic, x: Any, hyper: Mapping[str, Any], theta: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """log prior and log likelihood (up to constants) at ``theta`` of shape (..., d):
     the topic's declared ``log_densities``, else from the zero-data posterior."""
     s = declared(topic)
@@ -671,16 +804,25 @@ def power_rows(ps: PowerScaling) -> list[dict[str, Any]]:
     exact_dx = ps.diagnosis("exact")
     mc_dx = ps.diagnosis("psense") or [None] * len(ps.parameters)
     for i, name in enumerate(ps.parameters):
-        rows.append({
-            "parameter": name,
-            "prior_exact": ps.prior[i], "likelihood_exact": ps.likelihood[i],
-            "prior_psense": None if ps.psense_prior is None else ps.psense_prior[i],
-            "likelihood_psense": None if ps.psense_likelihood is None else ps.psense_likelihood[i],
-            "diagnosis_exact": exact_dx[i], "diagnosis_psense": mc_dx[i],
-            "diagnoses_differ": (None if mc_dx[i] is None or mc_dx[i].startswith("n/a")
-                                 else mc_dx[i] != exact_dx[i]),
-            "range": [ps.lower[i], ps.upper[i]],
-        })
+        rows.append(
+            {
+                "parameter": name,
+                "prior_exact": ps.prior[i],
+                "likelihood_exact": ps.likelihood[i],
+                "prior_psense": None if ps.psense_prior is None else ps.psense_prior[i],
+                "likelihood_psense": None
+                if ps.psense_likelihood is None
+                else ps.psense_likelihood[i],
+                "diagnosis_exact": exact_dx[i],
+                "diagnosis_psense": mc_dx[i],
+                "diagnoses_differ": (
+                    None
+                    if mc_dx[i] is None or mc_dx[i].startswith("n/a")
+                    else mc_dx[i] != exact_dx[i]
+                ),
+                "range": [ps.lower[i], ps.upper[i]],
+            }
+        )
     return rows
 
 
@@ -709,10 +851,18 @@ class SensitivityResult:
         return {None: 0, "agree": 0, "disagree": 1, "inconclusive": 2}[self.verdict]
 
 
-def sensitivity(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str,
-                grid: np.ndarray, mcmc: int = 0, settings: Settings = DEFAULT,
-                source: str = "array", on_point: Callable[[int, int, float], None] | None = None
-                ) -> SensitivityResult:
+def sensitivity(
+    topic: Topic,
+    *,
+    data: Any,
+    hyper: Mapping[str, Any],
+    param: str,
+    grid: np.ndarray,
+    mcmc: int = 0,
+    settings: Settings = DEFAULT,
+    source: str = "array",
+    on_point: Callable[[int, int, float], None] | None = None,
+) -> SensitivityResult:
     """The whole sensitivity study of one topic: exact sweep, MCMC at ``mcmc`` points,
     exact power-scaling at the base hyperparameters (conjugate topics)."""
     sweep = exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
@@ -721,15 +871,36 @@ def sensitivity(topic: Topic, *, data: Any, hyper: Mapping[str, Any], param: str
     x, hyper0 = _prepare(topic, data, hyper, source)
     power = None
     if power_scaled_of(topic) is not None:
-        power = power_scaling(topic, data=data, hyper=hyper, source=source,
-                              n_draws=settings.draws * settings.chains)
-    points = mcmc_at(topic, data=data, hyper=hyper, param=param, grid=grid, k=mcmc,
-                     settings=settings, source=source, on_point=on_point) if mcmc else []
+        power = power_scaling(
+            topic, data=data, hyper=hyper, source=source, n_draws=settings.draws * settings.chains
+        )
+    points = (
+        mcmc_at(
+            topic,
+            data=data,
+            hyper=hyper,
+            param=param,
+            grid=grid,
+            k=mcmc,
+            settings=settings,
+            source=source,
+            on_point=on_point,
+        )
+        if mcmc
+        else []
+    )
     derived = derived_parameter(topic, param)
-    return SensitivityResult(topic=topic.name, sweep=sweep,
-                             base_value=base_value(topic, hyper=hyper, param=param),
-                             hyper=dict(hyper0), source=source, n=_n_obs(x), points=points,
-                             power=power, over_n=None if derived is None else f"{param}_over_n")
+    return SensitivityResult(
+        topic=topic.name,
+        sweep=sweep,
+        base_value=base_value(topic, hyper=hyper, param=param),
+        hyper=dict(hyper0),
+        source=source,
+        n=_n_obs(x),
+        points=points,
+        power=power,
+        over_n=None if derived is None else f"{param}_over_n",
+    )
 
 
 def _n_obs(x: Any) -> int:
@@ -749,22 +920,48 @@ def to_document(result: SensitivityResult) -> dict[str, Any]:
 
     s = result.sweep
     doc = {
-        "topic": result.topic, "param": s.param, "verdict": result.verdict,
-        "base_value": result.base_value, "grid": s.grid, "parameters": list(s.parameters),
+        "topic": result.topic,
+        "param": s.param,
+        "verdict": result.verdict,
+        "base_value": result.base_value,
+        "grid": s.grid,
+        "parameters": list(s.parameters),
         "data": {"source": result.source, "n": result.n},
         "hyperparameters": result.hyper,
-        "exact": {"method": s.method, "seconds": s.seconds, "interval": INTERVAL,
-                  "mean": s.mean, "sd": s.sd, "lower": s.lower, "upper": s.upper,
-                  "map": s.map, "log_evidence": s.log_evidence},
-        "mcmc": [{"index": p.index, "value": p.value, "verdict": p.verdict,
-                  "decided_by": p.decided_by, "max_abs_z": p.max_abs_z,
-                  "threshold": p.threshold, "mean": _aligned(p.mean, p.parameters, s),
-                  "sd": _aligned(p.sd, p.parameters, s), "seconds": p.seconds,
-                  "power_scaling": None if p.power_scaling is None else
-                  power_rows(p.power_scaling)} for p in result.points],
-        "power_scaling": None if result.power is None else {
-            "alphas": list(result.power.alphas), "threshold": asens.PSENSE_THRESHOLD,
-            "n_draws": result.power.n_draws, "rows": power_rows(result.power)},
+        "exact": {
+            "method": s.method,
+            "seconds": s.seconds,
+            "interval": INTERVAL,
+            "mean": s.mean,
+            "sd": s.sd,
+            "lower": s.lower,
+            "upper": s.upper,
+            "map": s.map,
+            "log_evidence": s.log_evidence,
+        },
+        "mcmc": [
+            {
+                "index": p.index,
+                "value": p.value,
+                "verdict": p.verdict,
+                "decided_by": p.decided_by,
+                "max_abs_z": p.max_abs_z,
+                "threshold": p.threshold,
+                "mean": _aligned(p.mean, p.parameters, s),
+                "sd": _aligned(p.sd, p.parameters, s),
+                "seconds": p.seconds,
+                "power_scaling": None if p.power_scaling is None else power_rows(p.power_scaling),
+            }
+            for p in result.points
+        ],
+        "power_scaling": None
+        if result.power is None
+        else {
+            "alphas": list(result.power.alphas),
+            "threshold": asens.PSENSE_THRESHOLD,
+            "n_draws": result.power.n_draws,
+            "rows": power_rows(result.power),
+        },
     }
     if result.over_n is not None:
         doc[result.over_n] = s.grid / max(result.n, 1)
@@ -833,8 +1030,11 @@ def figure(doc: dict[str, Any]):
     cols = min(panels, 3)
     rows = -(-panels // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
-    log_x = bool(np.all(grid > 0) and grid.size > 2
-                 and np.allclose(np.diff(np.log(grid)), np.log(grid[1] / grid[0]), rtol=1e-6))
+    log_x = bool(
+        np.all(grid > 0)
+        and grid.size > 2
+        and np.allclose(np.diff(np.log(grid)), np.log(grid[1] / grid[0]), rtol=1e-6)
+    )
 
     def arr(key, i):
         return np.array([np.nan if r[i] is None else r[i] for r in ex[key]], dtype=float)
@@ -845,8 +1045,14 @@ def figure(doc: dict[str, Any]):
         ax.plot(grid, mean, color="#222222", label="exact mean")
         lo, hi = arr("lower", i), arr("upper", i)
         if np.any(np.isfinite(lo)):
-            ax.fill_between(grid, lo, hi, color="#222222", alpha=0.15,
-                            label=f"exact {int(100 * ex['interval'])}% interval")
+            ax.fill_between(
+                grid,
+                lo,
+                hi,
+                color="#222222",
+                alpha=0.15,
+                label=f"exact {int(100 * ex['interval'])}% interval",
+            )
         mp = arr("map", i)
         if np.any(np.isfinite(mp)) and not np.allclose(mp, mean, equal_nan=True):
             ax.plot(grid, mp, color="#d62728", ls=":", label="exact MAP")
@@ -856,8 +1062,9 @@ def figure(doc: dict[str, Any]):
             if m is None:
                 continue
             color = {"agree": "#1f77b4", "disagree": "#d62728"}.get(p["verdict"], "#ff7f0e")
-            ax.errorbar([p["value"]], [m], yerr=[1.96 * (sd or 0.0)], fmt="o", color=color,
-                        ms=4, capsize=3)
+            ax.errorbar(
+                [p["value"]], [m], yerr=[1.96 * (sd or 0.0)], fmt="o", color=color, ms=4, capsize=3
+            )
         ax.axvline(doc["base_value"], color="#888888", ls="--", lw=1, label="current value")
         ax.set_title(name, fontsize=10)
         ax.set_xlabel(doc["param"])
@@ -866,16 +1073,26 @@ def figure(doc: dict[str, Any]):
     # One legend for every panel: an entry drawn on any panel (the MAP path
     # differs from the mean on some parameters only) is named once.
     entries: dict[str, Any] = {}
-    for ax in list(axes.flat)[:len(names)]:
+    for ax in list(axes.flat)[: len(names)]:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             entries.setdefault(label, handle)
-    for verdict, color in (("agree", "#1f77b4"), ("disagree", "#d62728"),
-                           ("inconclusive", "#ff7f0e")):
+    for verdict, color in (
+        ("agree", "#1f77b4"),
+        ("disagree", "#d62728"),
+        ("inconclusive", "#ff7f0e"),
+    ):
         if any(p["verdict"] == verdict for p in doc["mcmc"] if p["mean"] is not None):
             entries[f"MCMC mean +- 1.96 sd ({verdict})"] = plt.Line2D(
-                [], [], ls="", marker="o", color=color, ms=4)
-    fig.legend(list(entries.values()), list(entries), loc="lower center",
-               ncol=min(len(entries), 3), frameon=False, fontsize=9)
+                [], [], ls="", marker="o", color=color, ms=4
+            )
+    fig.legend(
+        list(entries.values()),
+        list(entries),
+        loc="lower center",
+        ncol=min(len(entries), 3),
+        frameon=False,
+        fontsize=9,
+    )
     ax = axes.flat[len(names)]
     ev = np.array([np.nan if v is None else v for v in ex["log_evidence"]], dtype=float)
     ax.plot(grid, ev, color="#2ca02c")
@@ -888,8 +1105,9 @@ def figure(doc: dict[str, Any]):
         extra.set_visible(False)
     fig.suptitle(f"{doc['topic']}: exact posterior along {doc['param']}", fontsize=11)
     legend_rows = -(-len(entries) // 3)
-    fig.tight_layout(rect=(0, min(0.4, (0.1 + 0.22 * legend_rows) / fig.get_size_inches()[1]),
-                           1, 1))
+    fig.tight_layout(
+        rect=(0, min(0.4, (0.1 + 0.22 * legend_rows) / fig.get_size_inches()[1]), 1, 1)
+    )
     return fig
 
 
@@ -926,27 +1144,37 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     declaration = declared(topic)
     if declaration is None:
         return None
-    dataset = topic.builtin_data(source[len("builtin:"):])
+    dataset = topic.builtin_data(source[len("builtin:") :])
     hyper = topic.hyper(dataset=dataset)
     saved_hyper = doc.get("hyperparameters") or {}
     for h in topic.hyperparameters:  # the run's own values of the numeric hyperparameters
-        if not h.structural and h.kind in ("positive", "real", "positive-list") \
-                and saved_hyper.get(h.name) is not None:
+        if (
+            not h.structural
+            and h.kind in ("positive", "real", "positive-list")
+            and saved_hyper.get(h.name) is not None
+        ):
             hyper[h.name] = h.check(saved_hyper[h.name])
     data = dataset.load()
     param = declaration.default_param
     x, _ = _prepare(topic, data, hyper, source)
-    fast = declaration.path is not None and (declaration.path_params is None
-                                             or param in declaration.path_params)
-    grid = default_grid(topic, param=param, hyper=hyper, n_obs=_n_obs(x),
-                        points=REPORT_POINTS if fast else REPORT_POINTS_SLOW)
+    fast = declaration.path is not None and (
+        declaration.path_params is None or param in declaration.path_params
+    )
+    grid = default_grid(
+        topic,
+        param=param,
+        hyper=hyper,
+        n_obs=_n_obs(x),
+        points=REPORT_POINTS if fast else REPORT_POINTS_SLOW,
+    )
     result = sensitivity(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
     out = {**to_document(result), "generated_by": "report"}
     draws_file = run_dir / DRAWS_FILE
     if declaration.power_scaled is not None and draws_file.is_file():
         with xr.open_datatree(draws_file) as tree:
-            ps = power_scaling(topic, data=data, hyper=hyper, source=source, tree=tree.load(),
-                               exact_densities=True)
+            ps = power_scaling(
+                topic, data=data, hyper=hyper, source=source, tree=tree.load(), exact_densities=True
+            )
         out["power_scaling_run"] = _clean({"n_draws": ps.n_draws, "rows": power_rows(ps)})
     atomic_write(path, dumps(out))
     return out
@@ -960,8 +1188,10 @@ def page_context(run_dir: str | Path) -> dict[str, Any] | None:
     try:
         return report_context(json.loads(path.read_text()))
     except (ValueError, KeyError, TypeError) as err:
-        return {"error": f"{SENSITIVITY_FILE} could not be read ({type(err).__name__}: {err}); "
-                         "rerun `bayes-compare sensitivity` or delete the file"}
+        return {
+            "error": f"{SENSITIVITY_FILE} could not be read ({type(err).__name__}: {err}); "
+            "rerun `bayes-compare sensitivity` or delete the file"
+        }
 
 
 def report_context(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -975,28 +1205,50 @@ def report_context(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
     power = []
     blocks = [("exact, at the current value", ps)] if ps else []
     if doc.get("power_scaling_run"):
-        blocks.append(("the run's MCMC draws (psense with exact log densities)",
-                       doc["power_scaling_run"]))
-    blocks += [(f"{doc['param']} = {fmt(p['value'])} (MCMC)", {"rows": p["power_scaling"]})
-               for p in doc.get("mcmc", []) if p.get("power_scaling")]
+        blocks.append(
+            ("the run's MCMC draws (psense with exact log densities)", doc["power_scaling_run"])
+        )
+    blocks += [
+        (f"{doc['param']} = {fmt(p['value'])} (MCMC)", {"rows": p["power_scaling"]})
+        for p in doc.get("mcmc", [])
+        if p.get("power_scaling")
+    ]
     for label, block in blocks:
         for r in block["rows"]:
-            power.append({"at": label, "parameter": r["parameter"],
-                          "prior_exact": fmt(r["prior_exact"], ".4f"),
-                          "prior_psense": fmt(r["prior_psense"], ".4f"),
-                          "likelihood_exact": fmt(r["likelihood_exact"], ".4f"),
-                          "likelihood_psense": fmt(r["likelihood_psense"], ".4f"),
-                          "diagnosis_exact": r["diagnosis_exact"],
-                          "diagnosis_psense": r["diagnosis_psense"] or "",
-                          "differ": bool(r.get("diagnoses_differ"))})
+            power.append(
+                {
+                    "at": label,
+                    "parameter": r["parameter"],
+                    "prior_exact": fmt(r["prior_exact"], ".4f"),
+                    "prior_psense": fmt(r["prior_psense"], ".4f"),
+                    "likelihood_exact": fmt(r["likelihood_exact"], ".4f"),
+                    "likelihood_psense": fmt(r["likelihood_psense"], ".4f"),
+                    "diagnosis_exact": r["diagnosis_exact"],
+                    "diagnosis_psense": r["diagnosis_psense"] or "",
+                    "differ": bool(r.get("diagnoses_differ")),
+                }
+            )
     return {
-        "error": None, "source": doc["data"]["source"], "n": doc["data"]["n"],
+        "error": None,
+        "source": doc["data"]["source"],
+        "n": doc["data"]["n"],
         "generated_by": doc.get("generated_by", "sensitivity command"),
-        "param": doc["param"], "points": len(grid), "lo": fmt(min(grid)), "hi": fmt(max(grid)),
-        "base": fmt(doc["base_value"]), "seconds": fmt(doc["exact"]["seconds"], ".3g"),
-        "method": doc["exact"]["method"], "verdict": doc.get("verdict"),
-        "mcmc": [{"value": fmt(p["value"]), "verdict": p["verdict"],
-                  "max_abs_z": fmt(p["max_abs_z"], ".2f"), "threshold": fmt(p["threshold"], ".2f")}
-                 for p in doc.get("mcmc", [])],
+        "param": doc["param"],
+        "points": len(grid),
+        "lo": fmt(min(grid)),
+        "hi": fmt(max(grid)),
+        "base": fmt(doc["base_value"]),
+        "seconds": fmt(doc["exact"]["seconds"], ".3g"),
+        "method": doc["exact"]["method"],
+        "verdict": doc.get("verdict"),
+        "mcmc": [
+            {
+                "value": fmt(p["value"]),
+                "verdict": p["verdict"],
+                "max_abs_z": fmt(p["max_abs_z"], ".2f"),
+                "threshold": fmt(p["threshold"], ".2f"),
+            }
+            for p in doc.get("mcmc", [])
+        ],
         "power": power,
     }

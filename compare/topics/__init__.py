@@ -29,8 +29,10 @@ def get_topic(name: str) -> Topic:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise InputError(f"unknown topic {name!r}; run `bayes-compare list` to see "
-                         f"the topics: {', '.join(REGISTRY)}") from None
+        raise InputError(
+            f"unknown topic {name!r}; run `bayes-compare list` to see "
+            f"the topics: {', '.join(REGISTRY)}"
+        ) from None
 
 
 def all_topics() -> list[Topic]:

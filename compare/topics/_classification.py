@@ -73,27 +73,40 @@ class LabelledRows:
     def __post_init__(self) -> None:
         n = len(self.labels)
         if len(self.columns) != len(self.features) or len(self.kinds) != len(self.features):
-            raise InputError(f"{self.source}: {len(self.features)} features but "
-                             f"{len(self.columns)} columns and {len(self.kinds)} kinds")
+            raise InputError(
+                f"{self.source}: {len(self.features)} features but "
+                f"{len(self.columns)} columns and {len(self.kinds)} kinds"
+            )
         for name, col, kind in zip(self.features, self.columns, self.kinds):
             if len(col) != n:
-                raise InputError(f"{self.source}: column {name!r} has {len(col)} rows, the "
-                                 f"labels {n}; give one row per observation")
+                raise InputError(
+                    f"{self.source}: column {name!r} has {len(col)} rows, the "
+                    f"labels {n}; give one row per observation"
+                )
             if kind not in ("text", "category"):
-                raise InputError(f"{self.source}: column {name!r} has kind {kind!r}; use "
-                                 "text or category")
+                raise InputError(
+                    f"{self.source}: column {name!r} has kind {kind!r}; use text or category"
+                )
         for i, label in enumerate(self.labels):
             if label is None or str(label).strip() == "":
-                raise InputError(f"{self.source}, row {i + 1}, column {self.target!r}: missing "
-                                 "label; fill it in or remove that row")
+                raise InputError(
+                    f"{self.source}, row {i + 1}, column {self.target!r}: missing "
+                    "label; fill it in or remove that row"
+                )
 
     @property
     def n(self) -> int:
         return len(self.labels)
 
 
-def read_labelled(path, *, target: str, features: tuple[str, ...] | None = None,
-                  text: tuple[str, ...] = (), detect: bool = False) -> LabelledRows:
+def read_labelled(
+    path,
+    *,
+    target: str,
+    features: tuple[str, ...] | None = None,
+    text: tuple[str, ...] = (),
+    detect: bool = False,
+) -> LabelledRows:
     """Read a CSV whose feature cells are text (columns in ``text``) or categories.
 
     With ``detect=True`` (what the command line does for a CSV with
@@ -113,19 +126,28 @@ def read_labelled(path, *, target: str, features: tuple[str, ...] | None = None,
         raise InputError(f"{path} needs a header line and at least one data line")
     header = [h.strip() for h in rows[0]]
     if target not in header:
-        raise InputError(f"{path} has no target column {target!r}; its columns are: "
-                         f"{', '.join(header)}")
+        raise InputError(
+            f"{path} has no target column {target!r}; its columns are: {', '.join(header)}"
+        )
     features = tuple(h for h in header if h != target) if features is None else features
     missing = [f for f in features if f not in header]
     if missing:
         raise InputError(f"{path} has no column(s) {', '.join(map(repr, missing))}")
-    cols = {h: np.array([r[j].strip() if j < len(r) else "" for r in rows[1:]], dtype=object)
-            for j, h in enumerate(header)}
+    cols = {
+        h: np.array([r[j].strip() if j < len(r) else "" for r in rows[1:]], dtype=object)
+        for j, h in enumerate(header)
+    }
     if detect:
         text = tuple(f for f in features if not all(_is_number(c) for c in cols[f]))
-    return LabelledRows(features=tuple(features), columns=tuple(cols[f] for f in features),
-                        kinds=tuple("text" if f in text else "category" for f in features),
-                        labels=cols[target], target=target, source=str(path), detected=detect)
+    return LabelledRows(
+        features=tuple(features),
+        columns=tuple(cols[f] for f in features),
+        kinds=tuple("text" if f in text else "category" for f in features),
+        labels=cols[target],
+        target=target,
+        source=str(path),
+        detected=detect,
+    )
 
 
 def _is_number(cell: str) -> bool:
@@ -150,18 +172,23 @@ def numeric_inputs(rows: LabelledRows, *, topic: str) -> np.ndarray:
         for i, cell in enumerate(col):
             text = str(cell).strip()
             if text.lower() in MISSING:
-                raise InputError(f"{rows.source}, row {i + 1}, column {name!r}: missing value; "
-                                 "fill it in or leave the row out")
+                raise InputError(
+                    f"{rows.source}, row {i + 1}, column {name!r}: missing value; "
+                    "fill it in or leave the row out"
+                )
             try:
                 value = float(text)
             except ValueError:
                 raise InputError(
                     f"{rows.source}, row {i + 1}, column {name!r}: {text!r} is not a number; "
                     f"{topic} needs numeric inputs (only the class column may hold words): "
-                    f"code column {name!r} as numbers or leave it out with --features") from None
+                    f"code column {name!r} as numbers or leave it out with --features"
+                ) from None
             if not np.isfinite(value):
-                raise InputError(f"{rows.source}, row {i + 1}, column {name!r}: {text!r} is not "
-                                 "a finite number; fix it or leave the row out")
+                raise InputError(
+                    f"{rows.source}, row {i + 1}, column {name!r}: {text!r} is not "
+                    "a finite number; fix it or leave the row out"
+                )
             x[i, j] = value
     return x
 
@@ -187,12 +214,87 @@ def has_text(path, *, target: str, features: tuple[str, ...]) -> bool:
 
 
 #: Common English function words, dropped before counting.
-STOP_WORDS = frozenset("""
-a about after all am an and any are as at be been but by can could did do does for from
-had has have he her here him his how i if in into is it its just me my no not of on or our
-out she so than that the their them then there these they this to up us was we were what
-when where which who will with would you your yours
-""".split())
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "after",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "here",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "out",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "up",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
+)
 
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -276,25 +378,37 @@ def as_rows(data) -> LabelledRows:
     if isinstance(data, LabelledRows):
         return data
     if isinstance(data, StreamedTable):
-        raise InputError(f"{data.path}: the classification topics read the whole file; "
-                         "--stream is for the regression topics (use a smaller CSV)")
+        raise InputError(
+            f"{data.path}: the classification topics read the whole file; "
+            "--stream is for the regression topics (use a smaller CSV)"
+        )
     if isinstance(data, Table):
-        cols = tuple(np.array([label_text(v) for v in data.x[:, j]], dtype=object)
-                     for j in range(data.x.shape[1]))
-        return LabelledRows(features=data.features, columns=cols,
-                            kinds=("category",) * len(cols),
-                            labels=np.array([label_text(v) for v in data.y], dtype=object),
-                            target=data.target, source=data.source)
-    raise InputError("the classification topics take a table: build it with "
-                     "compare.core.data.table_from_arrays(x, y) or compare.topics._classification.LabelledRows")
+        cols = tuple(
+            np.array([label_text(v) for v in data.x[:, j]], dtype=object)
+            for j in range(data.x.shape[1])
+        )
+        return LabelledRows(
+            features=data.features,
+            columns=cols,
+            kinds=("category",) * len(cols),
+            labels=np.array([label_text(v) for v in data.y], dtype=object),
+            target=data.target,
+            source=data.source,
+        )
+    raise InputError(
+        "the classification topics take a table: build it with "
+        "compare.core.data.table_from_arrays(x, y) or compare.topics._classification.LabelledRows"
+    )
 
 
 def holdout_split(n: int, holdout: int | None) -> tuple[np.ndarray, np.ndarray]:
     if holdout in (None, 0):
         return np.arange(n), np.arange(0)
     if holdout == 1:
-        raise InputError("holdout=1 would hold out every row; use 0 (none) or k >= 2 (every "
-                         "k-th row), e.g. --set holdout=5")
+        raise InputError(
+            "holdout=1 would hold out every row; use 0 (none) or k >= 2 (every "
+            "k-th row), e.g. --set holdout=5"
+        )
     test = (np.arange(n) + 1) % holdout == 0
     return np.flatnonzero(~test), np.flatnonzero(test)
 
@@ -307,9 +421,9 @@ def held_cells(rows: LabelledRows, j: int, test: np.ndarray) -> list[tuple[str, 
     return held
 
 
-def resolve_classes(rows, train: np.ndarray, test: np.ndarray,
-                    classes: tuple[str, ...] | None, *, needs: str
-                    ) -> tuple[np.ndarray, tuple[str, ...], dict[str, int]]:
+def resolve_classes(
+    rows, train: np.ndarray, test: np.ndarray, classes: tuple[str, ...] | None, *, needs: str
+) -> tuple[np.ndarray, tuple[str, ...], dict[str, int]]:
     """Labels as text, the classes (declared or seen in the training rows) and their codes.
 
     Refuses one class only, training labels outside declared classes and a
@@ -321,22 +435,28 @@ def resolve_classes(rows, train: np.ndarray, test: np.ndarray,
     if classes is None:
         classes = tuple(seen)
         if len(classes) < 2:
-            raise InputError(f"{rows.source}: the labels in column {rows.target!r} have one class "
-                             f"only ({classes[0]!r}); {needs} two or more: add rows of "
-                             "another class, or list the classes with --set classes=a,b")
+            raise InputError(
+                f"{rows.source}: the labels in column {rows.target!r} have one class "
+                f"only ({classes[0]!r}); {needs} two or more: add rows of "
+                "another class, or list the classes with --set classes=a,b"
+            )
     else:
         unknown = [c for c in seen if c not in classes]
         if unknown:
-            raise InputError(f"label(s) {unknown} are not in classes={','.join(classes)}; add "
-                             "them to --set classes or leave classes unset")
+            raise InputError(
+                f"label(s) {unknown} are not in classes={','.join(classes)}; add "
+                "them to --set classes or leave classes unset"
+            )
         if len(classes) < 2:
             raise InputError(f"classes={','.join(classes)}: {needs} two or more")
     index = {c: i for i, c in enumerate(classes)}
     for r in test:
         if labels[r] not in index:
-            raise InputError(f"{rows.source}, held-out row {r + 1}: class {labels[r]!r} was "
-                             f"unseen at training time (classes: {', '.join(classes)}); list it "
-                             "with --set classes=..., or use --set holdout=0")
+            raise InputError(
+                f"{rows.source}, held-out row {r + 1}: class {labels[r]!r} was "
+                f"unseen at training time (classes: {', '.join(classes)}); list it "
+                "with --set classes=..., or use --set holdout=0"
+            )
     return labels, tuple(classes), index
 
 
@@ -363,15 +483,21 @@ def binary_labels(labels: Any, *, source: str, target: str, what: str) -> np.nda
     for i, v in enumerate(texts):
         if v.lower() not in _POSITIVE | _NEGATIVE and _is_number(v):
             # Numbers are codes: only 0 and 1 mean something.
-            raise InputError(f"{source}, row {i + 1}, column {target!r}: {v!r} is not a 0/1 "
-                             f"(or yes/no) label; {what} two classes")
+            raise InputError(
+                f"{source}, row {i + 1}, column {target!r}: {v!r} is not a 0/1 "
+                f"(or yes/no) label; {what} two classes"
+            )
     classes = natural_sort(set(texts))
     if len(classes) != 2:
         shown = ", ".join(repr(c) for c in classes[:5]) + (", ..." if len(classes) > 5 else "")
-        fix = ("add rows of the other class, or code the labels yes/no" if len(classes) < 2
-               else "keep the rows of two classes (or code them yes/no)")
-        raise InputError(f"{source}, column {target!r}: {what} two classes, got {len(classes)} "
-                         f"({shown}); {fix}")
+        fix = (
+            "add rows of the other class, or code the labels yes/no"
+            if len(classes) < 2
+            else "keep the rows of two classes (or code them yes/no)"
+        )
+        raise InputError(
+            f"{source}, column {target!r}: {what} two classes, got {len(classes)} ({shown}); {fix}"
+        )
     return np.array([int(v == classes[1]) for v in texts], dtype=np.int64)
 
 
@@ -385,22 +511,32 @@ def read_csv_rows(name: str) -> list[list[str]]:
     import csv
     from importlib import resources
 
-    with resources.as_file(dataset_path(name)) as p, open(p, newline="",
-                                                           encoding="utf-8") as fh:
+    with resources.as_file(dataset_path(name)) as p, open(p, newline="", encoding="utf-8") as fh:
         return [r for r in csv.reader(fh) if r and not r[0].startswith("#")]
 
 
-def categorical_csv(name: str, source: str, query: tuple[tuple[str, ...], ...] = (),
-                     domains=None) -> LabelledRows:
+def categorical_csv(
+    name: str, source: str, query: tuple[tuple[str, ...], ...] = (), domains=None
+) -> LabelledRows:
     rows = read_csv_rows(name)
     header, body = rows[0], rows[1:]
     feats = tuple(header[:-1])
     cols = tuple(np.array([r[j] for r in body], dtype=object) for j in range(len(feats)))
-    q = tuple(np.array([row[j] for row in query], dtype=object) for j in range(len(feats))) \
-        if query else ()
-    return LabelledRows(features=feats, columns=cols, kinds=("category",) * len(feats),
-                        labels=np.array([r[-1] for r in body], dtype=object), target=header[-1],
-                        source=source, query=q, domains=domains)
+    q = (
+        tuple(np.array([row[j] for row in query], dtype=object) for j in range(len(feats)))
+        if query
+        else ()
+    )
+    return LabelledRows(
+        features=feats,
+        columns=cols,
+        kinds=("category",) * len(feats),
+        labels=np.array([r[-1] for r in body], dtype=object),
+        target=header[-1],
+        source=source,
+        query=q,
+        domains=domains,
+    )
 
 
 def text_table(path, *, target: str, features: tuple[str, ...]):

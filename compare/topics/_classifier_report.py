@@ -45,9 +45,16 @@ def most_separating(*, x: np.ndarray, y: np.ndarray, count: int = 2) -> tuple[in
     return tuple(int(j) for j in np.argsort(-f, kind="stable")[:count])
 
 
-def decision_grid(*, x: np.ndarray, features: Sequence[str], classes: Sequence[str],
-                  predictors: Mapping[str, Predictor], plugin: str = "",
-                  shown: Sequence[int] = (0, 1), size: int = GRID) -> dict[str, Any]:
+def decision_grid(
+    *,
+    x: np.ndarray,
+    features: Sequence[str],
+    classes: Sequence[str],
+    predictors: Mapping[str, Predictor],
+    plugin: str = "",
+    shown: Sequence[int] = (0, 1),
+    size: int = GRID,
+) -> dict[str, Any]:
     """Class probabilities over the range of one or two inputs (the others at their mean).
 
     Parameters
@@ -82,22 +89,37 @@ def decision_grid(*, x: np.ndarray, features: Sequence[str], classes: Sequence[s
     pad = 0.05 * np.where(hi > lo, hi - lo, 1.0)
     centre = x.mean(axis=0)
     shown = [int(j) for j in shown if 0 <= j < p][:2] or [0]
-    axes = [np.linspace(lo[j] - pad[j], hi[j] + pad[j], size if len(shown) == 2 else size**2 // 8)
-            for j in shown]
+    axes = [
+        np.linspace(lo[j] - pad[j], hi[j] + pad[j], size if len(shown) == 2 else size**2 // 8)
+        for j in shown
+    ]
     rows = np.tile(centre, (int(np.prod([a.size for a in axes])), 1))
     mesh = np.meshgrid(*axes, indexing="ij")
     for j, values in zip(shown, mesh):
         rows[:, j] = values.ravel()
     shape = tuple(a.size for a in axes) + (len(classes),)
-    probability = {name: np.round(np.exp(f(rows)), DIGITS).reshape(shape).tolist()
-                   for name, f in predictors.items()}
-    return {"features": [features[j] for j in shown], "axes": [a.tolist() for a in axes],
-            "fixed": {features[j]: float(centre[j]) for j in range(p) if j not in shown},
-            "classes": list(classes), "plugin": plugin, "probability": probability}
+    probability = {
+        name: np.round(np.exp(f(rows)), DIGITS).reshape(shape).tolist()
+        for name, f in predictors.items()
+    }
+    return {
+        "features": [features[j] for j in shown],
+        "axes": [a.tolist() for a in axes],
+        "fixed": {features[j]: float(centre[j]) for j in range(p) if j not in shown},
+        "classes": list(classes),
+        "plugin": plugin,
+        "probability": probability,
+    }
 
 
-def reliability(*, log_proba: Mapping[str, np.ndarray], truth: np.ndarray,
-                classes: Sequence[str], rows: str, bins: int = BINS) -> dict[str, Any]:
+def reliability(
+    *,
+    log_proba: Mapping[str, np.ndarray],
+    truth: np.ndarray,
+    classes: Sequence[str],
+    rows: str,
+    bins: int = BINS,
+) -> dict[str, Any]:
     """Reliability (calibration) table of predicted class probabilities.
 
     Two classes: the predicted P(second class) against how often it is the
@@ -129,7 +151,11 @@ def reliability(*, log_proba: Mapping[str, np.ndarray], truth: np.ndarray,
     edges = np.linspace(0.0, 1.0, bins + 1)
     out: dict[str, Any] = {
         "kind": (f"P({classes[1]})" if k == 2 else "top-class confidence"),
-        "rows": rows, "n": int(truth.size), "classes": list(classes), "methods": {}}
+        "rows": rows,
+        "n": int(truth.size),
+        "classes": list(classes),
+        "methods": {},
+    }
     for name, lp in log_proba.items():
         lp = np.asarray(lp, dtype=float)
         prob = np.exp(lp)
@@ -144,17 +170,25 @@ def reliability(*, log_proba: Mapping[str, np.ndarray], truth: np.ndarray,
             if not sel.any():
                 continue
             mean_p = float(score[sel].mean())
-            table.append({"lo": float(edges[b]), "hi": float(edges[b + 1]),
-                          "count": int(sel.sum()), "mean_predicted": mean_p,
-                          "observed": float(hit[sel].mean()),
-                          "se": float(np.sqrt(mean_p * (1.0 - mean_p) / sel.sum()))})
+            table.append(
+                {
+                    "lo": float(edges[b]),
+                    "hi": float(edges[b + 1]),
+                    "count": int(sel.sum()),
+                    "mean_predicted": mean_p,
+                    "observed": float(hit[sel].mean()),
+                    "se": float(np.sqrt(mean_p * (1.0 - mean_p) / sel.sum())),
+                }
+            )
         onehot = np.eye(k)[truth]
         out["methods"][name] = {
             "bins": table,
             "brier": float(np.mean(np.sum((prob - onehot) ** 2, axis=1))),
             "log_loss": float(-np.mean(lp[np.arange(truth.size), truth])),
-            "ece": float(sum(r["count"] * abs(r["observed"] - r["mean_predicted"])
-                             for r in table) / max(truth.size, 1)),
+            "ece": float(
+                sum(r["count"] * abs(r["observed"] - r["mean_predicted"]) for r in table)
+                / max(truth.size, 1)
+            ),
         }
     return out
 

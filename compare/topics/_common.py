@@ -18,27 +18,35 @@ SIMULATED_SEED = 20261129  # builtin:simulated is the same data on every machine
 
 def _csv(file: str, column: str, kind: str):
     """Loader for a CSV shipped in compare/datasets."""
+
     def load() -> np.ndarray:
         path = resources.files("compare") / "datasets" / file
         with resources.as_file(path) as p:
             return parse_column(read_column(p, column), kind)
+
     return load
 
 
 def _simulator(module):
     """Adapt an analytic module's ``simulate`` to the registry's signature."""
+
     def simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
         theta, data = module.simulate(rng, n=n, **hyper)
         return Simulation(theta=theta, data=data)
+
     return simulate
 
 
 def _simulated(simulate, n: int, hyper: dict[str, Any], what: str) -> BuiltinData:
     """builtin:simulated: n observations from the prior predictive with a fixed seed."""
+
     def load() -> np.ndarray:
         return simulate(np.random.default_rng(SIMULATED_SEED), n, dict(hyper)).data
+
     return BuiltinData(
-        name="simulated", description=f"{n} {what} simulated from the prior predictive",
-        source=f"simulated, seed {SIMULATED_SEED}, n={n}", load=load, hyper=dict(hyper))
-
-
+        name="simulated",
+        description=f"{n} {what} simulated from the prior predictive",
+        source=f"simulated, seed {SIMULATED_SEED}, n={n}",
+        load=load,
+        hyper=dict(hyper),
+    )

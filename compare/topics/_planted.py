@@ -38,14 +38,22 @@ def _variable(model: Any, name: str) -> Any:
     try:
         return model[name]
     except KeyError:
-        raise ValueError(f"the model has no variable {name!r} to plant the bug in; its "
-                         f"variables: {', '.join(model.named_vars)} (a variant or structure "
-                         "without it has no such bug)") from None
+        raise ValueError(
+            f"the model has no variable {name!r} to plant the bug in; its "
+            f"variables: {', '.join(model.named_vars)} (a variant or structure "
+            "without it has no such bug)"
+        ) from None
 
 
-def normal_sd_bug(name: str, description: str, *, variable: str, change: Change,
-                  neutral: float | None = 1.0,
-                  needs: Mapping[str, Any] | None = None) -> PlantedBug:
+def normal_sd_bug(
+    name: str,
+    description: str,
+    *,
+    variable: str,
+    change: Change,
+    neutral: float | None = 1.0,
+    needs: Mapping[str, Any] | None = None,
+) -> PlantedBug:
     """A bug in the ``sigma`` of the Normal variable ``variable`` of the real model.
 
     Parameters
@@ -67,6 +75,7 @@ def normal_sd_bug(name: str, description: str, *, variable: str, change: Change,
         Its ``plant`` returns ``sum log N(v | mu, change(sigma, f)) - sum log N(v | mu, sigma)``
         at the variable's value ``v`` (its data when observed).
     """
+
     def plant(model: Any, factor: float) -> Any:
         import pymc as pm
         from pytensor.tensor.random.basic import NormalRV
@@ -74,8 +83,10 @@ def normal_sd_bug(name: str, description: str, *, variable: str, change: Change,
         rv = _variable(model, variable)
         node = rv.owner
         if node is None or not isinstance(node.op, NormalRV):
-            raise ValueError(f"{variable!r} is not a Normal variable of the model; "
-                             "normal_sd_bug changes a Normal's sigma")
+            raise ValueError(
+                f"{variable!r} is not a Normal variable of the model; "
+                "normal_sd_bug changes a Normal's sigma"
+            )
         mu, sigma = node.op.dist_params(node)
         # An observed variable's value is its data; a free one stands for its value
         # (PyMC replaces it by the value variable in the log density, as for any Potential).
@@ -84,13 +95,21 @@ def normal_sd_bug(name: str, description: str, *, variable: str, change: Change,
         right = pm.logp(pm.Normal.dist(mu=mu, sigma=sigma), value)
         return (wrong - right).sum()
 
-    return PlantedBug(name=name, description=description, plant=plant, neutral=neutral,
-                      needs=dict(needs or {}))
+    return PlantedBug(
+        name=name, description=description, plant=plant, neutral=neutral, needs=dict(needs or {})
+    )
 
 
-def term_bug(name: str, description: str, *, term: str, variable: str, change: Change,
-             neutral: float | None = 1.0,
-             needs: Mapping[str, Any] | None = None) -> PlantedBug:
+def term_bug(
+    name: str,
+    description: str,
+    *,
+    term: str,
+    variable: str,
+    change: Change,
+    neutral: float | None = 1.0,
+    needs: Mapping[str, Any] | None = None,
+) -> PlantedBug:
     """A bug in how the ``pm.Potential`` ``term`` of the real model uses ``variable``.
 
     Parameters
@@ -115,6 +134,7 @@ def term_bug(name: str, description: str, *, term: str, variable: str, change: C
     PlantedBug
         Its ``plant`` returns ``term(change(variable, f)) - term(variable)``.
     """
+
     def plant(model: Any, factor: float) -> Any:
         from pytensor.graph.replace import graph_replace
 
@@ -132,24 +152,40 @@ def term_bug(name: str, description: str, *, term: str, variable: str, change: C
         wrong = graph_replace(wrong, {leaf: rv for rv, leaf in leaves.items()}, strict=False)
         return (wrong - expr).sum()
 
-    return PlantedBug(name=name, description=description, plant=plant, neutral=neutral,
-                      needs=dict(needs or {}))
+    return PlantedBug(
+        name=name, description=description, plant=plant, neutral=neutral, needs=dict(needs or {})
+    )
 
 
 def prior_var(variable: str, *, needs: Mapping[str, Any] | None = None) -> PlantedBug:
     """``prior_var``: the prior variance of the Normal ``variable`` multiplied by the factor."""
-    return normal_sd_bug("prior_var", f"the prior variance of {variable} multiplied by factor",
-                         variable=variable, change=lambda sd, f: sd * np.sqrt(f), needs=needs)
+    return normal_sd_bug(
+        "prior_var",
+        f"the prior variance of {variable} multiplied by factor",
+        variable=variable,
+        change=lambda sd, f: sd * np.sqrt(f),
+        needs=needs,
+    )
 
 
 def noise_sd(variable: str, *, needs: Mapping[str, Any] | None = None) -> PlantedBug:
     """``noise_sd``: the sd of the observed Normal ``variable`` multiplied by the factor."""
-    return normal_sd_bug("noise_sd", f"the sd of the likelihood of {variable} multiplied by "
-                         "factor", variable=variable, change=lambda sd, f: sd * f, needs=needs)
+    return normal_sd_bug(
+        "noise_sd",
+        f"the sd of the likelihood of {variable} multiplied by factor",
+        variable=variable,
+        change=lambda sd, f: sd * f,
+        needs=needs,
+    )
 
 
 def variance_for_sd(variable: str, *, needs: Mapping[str, Any] | None = None) -> PlantedBug:
     """``sd_for_var``: the Normal ``variable`` given its variance as ``sigma`` (no size)."""
-    return normal_sd_bug("sd_for_var", f"the variance of {variable} passed as its sigma "
-                         "(factor unused)", variable=variable, change=lambda sd, f: sd**2,
-                         neutral=None, needs=needs)
+    return normal_sd_bug(
+        "sd_for_var",
+        f"the variance of {variable} passed as its sigma (factor unused)",
+        variable=variable,
+        change=lambda sd, f: sd**2,
+        neutral=None,
+        needs=needs,
+    )

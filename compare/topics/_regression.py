@@ -84,12 +84,18 @@ class Design:
 
 def _features(x: np.ndarray, hyper: dict[str, Any], inputs: tuple[str, ...]):
     if hyper.get("degree") is not None and x.shape[1] != 1:
-        raise InputError(f"--set degree={hyper['degree']} builds polynomial features of one "
-                         f"input, but there are {x.shape[1]} ({', '.join(inputs)}); choose one "
-                         "with --features")
+        raise InputError(
+            f"--set degree={hyper['degree']} builds polynomial features of one "
+            f"input, but there are {x.shape[1]} ({', '.join(inputs)}); choose one "
+            "with --features"
+        )
     try:
-        return lr.design_matrix(x=x if x.shape[1] > 1 else x[:, 0], degree=hyper.get("degree"),
-                                intercept=hyper.get("intercept", True), names=inputs)
+        return lr.design_matrix(
+            x=x if x.shape[1] > 1 else x[:, 0],
+            degree=hyper.get("degree"),
+            intercept=hyper.get("intercept", True),
+            names=inputs,
+        )
     except ValueError as err:
         raise InputError(str(err)) from None
 
@@ -110,17 +116,25 @@ def prediction_inputs(x: np.ndarray, y: np.ndarray, points: int) -> np.ndarray:
     return x[rows]
 
 
-def prepare(table: Table | StreamedTable, hyper: dict[str, Any], *,
-            points: int = 10) -> tuple[Design, dict]:
+def prepare(
+    table: Table | StreamedTable, hyper: dict[str, Any], *, points: int = 10
+) -> tuple[Design, dict]:
     """Build Phi from the table's inputs (intercept, polynomial degree) and its statistics."""
     if isinstance(table, StreamedTable):
         return _prepare_streamed(table, hyper, points=points), hyper
     phi, names = _features(table.x, hyper, table.features)
     grid_x = prediction_inputs(table.x, table.y, points)
     grid_phi, _ = _features(grid_x, hyper, table.features)
-    design = Design(stats=lr.sufficient_stats(phi=phi, y=table.y), names=tuple(names),
-                    inputs=table.features, target=table.target, phi=phi, y=table.y,
-                    grid_x=grid_x, grid_phi=grid_phi)
+    design = Design(
+        stats=lr.sufficient_stats(phi=phi, y=table.y),
+        names=tuple(names),
+        inputs=table.features,
+        target=table.target,
+        phi=phi,
+        y=table.y,
+        grid_x=grid_x,
+        grid_phi=grid_phi,
+    )
     return design, hyper
 
 
@@ -150,26 +164,50 @@ def _prepare_streamed(table: StreamedTable, hyper: dict[str, Any], *, points: in
         sample_y = np.concatenate([sample_y, [0.0, 0.0]])
     grid_x = prediction_inputs(sample_x, sample_y, points)
     grid_phi, _ = _features(grid_x, hyper, table.features)
-    return Design(stats=stats_, names=tuple(names), inputs=table.features, target=table.target,
-                  phi=None, y=None, grid_x=grid_x, grid_phi=grid_phi)
+    return Design(
+        stats=stats_,
+        names=tuple(names),
+        inputs=table.features,
+        target=table.target,
+        phi=None,
+        y=None,
+        grid_x=grid_x,
+        grid_phi=grid_phi,
+    )
 
 
 def prior_mean_vector(design: Design, hyper: dict[str, Any]) -> np.ndarray:
     return np.full(len(design.names), float(hyper.get("prior_mean", 0.0)))
 
 
-def solve_known_noise(*, x: Design, noise_sd: float, prior_sd: float, prior_mean: float = 0.0,
-                      **_structure):
-    kw = dict(noise_sd=noise_sd, prior_sd=prior_sd, prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}))
+def solve_known_noise(
+    *, x: Design, noise_sd: float, prior_sd: float, prior_mean: float = 0.0, **_structure
+):
+    kw = dict(
+        noise_sd=noise_sd,
+        prior_sd=prior_sd,
+        prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}),
+    )
     if x.phi is not None:
         return lr.solve(phi=x.phi, y=x.y, **kw)
     return lr.solve_stats(suff=x.stats, **kw)
 
 
-def solve_nig(*, x: Design, alpha0: float, beta0: float, prior_scale: float,
-              prior_mean: float = 0.0, **_structure):
-    kw = dict(alpha0=alpha0, beta0=beta0, prior_scale=prior_scale,
-              prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}))
+def solve_nig(
+    *,
+    x: Design,
+    alpha0: float,
+    beta0: float,
+    prior_scale: float,
+    prior_mean: float = 0.0,
+    **_structure,
+):
+    kw = dict(
+        alpha0=alpha0,
+        beta0=beta0,
+        prior_scale=prior_scale,
+        prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}),
+    )
     if x.phi is not None:
         return lrn.solve(phi=x.phi, y=x.y, **kw)
     return lrn.solve_stats(suff=x.stats, **kw)
@@ -198,8 +236,7 @@ def exact_predictive(ctx: ExtraContext):
     post = ctx.exact.posterior
     if isinstance(post, lrn.NIGRegressionPosterior):
         scale = (post.beta / post.alpha) * (np.eye(phi.shape[0]) + phi @ post.scale_cov @ phi.T)
-        return MultivariateT(loc=phi @ post.loc, scale=scale, df=2.0 * post.alpha,
-                             parameters=names)
+        return MultivariateT(loc=phi @ post.loc, scale=scale, df=2.0 * post.alpha, parameters=names)
     pred = ctx.exact.predictive
     return MultivariateNormal(mean=pred.mean(phi), cov=pred.cov(phi), parameters=names)
 
@@ -237,8 +274,7 @@ def expected_losses(dist_of, candidates: dict[str, np.ndarray]) -> dict[str, dic
         dists = [dist_of(i) for i in range(len(a))]
         out[name] = {
             "squared": float(np.mean([expected_squared_loss(d, ai) for d, ai in zip(dists, a)])),
-            "absolute": float(np.mean([expected_absolute_loss(d, ai)
-                                       for d, ai in zip(dists, a)])),
+            "absolute": float(np.mean([expected_absolute_loss(d, ai) for d, ai in zip(dists, a)])),
             "density": float(np.mean([d.pdf(ai) for d, ai in zip(dists, a)])),
         }
     return out
@@ -259,22 +295,42 @@ def smc_evidence(ctx: ExtraContext) -> tuple[Check, dict[str, Any]]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            trace = pm.sample_smc(draws=settings.smc_draws, chains=settings.smc_chains,
-                                  cores=1, model=model, random_seed=settings.seed,
-                                  progressbar=False, compute_convergence_checks=False)
+            trace = pm.sample_smc(
+                draws=settings.smc_draws,
+                chains=settings.smc_chains,
+                cores=1,
+                model=model,
+                random_seed=settings.seed,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
     finally:
         logger.setLevel(level)
     raw = trace.sample_stats["log_marginal_likelihood"].values
-    per_chain = np.array([_last_finite(np.asarray(list(row), dtype=float).ravel())
-                          for row in raw.reshape(raw.shape[0], -1)])
+    per_chain = np.array(
+        [
+            _last_finite(np.asarray(list(row), dtype=float).ravel())
+            for row in raw.reshape(raw.shape[0], -1)
+        ]
+    )
     mean, sd = float(per_chain.mean()), float(per_chain.std(ddof=1)) if per_chain.size > 1 else 0.0
     tol = max(settings.smc_tol_nats, 5.0 * sd)
     diff = abs(exact - mean)
-    check = Check("evidence", diff, tol, diff <= tol,
-                  f"|exact - SMC| log evidence in nats, SMC mean {mean:.3f} +- {sd:.3f} "
-                  f"over {per_chain.size} chains; exact {exact:.3f}")
-    return check, {"exact": exact, "smc_per_chain": per_chain.tolist(), "smc_mean": mean,
-                   "smc_sd": sd, "tolerance": tol}
+    check = Check(
+        "evidence",
+        diff,
+        tol,
+        diff <= tol,
+        f"|exact - SMC| log evidence in nats, SMC mean {mean:.3f} +- {sd:.3f} "
+        f"over {per_chain.size} chains; exact {exact:.3f}",
+    )
+    return check, {
+        "exact": exact,
+        "smc_per_chain": per_chain.tolist(),
+        "smc_mean": mean,
+        "smc_sd": sd,
+        "tolerance": tol,
+    }
 
 
 def _last_finite(values: np.ndarray) -> float:
@@ -288,12 +344,18 @@ def extras(ctx: ExtraContext) -> Extra:
     settings = ctx.settings
     exact_pred = exact_predictive(ctx)
     draws = predictive_draws(ctx)
-    pred_test = agreement_test(draws, exact_pred, alpha=ctx.alpha, seed=settings.seed,
-                               n_reference=settings.n_reference)
-    pred_check = Check("predictive", pred_test.max_abs_z, pred_test.threshold, pred_test.passed,
-                       f"posterior predictive at {draws.shape[-1]} inputs: max |z| over "
-                       f"{len(pred_test.quantities)} quantities (Bonferroni, "
-                       f"alpha={ctx.alpha:g})")
+    pred_test = agreement_test(
+        draws, exact_pred, alpha=ctx.alpha, seed=settings.seed, n_reference=settings.n_reference
+    )
+    pred_check = Check(
+        "predictive",
+        pred_test.max_abs_z,
+        pred_test.threshold,
+        pred_test.passed,
+        f"posterior predictive at {draws.shape[-1]} inputs: max |z| over "
+        f"{len(pred_test.quantities)} quantities (Bonferroni, "
+        f"alpha={ctx.alpha:g})",
+    )
     evidence_check, evidence = smc_evidence(ctx)
 
     flat = draws.reshape(-1, draws.shape[-1])
@@ -306,63 +368,85 @@ def extras(ctx: ExtraContext) -> Extra:
         "MAP plug-in": plug_mean,
     }
     if ctx.exact.mle is not None:
-        candidates["MLE plug-in"] = x.grid_phi @ np.asarray(ctx.exact.mle)[:len(x.names)]
+        candidates["MLE plug-in"] = x.grid_phi @ np.asarray(ctx.exact.mle)[: len(x.names)]
     losses = expected_losses(marg, candidates)
     post = ctx.exact.posterior
     d = len(x.names)
     mle = ctx.exact.mle
     sections = {
         "predictive": {
-            "inputs": x.grid_x, "input_names": list(x.inputs),
+            "inputs": x.grid_x,
+            "input_names": list(x.inputs),
             "exact": {"mean": exact_pred.mean, "var": exact_var},
             "mcmc": {"mean": flat.mean(axis=0), "var": flat.var(axis=0, ddof=1)},
             "map_plugin": {"mean": plug_mean, "var": plug_var},
-            "max_abs_z": pred_test.max_abs_z, "threshold": pred_test.threshold,
-            "quantities": [{"name": q.name, "z": q.z, "p_holm": q.p_holm}
-                           for q in pred_test.quantities],
+            "max_abs_z": pred_test.max_abs_z,
+            "threshold": pred_test.threshold,
+            "quantities": [
+                {"name": q.name, "z": q.z, "p_holm": q.p_holm} for q in pred_test.quantities
+            ],
         },
         "evidence": evidence,
         "map_vs_posterior": {
-            "exact_map": post.mode, "pymc_map": ctx.pymc_map,
+            "exact_map": post.mode,
+            "pymc_map": ctx.pymc_map,
             "exact_mean": post.mean,
             "mcmc_mean": ctx.tree.posterior["w"].mean(("chain", "draw")).values,
             "note": "the posterior mode of w equals its mean here (symmetric posterior); "
-                    "the MAP plug-in predictive ignores parameter uncertainty",
+            "the MAP plug-in predictive ignores parameter uncertainty",
         },
         "decision": losses,
-        "regression": {"features": list(x.names), "mle_unique": mle is not None,
-                       "ridge_lambda": ctx.hyper["noise_sd"] ** 2 / ctx.hyper["prior_sd"] ** 2
-                       if "noise_sd" in ctx.hyper else None},
+        "regression": {
+            "features": list(x.names),
+            "mle_unique": mle is not None,
+            "ridge_lambda": ctx.hyper["noise_sd"] ** 2 / ctx.hyper["prior_sd"] ** 2
+            if "noise_sd" in ctx.hyper
+            else None,
+        },
     }
-    lines = [_predictive_table(x, exact_pred.mean, exact_var, flat, plug_mean, plug_var),
-             _decision_table(losses)]
+    lines = [
+        _predictive_table(x, exact_pred.mean, exact_var, flat, plug_mean, plug_var),
+        _decision_table(losses),
+    ]
     if mle is None:
-        lines.append(f"note: the MLE is not unique (Phi has rank < {d}: more features than "
-                     "rows, or duplicated/collinear columns); drop columns or lower the "
-                     "degree for an MLE. The posterior and MAP are still defined.")
+        lines.append(
+            f"note: the MLE is not unique (Phi has rank < {d}: more features than "
+            "rows, or duplicated/collinear columns); drop columns or lower the "
+            "degree for an MLE. The posterior and MAP are still defined."
+        )
     return Extra(checks=(pred_check, evidence_check), sections=sections, lines=tuple(lines))
 
 
 def _predictive_table(x: Design, mean, var, flat, plug_mean, plug_var) -> str:
-    head = (f"predictive at {len(mean)} inputs (exact vs MCMC vs MAP plug-in; "
-            f"inputs: {', '.join(x.inputs)})")
-    rows = [head, f"  {'input':>18s} {'exact mean':>11s} {'exact sd':>9s} {'MCMC mean':>10s} "
-                  f"{'MCMC sd':>9s} {'MAP mean':>9s} {'MAP sd':>8s}"]
+    head = (
+        f"predictive at {len(mean)} inputs (exact vs MCMC vs MAP plug-in; "
+        f"inputs: {', '.join(x.inputs)})"
+    )
+    rows = [
+        head,
+        f"  {'input':>18s} {'exact mean':>11s} {'exact sd':>9s} {'MCMC mean':>10s} "
+        f"{'MCMC sd':>9s} {'MAP mean':>9s} {'MAP sd':>8s}",
+    ]
     mc_mean, mc_sd = flat.mean(axis=0), flat.std(axis=0, ddof=1)
     for i in range(len(mean)):
         label = ", ".join(f"{v:.3g}" for v in x.grid_x[i])
-        rows.append(f"  {label[:18]:>18s} {mean[i]:11.4g} {np.sqrt(var[i]):9.4g} "
-                    f"{mc_mean[i]:10.4g} {mc_sd[i]:9.4g} {plug_mean[i]:9.4g} "
-                    f"{np.sqrt(plug_var[i]):8.4g}")
+        rows.append(
+            f"  {label[:18]:>18s} {mean[i]:11.4g} {np.sqrt(var[i]):9.4g} "
+            f"{mc_mean[i]:10.4g} {mc_sd[i]:9.4g} {plug_mean[i]:9.4g} "
+            f"{np.sqrt(plug_var[i]):8.4g}"
+        )
     return "\n".join(rows)
 
 
 def _decision_table(losses: dict[str, dict[str, float]]) -> str:
-    rows = ["decision: expected loss under the exact predictive, averaged over the inputs",
-            f"  {'point prediction':28s} {'squared':>10s} {'absolute':>10s} {'density (0-1)':>14s}"]
+    rows = [
+        "decision: expected loss under the exact predictive, averaged over the inputs",
+        f"  {'point prediction':28s} {'squared':>10s} {'absolute':>10s} {'density (0-1)':>14s}",
+    ]
     for name, loss in losses.items():
-        rows.append(f"  {name:28s} {loss['squared']:10.5g} {loss['absolute']:10.5g} "
-                    f"{loss['density']:14.5g}")
+        rows.append(
+            f"  {name:28s} {loss['squared']:10.5g} {loss['absolute']:10.5g} {loss['density']:14.5g}"
+        )
     return "\n".join(rows)
 
 
@@ -399,8 +483,9 @@ def parse_degrees(text: str) -> list[int]:
             else:
                 out.add(int(part))
     except ValueError:
-        raise InputError(f"--degrees {text!r}: give a range like 0-9 or a list like 0,3,9") \
-            from None
+        raise InputError(
+            f"--degrees {text!r}: give a range like 0-9 or a list like 0,3,9"
+        ) from None
     if not out or min(out) < 0:
         raise InputError(f"--degrees {text!r}: degrees must be whole numbers >= 0")
     return sorted(out)
@@ -418,26 +503,45 @@ def _smc_log_evidence(topic, design: Design, hyper: dict[str, Any], settings) ->
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            trace = pm.sample_smc(draws=settings.smc_draws, chains=max(settings.smc_chains, 2),
-                                  cores=1, model=model, random_seed=settings.seed,
-                                  progressbar=False, compute_convergence_checks=False)
+            trace = pm.sample_smc(
+                draws=settings.smc_draws,
+                chains=max(settings.smc_chains, 2),
+                cores=1,
+                model=model,
+                random_seed=settings.seed,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
     finally:
         logger.setLevel(level)
     raw = trace.sample_stats["log_marginal_likelihood"].values
-    return np.array([_last_finite(np.asarray(list(row), dtype=float).ravel())
-                     for row in raw.reshape(raw.shape[0], -1)])
+    return np.array(
+        [
+            _last_finite(np.asarray(list(row), dtype=float).ravel())
+            for row in raw.reshape(raw.shape[0], -1)
+        ]
+    )
 
 
-def evidence_table(topic, table: Table, hyper: dict[str, Any], degrees: list[int], *,
-                   smc_degrees: list[int] | None, settings) -> list[EvidenceRow]:
+def evidence_table(
+    topic,
+    table: Table,
+    hyper: dict[str, Any],
+    degrees: list[int],
+    *,
+    smc_degrees: list[int] | None,
+    settings,
+) -> list[EvidenceRow]:
     """Exact log evidence, MLE training error and (for some degrees) SMC per degree.
 
     ``smc_degrees=None`` picks the smallest, the best and the largest degree.
     """
     if table.x.shape[1] != 1:
-        raise InputError(f"the evidence table varies the polynomial degree of one input, but "
-                         f"the data have {table.x.shape[1]} ({', '.join(table.features)}); "
-                         "choose one with --features")
+        raise InputError(
+            f"the evidence table varies the polynomial degree of one input, but "
+            f"the data have {table.x.shape[1]} ({', '.join(table.features)}); "
+            "choose one with --features"
+        )
     rows, designs = [], {}
     for degree in degrees:
         h = {**hyper, "degree": degree}
@@ -445,8 +549,11 @@ def evidence_table(topic, table: Table, hyper: dict[str, Any], degrees: list[int
         exact = topic.solve(x=design, **h)
         coef, *_ = np.linalg.lstsq(design.phi, design.y, rcond=None)
         rmse = float(np.sqrt(np.mean((design.y - design.phi @ coef) ** 2)))
-        rows.append(EvidenceRow(degree, len(design.names), float(exact.log_evidence), rmse,
-                                exact.mle is not None))
+        rows.append(
+            EvidenceRow(
+                degree, len(design.names), float(exact.log_evidence), rmse, exact.mle is not None
+            )
+        )
         designs[degree] = (design, h)
     if smc_degrees is None:
         best = max(rows, key=lambda r: r.log_evidence).degree
@@ -456,8 +563,13 @@ def evidence_table(topic, table: Table, hyper: dict[str, Any], degrees: list[int
         if row.degree in smc_degrees and settings.smc_chains > 0:
             design, h = designs[row.degree]
             per_chain = _smc_log_evidence(topic, design, h, settings)
-            row = EvidenceRow(**{**row.__dict__, "smc_mean": float(per_chain.mean()),
-                                 "smc_sd": float(per_chain.std(ddof=1))})
+            row = EvidenceRow(
+                **{
+                    **row.__dict__,
+                    "smc_mean": float(per_chain.mean()),
+                    "smc_sd": float(per_chain.std(ddof=1)),
+                }
+            )
         out.append(row)
     return out
 
@@ -467,12 +579,22 @@ def regression_hyper(*extra: Hyperparameter) -> tuple[Hyperparameter, ...]:
     return (
         *extra,
         Hyperparameter("prior_mean", 0.0, "prior mean of every coefficient w[j]", kind="real"),
-        Hyperparameter("intercept", True, "add a column of ones (w[0]) before the inputs",
-                       kind="bool", structural=True),
-        Hyperparameter("degree", None, "for one input column: polynomial features "
-                       "1, x, ..., x^degree (default: the inputs as they are)", kind="count",
-                       high=20,
-                       structural=True),
+        Hyperparameter(
+            "intercept",
+            True,
+            "add a column of ones (w[0]) before the inputs",
+            kind="bool",
+            structural=True,
+        ),
+        Hyperparameter(
+            "degree",
+            None,
+            "for one input column: polynomial features "
+            "1, x, ..., x^degree (default: the inputs as they are)",
+            kind="count",
+            high=20,
+            structural=True,
+        ),
     )
 
 
@@ -481,8 +603,10 @@ def sinusoid_loader(n: int = 25, noise_sd: float = 0.3):
         from compare.core.data import table_from_arrays
 
         x, y = a_lr.sinusoid(np.random.default_rng(SIMULATED_SEED), n=n, noise_sd=noise_sd)
-        return table_from_arrays(x, y, features=("x",), target="y",
-                                 source=f"builtin:sinusoid (seed {SIMULATED_SEED})")
+        return table_from_arrays(
+            x, y, features=("x",), target="y", source=f"builtin:sinusoid (seed {SIMULATED_SEED})"
+        )
+
     return load
 
 
@@ -495,8 +619,14 @@ def diabetes_loader():
         data = load_diabetes(scaled=False)
         x = (data.data - data.data.mean(axis=0)) / data.data.std(axis=0)
         y = (data.target - data.target.mean()) / data.target.std()
-        return table_from_arrays(x, y, features=tuple(data.feature_names), target="progression",
-                                 source="builtin:diabetes")
+        return table_from_arrays(
+            x,
+            y,
+            features=tuple(data.feature_names),
+            target="progression",
+            source="builtin:diabetes",
+        )
+
     return load
 
 
@@ -506,20 +636,31 @@ def regression_simulate(solver_module, hyper_names):
 
         x = np.sort(rng.uniform(0.0, 1.0, n))
         degree = hyper.get("degree")
-        phi, _ = a_lr.design_matrix(x=x, degree=3 if degree is None else degree,
-                                    intercept=hyper.get("intercept", True), names=("x",))
+        phi, _ = a_lr.design_matrix(
+            x=x,
+            degree=3 if degree is None else degree,
+            intercept=hyper.get("intercept", True),
+            names=("x",),
+        )
         kw = {k: hyper[k] for k in hyper_names}
         theta, y = solver_module.simulate(rng, phi=phi, **kw)  # prior centred at 0
         shift = np.full(phi.shape[1], float(hyper.get("prior_mean", 0.0)))
-        theta = np.concatenate([theta[:phi.shape[1]] + shift, theta[phi.shape[1]:]])
+        theta = np.concatenate([theta[: phi.shape[1]] + shift, theta[phi.shape[1] :]])
         y = y + phi @ shift
         return Simulation(theta=theta, data=table_from_arrays(x, y, features=("x",)))
+
     return simulate
 
 
-SINUSOID = dict(name="sinusoid", description="25 points of sin(2 pi x) + N(0, 0.3^2), "
-                 "x uniform on [0, 1] (Bishop 2006, ch. 1 and 3)",
-                 source=f"simulated, seed {SIMULATED_SEED}")
-DIABETES = dict(name="diabetes", description="disease progression after one year against 10 "
-                 "baseline variables, 442 patients; every column standardised",
-                 source="scikit-learn load_diabetes (Efron et al. 2004)")
+SINUSOID = dict(
+    name="sinusoid",
+    description="25 points of sin(2 pi x) + N(0, 0.3^2), "
+    "x uniform on [0, 1] (Bishop 2006, ch. 1 and 3)",
+    source=f"simulated, seed {SIMULATED_SEED}",
+)
+DIABETES = dict(
+    name="diabetes",
+    description="disease progression after one year against 10 "
+    "baseline variables, 442 patients; every column standardised",
+    source="scikit-learn load_diabetes (Efron et al. 2004)",
+)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import analytic.beta_binomial as a_bb
 import pymc_models.beta_binomial as m_bb
 from compare.core.registry import (
-                              BuiltinData,
-                              Calibration,
-                              Hyperparameter,
-                              Sensitivity,
-                              Topic,
-                              Unsupported,
+    BuiltinData,
+    Calibration,
+    Hyperparameter,
+    Sensitivity,
+    Topic,
+    Unsupported,
 )
 from compare.topics._common import _csv, _simulated, _simulator
 
@@ -28,26 +28,36 @@ _bb_sim = _simulator(a_bb)
 TOPIC = Topic(
     name="beta-binomial",
     title="Beta prior, Bernoulli (0/1) likelihood",
-    model=("p ~ Beta(a, b);  x_i | p ~ Bernoulli(p)\n"
-           "posterior: p | D ~ Beta(a + s, b + n - s), s = sum x_i\n"
-           "evidence: B(a + s, b + n - s) / B(a, b) (of the sequence)"),
+    model=(
+        "p ~ Beta(a, b);  x_i | p ~ Bernoulli(p)\n"
+        "posterior: p | D ~ Beta(a + s, b + n - s), s = sum x_i\n"
+        "evidence: B(a + s, b + n - s) / B(a, b) (of the sequence)"
+    ),
     data_kind="binary",
     hyperparameters=_bb_hyper,
-    solve=a_bb.solve, build_model=m_bb.build_model, model_data=m_bb.model_data,
-    variables=m_bb.VARIABLES, simulate=_bb_sim,
+    solve=a_bb.solve,
+    build_model=m_bb.build_model,
+    model_data=m_bb.model_data,
+    variables=m_bb.VARIABLES,
+    simulate=_bb_sim,
     builtin=(
-        BuiltinData("birthwt-low", "1 if birth weight < 2.5 kg; 189 births, Springfield MA, 1986",
-                    "R MASS::birthwt$low (Hosmer & Lemeshow 1989)",
-                    _csv("birthwt_low.csv", "low", "binary")),
+        BuiltinData(
+            "birthwt-low",
+            "1 if birth weight < 2.5 kg; 189 births, Springfield MA, 1986",
+            "R MASS::birthwt$low (Hosmer & Lemeshow 1989)",
+            _csv("birthwt_low.csv", "low", "binary"),
+        ),
         _simulated(_bb_sim, 40, {"a": 2.0, "b": 2.0}, "0/1 outcomes"),
     ),
     # --- what the studies ask of it ---
-    sensitivity=Sensitivity(default_param="a", path=a_bb.sensitivity_path,
-                            power_scaled=a_bb.power_scaled),
+    sensitivity=Sensitivity(
+        default_param="a", path=a_bb.sensitivity_path, power_scaled=a_bb.power_scaled
+    ),
     # --- calibration and planted bugs ---
     calibration=Calibration(hyper={"a": 2.0, "b": 3.0}, n_obs=20),
     planted=Unsupported(
         "a Beta prior and a Binomial likelihood have no Normal variance or "
         "sd to get wrong; the planted mistakes (a prior variance or a noise sd "
-        "scaled, a variance passed as an sd) are measured on the Normal topics"),
+        "scaled, a variance passed as an sd) are measured on the Normal topics"
+    ),
 )

@@ -38,7 +38,9 @@ def load_builtin() -> None:
         for entry in CATALOGUE:
             topic = importlib.import_module(f"compare.topics.{entry}").TOPIC
             if topic.name.replace("-", "_") != entry:
-                raise ValueError(f"compare/topics/{entry}.py defines topic {topic.name!r}; a "
-                                 "topic's module is named after it")
+                raise ValueError(
+                    f"compare/topics/{entry}.py defines topic {topic.name!r}; a "
+                    "topic's module is named after it"
+                )
             if topic.name not in REGISTRY:
                 register(topic)

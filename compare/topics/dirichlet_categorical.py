@@ -36,63 +36,91 @@ def _dc_prepare(labels: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray, 
     else:
         unknown = [c for c in seen if c not in categories]
         if unknown:
-            raise InputError(f"label(s) {unknown} are not in categories={','.join(categories)}; "
-                             "add them to --set categories or leave categories unset")
+            raise InputError(
+                f"label(s) {unknown} are not in categories={','.join(categories)}; "
+                "add them to --set categories or leave categories unset"
+            )
     index = {c: i for i, c in enumerate(categories)}
     conc = np.atleast_1d(np.asarray(hyper["concentration"], dtype=float))
     if conc.size not in (1, len(categories)):
-        raise InputError(f"concentration has {conc.size} values but there are "
-                         f"{len(categories)} categories ({', '.join(categories)}); "
-                         "give one number or one per category, in that order")
+        raise InputError(
+            f"concentration has {conc.size} values but there are "
+            f"{len(categories)} categories ({', '.join(categories)}); "
+            "give one number or one per category, in that order"
+        )
     if len(categories) < 2:
-        raise InputError(f"only one category ({categories[0]!r}) in the data; a categorical "
-                         "model needs two or more: list them with --set categories=a,b")
+        raise InputError(
+            f"only one category ({categories[0]!r}) in the data; a categorical "
+            "model needs two or more: list them with --set categories=a,b"
+        )
     return np.array([index[s] for s in labels]), {**hyper, "categories": tuple(categories)}
 
 
 def _dc_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
     categories = hyper.get("categories") or ("a", "b", "c")
-    theta, codes = a_dc.simulate(rng, n=n, categories=categories,
-                                 concentration=hyper["concentration"])
+    theta, codes = a_dc.simulate(
+        rng, n=n, categories=categories, concentration=hyper["concentration"]
+    )
     return Simulation(theta=theta, data=np.array([categories[c] for c in codes], dtype=object))
 
 
 TOPIC = Topic(
     name="dirichlet-categorical",
     title="Dirichlet prior, categorical likelihood",
-    model=("p ~ Dirichlet(concentration);  x_i | p ~ Categorical(p)\n"
-           "posterior: Dirichlet(concentration + counts)\n"
-           "the p[k] sum to one: the agreement test whitens the first K-1"),
+    model=(
+        "p ~ Dirichlet(concentration);  x_i | p ~ Categorical(p)\n"
+        "posterior: Dirichlet(concentration + counts)\n"
+        "the p[k] sum to one: the agreement test whitens the first K-1"
+    ),
     data_kind="labels",
     hyperparameters=(
-        Hyperparameter("concentration", 1.0,
-                       "Dirichlet concentration: one number for all categories, or one per "
-                       "category in sorted label order, comma-separated", kind="positive-list"),
-        Hyperparameter("categories", None,
-                       "the categories, comma-separated (default: the labels in the data, "
-                       "sorted); list unseen ones here", kind="labels", structural=True),
+        Hyperparameter(
+            "concentration",
+            1.0,
+            "Dirichlet concentration: one number for all categories, or one per "
+            "category in sorted label order, comma-separated",
+            kind="positive-list",
+        ),
+        Hyperparameter(
+            "categories",
+            None,
+            "the categories, comma-separated (default: the labels in the data, "
+            "sorted); list unseen ones here",
+            kind="labels",
+            structural=True,
+        ),
     ),
-    solve=a_dc.solve, build_model=m_dc.build_model, model_data=m_dc.model_data,
-    variables=m_dc.VARIABLES, simulate=_dc_simulate,
+    solve=a_dc.solve,
+    build_model=m_dc.build_model,
+    model_data=m_dc.model_data,
+    variables=m_dc.VARIABLES,
+    simulate=_dc_simulate,
     builtin=(
-        BuiltinData("hair-colour", "hair colour of 592 statistics students (Snee 1974)",
-                    "R datasets::HairEyeColor, expanded to one line per student",
-                    _csv("hair_eye_color.csv", "hair", "labels")),
-        _simulated(_dc_simulate, 60, {"concentration": 1.0, "categories": None},
-                   "labels"),
+        BuiltinData(
+            "hair-colour",
+            "hair colour of 592 statistics students (Snee 1974)",
+            "R datasets::HairEyeColor, expanded to one line per student",
+            _csv("hair_eye_color.csv", "hair", "labels"),
+        ),
+        _simulated(_dc_simulate, 60, {"concentration": 1.0, "categories": None}, "labels"),
     ),
     prepare=_dc_prepare,
     structure=lambda x, hyper: {"n_categories": len(hyper["categories"])},
     # --- what the studies ask of it ---
-    sensitivity=Sensitivity(default_param="concentration", path=a_dc.sensitivity_path,
-                            grid_column=True,  # one concentration per category, swept as one
-                            power_scaled=a_dc.power_scaled),
+    sensitivity=Sensitivity(
+        default_param="concentration",
+        path=a_dc.sensitivity_path,
+        grid_column=True,  # one concentration per category, swept as one
+        power_scaled=a_dc.power_scaled,
+    ),
     # --- calibration and planted bugs ---
     calibration=Calibration(
-        hyper={"concentration": (1.5, 2.0, 2.5), "categories": ("a", "b", "c")}, n_obs=30),
+        hyper={"concentration": (1.5, 2.0, 2.5), "categories": ("a", "b", "c")}, n_obs=30
+    ),
     planted=Unsupported(
         "a Dirichlet prior and a Categorical likelihood have no Normal "
         "variance or sd to get wrong; the planted mistakes (a prior variance "
         "or a noise sd scaled, a variance passed as an sd) are measured on "
-        "the Normal topics"),
+        "the Normal topics"
+    ),
 )

@@ -26,12 +26,12 @@ import numpy as np
 import analytic.exponential_gamma as a_eg
 import pymc_models.exponential_gamma as m_eg
 from compare.core.registry import (
-                                   BuiltinData,
-                                   Calibration,
-                                   Hyperparameter,
-                                   Sensitivity,
-                                   Topic,
-                                   Unsupported,
+    BuiltinData,
+    Calibration,
+    Hyperparameter,
+    Sensitivity,
+    Topic,
+    Unsupported,
 )
 from compare.topics._common import _csv, _simulated, _simulator
 
@@ -43,38 +43,56 @@ _simulate = _simulator(a_eg)
 TOPIC = Topic(
     name="exponential-gamma",
     title="Gamma prior on the rate, exponential waiting times",
-    model=("rate ~ Gamma(shape, rate=rate0);  x_i | rate ~ Exponential(rate), x_i >= 0\n"
-           "posterior: Gamma(shape + n, rate0 + sum x_i)\n"
-           "predictive: Lomax (Pareto II) with shape shape_n and scale rate_n"),
+    model=(
+        "rate ~ Gamma(shape, rate=rate0);  x_i | rate ~ Exponential(rate), x_i >= 0\n"
+        "posterior: Gamma(shape + n, rate0 + sum x_i)\n"
+        "predictive: Lomax (Pareto II) with shape shape_n and scale rate_n"
+    ),
     data_kind="nonnegative",
     hyperparameters=(
         Hyperparameter("shape", 2.0, "Gamma prior's shape (pseudo-count of waits)"),
-        Hyperparameter("rate", 1.0, "Gamma prior's rate, in the data's time unit (pseudo-total "
-                       "of waits); prior mean of the rate = shape / rate"),
+        Hyperparameter(
+            "rate",
+            1.0,
+            "Gamma prior's rate, in the data's time unit (pseudo-total "
+            "of waits); prior mean of the rate = shape / rate",
+        ),
     ),
-    solve=a_eg.solve, build_model=m_eg.build_model, model_data=m_eg.model_data,
-    variables=m_eg.VARIABLES, simulate=_simulate,
+    solve=a_eg.solve,
+    build_model=m_eg.build_model,
+    model_data=m_eg.model_data,
+    variables=m_eg.VARIABLES,
+    simulate=_simulate,
     builtin=(
-        BuiltinData("aircondit", "hours between 12 successive air-conditioning failures of one "
-                    "Boeing 720; prior: a failure every 50 hours or so (Gamma(2, 100 h))",
-                    "R boot::aircondit (Proschan 1963; Davison & Hinkley 1997, Example 1.1)",
-                    lambda: np.array(AIRCONDIT_HOURS, dtype=float),
-                    hyper={"shape": 2.0, "rate": 100.0}),
-        BuiltinData("faithful-waiting", "minutes between 272 eruptions of Old Faithful (not "
-                    "exponential: bimodal; the posterior is exact all the same); prior: an "
-                    "eruption every 50 minutes or so (Gamma(2, 100 min))",
-                    "R datasets::faithful$waiting (Azzalini & Bowman 1990)",
-                    _csv("faithful.csv", "waiting", "nonnegative"),
-                    hyper={"shape": 2.0, "rate": 100.0}),
+        BuiltinData(
+            "aircondit",
+            "hours between 12 successive air-conditioning failures of one "
+            "Boeing 720; prior: a failure every 50 hours or so (Gamma(2, 100 h))",
+            "R boot::aircondit (Proschan 1963; Davison & Hinkley 1997, Example 1.1)",
+            lambda: np.array(AIRCONDIT_HOURS, dtype=float),
+            hyper={"shape": 2.0, "rate": 100.0},
+        ),
+        BuiltinData(
+            "faithful-waiting",
+            "minutes between 272 eruptions of Old Faithful (not "
+            "exponential: bimodal; the posterior is exact all the same); prior: an "
+            "eruption every 50 minutes or so (Gamma(2, 100 min))",
+            "R datasets::faithful$waiting (Azzalini & Bowman 1990)",
+            _csv("faithful.csv", "waiting", "nonnegative"),
+            hyper={"shape": 2.0, "rate": 100.0},
+        ),
         _simulated(_simulate, 30, {"shape": 2.0, "rate": 1.0}, "waiting times"),
     ),
     # --- what the studies ask of it ---
-    sensitivity=Sensitivity(default_param="rate", path=a_eg.sensitivity_path,
-                            power_scaled=a_eg.power_scaled),
+    sensitivity=Sensitivity(
+        default_param="rate", path=a_eg.sensitivity_path, power_scaled=a_eg.power_scaled
+    ),
     # --- calibration and planted bugs ---
     # Null calibration: a prior that holds a real share of 12 waits' posterior,
     # no value 0 or 1 (a rate/scale mix-up would show).
     calibration=Calibration(hyper={"shape": 3.0, "rate": 1.7}, n_obs=12),
-    planted=Unsupported("the power study plants its bugs in the normal and regression "
-                        "topics, where the classic mistakes (variance for sd) live"),
+    planted=Unsupported(
+        "the power study plants its bugs in the normal and regression "
+        "topics, where the classic mistakes (variance for sd) live"
+    ),
 )

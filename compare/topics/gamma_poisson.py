@@ -9,12 +9,12 @@ from __future__ import annotations
 import analytic.gamma_poisson as a_gp
 import pymc_models.gamma_poisson as m_gp
 from compare.core.registry import (
-                              BuiltinData,
-                              Calibration,
-                              Hyperparameter,
-                              Sensitivity,
-                              Topic,
-                              Unsupported,
+    BuiltinData,
+    Calibration,
+    Hyperparameter,
+    Sensitivity,
+    Topic,
+    Unsupported,
 )
 from compare.topics._common import _csv, _simulated, _simulator
 
@@ -28,26 +28,36 @@ _gp_sim = _simulator(a_gp)
 TOPIC = Topic(
     name="gamma-poisson",
     title="Gamma prior, Poisson likelihood",
-    model=("rate ~ Gamma(shape, rate=rate0);  x_i | rate ~ Poisson(rate)\n"
-           "posterior: Gamma(shape + sum x_i, rate0 + n)\n"
-           "predictive: NegBinomial(shape_n, rate_n / (rate_n + 1))"),
+    model=(
+        "rate ~ Gamma(shape, rate=rate0);  x_i | rate ~ Poisson(rate)\n"
+        "posterior: Gamma(shape + sum x_i, rate0 + n)\n"
+        "predictive: NegBinomial(shape_n, rate_n / (rate_n + 1))"
+    ),
     data_kind="counts",
     hyperparameters=_gp_hyper,
-    solve=a_gp.solve, build_model=m_gp.build_model, model_data=m_gp.model_data,
-    variables=m_gp.VARIABLES, simulate=_gp_sim,
+    solve=a_gp.solve,
+    build_model=m_gp.build_model,
+    model_data=m_gp.model_data,
+    variables=m_gp.VARIABLES,
+    simulate=_gp_sim,
     builtin=(
-        BuiltinData("discoveries", "great inventions and discoveries per year, 1860-1959",
-                    "R datasets::discoveries (World Almanac 1975)",
-                    _csv("discoveries.csv", "discoveries", "counts")),
+        BuiltinData(
+            "discoveries",
+            "great inventions and discoveries per year, 1860-1959",
+            "R datasets::discoveries (World Almanac 1975)",
+            _csv("discoveries.csv", "discoveries", "counts"),
+        ),
         _simulated(_gp_sim, 30, {"shape": 2.0, "rate": 1.0}, "counts"),
     ),
     # --- what the studies ask of it ---
-    sensitivity=Sensitivity(default_param="rate", path=a_gp.sensitivity_path,
-                            power_scaled=a_gp.power_scaled),
+    sensitivity=Sensitivity(
+        default_param="rate", path=a_gp.sensitivity_path, power_scaled=a_gp.power_scaled
+    ),
     # --- calibration and planted bugs ---
     calibration=Calibration(hyper={"shape": 3.0, "rate": 0.7}, n_obs=15),
     planted=Unsupported(
         "a Gamma prior and a Poisson likelihood have no Normal variance or "
         "sd to get wrong; the planted mistakes (a prior variance or a noise sd "
-        "scaled, a variance passed as an sd) are measured on the Normal topics"),
+        "scaled, a variance passed as an sd) are measured on the Normal topics"
+    ),
 )

@@ -104,10 +104,10 @@ def _labelled_table(rows: LabelledRows) -> Table:
     :func:`compare.topics._classification.binary_labels` (yes/no keep their meaning; other
     two labels in natural order, ``benign``/``malignant``: y = 1 for ``malignant``)."""
     x = numeric_inputs(rows, topic="logistic-regression")
-    y = binary_labels(rows.labels, source=rows.source, target=rows.target,
-                      what="logistic regression needs").astype(float)
-    return table_from_arrays(x, y, features=rows.features, target=rows.target,
-                             source=rows.source)
+    y = binary_labels(
+        rows.labels, source=rows.source, target=rows.target, what="logistic regression needs"
+    ).astype(float)
+    return table_from_arrays(x, y, features=rows.features, target=rows.target, source=rows.source)
 
 
 def prepare(table: Table | StreamedTable, hyper: dict[str, Any]) -> tuple[LogisticDesign, dict]:
@@ -119,23 +119,43 @@ def prepare(table: Table | StreamedTable, hyper: dict[str, Any]) -> tuple[Logist
     if isinstance(table, LabelledRows):
         table = _labelled_table(table)
     if isinstance(table, StreamedTable):
-        raise InputError(f"{table.path} is read in chunks, but Newton's method and the "
-                         "reference need every row at once; pass the file without --stream")
+        raise InputError(
+            f"{table.path} is read in chunks, but Newton's method and the "
+            "reference need every row at once; pass the file without --stream"
+        )
     phi, names = _features(table.x, hyper, table.features)
     try:
         phi, y = alr.check_data(phi=phi, y=table.y)
     except ValueError as err:
         raise InputError(f"{table.source}, target {table.target!r}: {err}") from None
     sweep_sizes(len(y), hyper.get("sizes") or LAPLACE_SIZES)  # refuse bad --sizes before sampling
-    return LogisticDesign(phi=phi, y=y, names=tuple(names), inputs=table.features,
-                          target=table.target, raw=np.asarray(table.x, dtype=float)), hyper
+    return LogisticDesign(
+        phi=phi,
+        y=y,
+        names=tuple(names),
+        inputs=table.features,
+        target=table.target,
+        raw=np.asarray(table.x, dtype=float),
+    ), hyper
 
 
-def solve(*, x: LogisticDesign, prior_sd: float, reference_draws: int = alr.DEFAULT_REFERENCE_DRAWS,
-          proposal_df: float = alr.DEFAULT_PROPOSAL_DF, **_structure) -> alr.LogisticAnswer:
+def solve(
+    *,
+    x: LogisticDesign,
+    prior_sd: float,
+    reference_draws: int = alr.DEFAULT_REFERENCE_DRAWS,
+    proposal_df: float = alr.DEFAULT_PROPOSAL_DF,
+    **_structure,
+) -> alr.LogisticAnswer:
     names = tuple("w[intercept]" if n == "1" else f"w[{n}]" for n in x.names)
-    return alr.solve(phi=x.phi, y=x.y, prior_sd=prior_sd, names=names,
-                     reference_draws=reference_draws, proposal_df=proposal_df)
+    return alr.solve(
+        phi=x.phi,
+        y=x.y,
+        prior_sd=prior_sd,
+        names=names,
+        reference_draws=reference_draws,
+        proposal_df=proposal_df,
+    )
 
 
 def model_data(*, x: LogisticDesign, prior_sd: float, **_) -> dict[str, np.ndarray]:
@@ -164,8 +184,14 @@ def _breast_cancer(features: tuple[str, ...]):
         x = data.data[:, cols]
         x = (x - x.mean(axis=0)) / x.std(axis=0)
         y = (data.target == 0).astype(float)  # scikit-learn codes malignant as 0
-        return table_from_arrays(x, y, features=tuple(f.replace(" ", "_") for f in features),
-                                 target="malignant", source="builtin:breast-cancer")
+        return table_from_arrays(
+            x,
+            y,
+            features=tuple(f.replace(" ", "_") for f in features),
+            target="malignant",
+            source="builtin:breast-cancer",
+        )
+
     return load
 
 
@@ -173,18 +199,28 @@ def builtin(seed: int) -> tuple[BuiltinData, ...]:
     """The topic's builtin data sets (breast cancer first)."""
     sim_hyper = {"prior_sd": 1.5, "intercept": True}
     return (
-        BuiltinData("breast-cancer", "malignant (1) or benign (0) against mean radius, texture "
-                    "and smoothness (standardised), 569 tumours; d = 4: importance sampling",
-                    "scikit-learn load_breast_cancer (Wisconsin diagnostic, Street et al. 1993)",
-                    _breast_cancer(BREAST_CANCER_FEATURES), hyper={"prior_sd": 1.0}),
-        BuiltinData("breast-cancer-radius", "malignant against mean radius only "
-                    "(standardised), 569 tumours; d = 2: cubature",
-                    "scikit-learn load_breast_cancer", _breast_cancer(("mean radius",)),
-                    hyper={"prior_sd": 1.0}),
-        BuiltinData("simulated", "60 labels from the prior predictive, one standard-normal "
-                    "input; d = 2: cubature", f"simulated, seed {seed}, n=60",
-                    lambda: simulate(np.random.default_rng(seed), 60, dict(sim_hyper)).data,
-                    hyper=sim_hyper),
+        BuiltinData(
+            "breast-cancer",
+            "malignant (1) or benign (0) against mean radius, texture "
+            "and smoothness (standardised), 569 tumours; d = 4: importance sampling",
+            "scikit-learn load_breast_cancer (Wisconsin diagnostic, Street et al. 1993)",
+            _breast_cancer(BREAST_CANCER_FEATURES),
+            hyper={"prior_sd": 1.0},
+        ),
+        BuiltinData(
+            "breast-cancer-radius",
+            "malignant against mean radius only (standardised), 569 tumours; d = 2: cubature",
+            "scikit-learn load_breast_cancer",
+            _breast_cancer(("mean radius",)),
+            hyper={"prior_sd": 1.0},
+        ),
+        BuiltinData(
+            "simulated",
+            "60 labels from the prior predictive, one standard-normal input; d = 2: cubature",
+            f"simulated, seed {seed}, n=60",
+            lambda: simulate(np.random.default_rng(seed), 60, dict(sim_hyper)).data,
+            hyper=sim_hyper,
+        ),
     )
 
 
@@ -195,15 +231,17 @@ def sweep_sizes(n: int, sizes: Any = LAPLACE_SIZES) -> list[int]:
     values = np.atleast_1d(np.asarray(sizes, dtype=float))
     too_big = [v for v in values if v > 1 and v > n]
     if too_big:
-        raise InputError(f"--sizes {','.join(f'{v:g}' for v in values)}: {too_big[0]:g} is more "
-                         f"than the {n} rows; give row counts up to {n} or shares in (0, 1]")
+        raise InputError(
+            f"--sizes {','.join(f'{v:g}' for v in values)}: {too_big[0]:g} is more "
+            f"than the {n} rows; give row counts up to {n} or shares in (0, 1]"
+        )
     rows = {int(round(v * n)) if v <= 1 else int(round(v)) for v in values}
     return sorted({min(n, max(MIN_SWEEP_ROWS, r)) for r in rows})
 
 
-def laplace_sweep(x: LogisticDesign, prior_sd: float, *,
-                  sizes: Any = LAPLACE_SIZES,
-                  draws: int = SWEEP_DRAWS) -> tuple[alr.LaplaceError, ...]:
+def laplace_sweep(
+    x: LogisticDesign, prior_sd: float, *, sizes: Any = LAPLACE_SIZES, draws: int = SWEEP_DRAWS
+) -> tuple[alr.LaplaceError, ...]:
     """Laplace error on nested subsets of ``sizes`` rows (see :func:`sweep_sizes`).
 
     Sizes whose subset holds one class only are dropped (too few rows to fit).
@@ -212,8 +250,9 @@ def laplace_sweep(x: LogisticDesign, prior_sd: float, *,
     sizes = sweep_sizes(len(x), sizes)
     for size in sizes:
         try:
-            out += alr.laplace_error_by_size(phi=x.phi, y=x.y, prior_sd=prior_sd,
-                                             sizes=(size,), reference_draws=draws)
+            out += alr.laplace_error_by_size(
+                phi=x.phi, y=x.y, prior_sd=prior_sd, sizes=(size,), reference_draws=draws
+            )
         except ValueError:
             continue
     return tuple(out)
@@ -226,24 +265,30 @@ def extras(ctx: ExtraContext) -> Extra:
     ref = post.reference
     sep = answer.separation
     whole = alr.laplace_error(answer=answer)
-    sweep = laplace_sweep(x, ctx.hyper["prior_sd"],
-                          sizes=ctx.hyper.get("sizes") or LAPLACE_SIZES)
+    sweep = laplace_sweep(x, ctx.hyper["prior_sd"], sizes=ctx.hyper.get("sizes") or LAPLACE_SIZES)
     sections = {
         "logistic": {
             "features": list(x.names),
-            "map": post.mode, "map_newton_iterations": answer.map_fit.iterations,
-            "mle": answer.mle, "separation": sep.kind,
+            "map": post.mode,
+            "map_newton_iterations": answer.map_fit.iterations,
+            "mle": answer.mle,
+            "separation": sep.kind,
             "separating_direction": sep.direction,
-            "reference": {"method": ref.method, "khat": ref.khat, "khat_max": alr.KHAT_MAX,
-                          "ess": ref.ess, "cubature_relative_error": ref.error,
-                          "log_evidence": ref.log_evidence},
+            "reference": {
+                "method": ref.method,
+                "khat": ref.khat,
+                "khat_max": alr.KHAT_MAX,
+                "ess": ref.ess,
+                "cubature_relative_error": ref.error,
+                "log_evidence": ref.log_evidence,
+            },
             "laplace": {"mean": post.laplace.mean, "cov": post.laplace.cov},
             "exact": {"mean": post.mean, "cov": post.cov},
         },
         "laplace_error": {
             "note": "Laplace N(MAP, H^-1) against the exact reference: mean shift "
-                    "(MAP - E[w]) / sd[w] and sd ratio sqrt(diag(H^-1) / Var[w]) per weight; "
-                    "nested subsets of one seeded shuffle",
+            "(MAP - E[w]) / sd[w] and sd ratio sqrt(diag(H^-1) / Var[w]) per weight; "
+            "nested subsets of one seeded shuffle",
             "parameters": list(post.parameters),
             "rows": [_row(e) for e in sweep],
             "whole": _row(whole),
@@ -252,10 +297,12 @@ def extras(ctx: ExtraContext) -> Extra:
     sections.update(_figure_sections(ctx, answer))
     lines = [_reference_line(ref, x), _laplace_table(post.parameters, sweep)]
     if sep.separated:
-        lines.append(f"note: the classes are {sep.kind}ly separated: the MLE does not exist "
-                     "(the likelihood keeps growing along the direction "
-                     f"{np.round(sep.direction, 3).tolist()}); the MAP and the posterior do, "
-                     "thanks to the prior")
+        lines.append(
+            f"note: the classes are {sep.kind}ly separated: the MLE does not exist "
+            "(the likelihood keeps growing along the direction "
+            f"{np.round(sep.direction, 3).tolist()}); the MAP and the posterior do, "
+            "thanks to the prior"
+        )
     return Extra(sections=sections, lines=tuple(lines))
 
 
@@ -278,11 +325,19 @@ def _figure_sections(ctx: ExtraContext, answer: alr.LogisticAnswer) -> dict[str,
     classes = ("0", "1")
     if x.raw is not None:
         sections["decision_boundary"] = decision_grid(
-            x=x.raw, features=x.inputs, classes=classes, predictors=predictors,
-            plugin="exact posterior mean of w", shown=most_separating(x=x.raw, y=x.y))
+            x=x.raw,
+            features=x.inputs,
+            classes=classes,
+            predictors=predictors,
+            plugin="exact posterior mean of w",
+            shown=most_separating(x=x.raw, y=x.y),
+        )
         sections["calibration"] = reliability(
-            log_proba={name: f(x.raw) for name, f in predictors.items()}, truth=x.y,
-            classes=classes, rows=f"the {len(x)} training rows (in-sample)")
+            log_proba={name: f(x.raw) for name, f in predictors.items()},
+            truth=x.y,
+            classes=classes,
+            rows=f"the {len(x)} training rows (in-sample)",
+        )
     # Each weight's exact marginal as a histogram of reference draws, beside the
     # Laplace normal; the figure adds the MCMC draws.
     ref = post.sample(np.random.default_rng(ctx.settings.seed), OVERLAY_DRAWS)
@@ -291,18 +346,29 @@ def _figure_sections(ctx: ExtraContext, answer: alr.LogisticAnswer) -> dict[str,
         lo, hi = np.quantile(np.concatenate([ref[:, i], w[:, i]]), [0.0005, 0.9995])
         edges = np.linspace(lo, hi, 61)
         density, _ = np.histogram(ref[:, i], bins=edges, density=True)
-        overlay.append({"parameter": name, "edges": np.round(edges, 8).tolist(),
-                        "reference_density": np.round(density, DIGITS).tolist(),
-                        "laplace_mean": float(post.laplace.mean[i]),
-                        "laplace_sd": float(np.sqrt(post.laplace.cov[i, i]))})
+        overlay.append(
+            {
+                "parameter": name,
+                "edges": np.round(edges, 8).tolist(),
+                "reference_density": np.round(density, DIGITS).tolist(),
+                "laplace_mean": float(post.laplace.mean[i]),
+                "laplace_sd": float(np.sqrt(post.laplace.cov[i, i])),
+            }
+        )
     sections["laplace_overlay"] = {"reference_draws": OVERLAY_DRAWS, "parameters": overlay}
     return sections
 
 
 def _row(e: alr.LaplaceError) -> dict[str, Any]:
-    return {"n": e.n, "mean_shift": e.mean_shift, "sd_ratio": e.sd_ratio,
-            "max_abs_shift": e.max_abs_shift, "max_log_sd_ratio": e.max_log_sd_ratio,
-            "method": e.method, "khat": e.khat}
+    return {
+        "n": e.n,
+        "mean_shift": e.mean_shift,
+        "sd_ratio": e.sd_ratio,
+        "max_abs_shift": e.max_abs_shift,
+        "max_log_sd_ratio": e.max_log_sd_ratio,
+        "method": e.method,
+        "khat": e.khat,
+    }
 
 
 def _reference_line(ref: alr.Reference, x: LogisticDesign) -> str:
@@ -310,18 +376,24 @@ def _reference_line(ref: alr.Reference, x: LogisticDesign) -> str:
         how = f"adaptive cubature (estimated relative error {ref.error:.1e})"
     else:
         how = f"Pareto-smoothed importance sampling (k-hat {ref.khat:.2f} <= {alr.KHAT_MAX})"
-    return (f"exact reference for d = {x.phi.shape[1]}: {how}; ESS of the resampling pool "
-            f"{ref.ess:,.0f}; log evidence {ref.log_evidence:.4f}")
+    return (
+        f"exact reference for d = {x.phi.shape[1]}: {how}; ESS of the resampling pool "
+        f"{ref.ess:,.0f}; log evidence {ref.log_evidence:.4f}"
+    )
 
 
 def _laplace_table(names: tuple[str, ...], rows: tuple[alr.LaplaceError, ...]) -> str:
-    out = ["Laplace error in posterior sds (nested subsets): max |MAP - mean|/sd and "
-           "max |log sd ratio|",
-           f"  {'n':>6s} {'max shift':>10s} {'max |log sd ratio|':>19s} {'reference':>11s} "
-           f"{'k-hat':>6s}"]
+    out = [
+        "Laplace error in posterior sds (nested subsets): max |MAP - mean|/sd and "
+        "max |log sd ratio|",
+        f"  {'n':>6s} {'max shift':>10s} {'max |log sd ratio|':>19s} {'reference':>11s} "
+        f"{'k-hat':>6s}",
+    ]
     for e in rows:
-        out.append(f"  {e.n:6d} {e.max_abs_shift:10.4f} {e.max_log_sd_ratio:19.4f} "
-                   f"{e.method:>11s} {e.khat:6.2f}")
+        out.append(
+            f"  {e.n:6d} {e.max_abs_shift:10.4f} {e.max_log_sd_ratio:19.4f} "
+            f"{e.method:>11s} {e.khat:6.2f}"
+        )
     return "\n".join(out)
 
 
@@ -330,32 +402,58 @@ def _laplace_table(names: tuple[str, ...], rows: tuple[alr.LaplaceError, ...]) -
 TOPIC = Topic(
     name="logistic-regression",
     not_closed_form="its reference posterior is numerical (cubature or Pareto-smoothed "
-                    "importance sampling), not closed form",
+    "importance sampling), not closed form",
     title="Bayesian logistic regression: MLE, MAP and Laplace against a numerical exact posterior",
-    model=("w ~ Normal(0, prior_sd^2 I) (intercept included);  "
-           "y_i ~ Bernoulli(sigmoid(phi_i^T w))\n"
-           "MAP and MLE by Newton/IRLS; MAP = scikit-learn LogisticRegression(C=prior_sd^2, "
-           "fit_intercept=False) on Phi\n"
-           "MLE: none when the classes are separated (linear programme, Konis 2007)\n"
-           "Laplace: Normal(MAP, H^-1), H = Phi^T diag(p(1-p)) Phi + I/prior_sd^2\n"
-           "exact reference (no closed form): d <= 2 adaptive cubature; d > 2 Pareto-smoothed\n"
-           "  importance sampling (scrambled Sobol', Student-t proposal at the Laplace), "
-           "refused when k-hat > 0.7"),
+    model=(
+        "w ~ Normal(0, prior_sd^2 I) (intercept included);  "
+        "y_i ~ Bernoulli(sigmoid(phi_i^T w))\n"
+        "MAP and MLE by Newton/IRLS; MAP = scikit-learn LogisticRegression(C=prior_sd^2, "
+        "fit_intercept=False) on Phi\n"
+        "MLE: none when the classes are separated (linear programme, Konis 2007)\n"
+        "Laplace: Normal(MAP, H^-1), H = Phi^T diag(p(1-p)) Phi + I/prior_sd^2\n"
+        "exact reference (no closed form): d <= 2 adaptive cubature; d > 2 Pareto-smoothed\n"
+        "  importance sampling (scrambled Sobol', Student-t proposal at the Laplace), "
+        "refused when k-hat > 0.7"
+    ),
     data_kind="table",
     hyperparameters=(
-        Hyperparameter("prior_sd", 1.0, "prior standard deviation (not variance) of every "
-                       "weight, the intercept included"),
-        Hyperparameter("intercept", True, "add a column of ones (w[intercept]) before the "
-                       "inputs", kind="bool", structural=True),
-        Hyperparameter("reference_draws", 2**18, "importance draws of the exact reference "
-                       "(rounded up to a power of two)", kind="count", structural=True,
-                       low=1000, high=2**22),
-        Hyperparameter("proposal_df", 10.0, "degrees of freedom of the Student-t importance "
-                       "proposal", structural=True, low=1.0),
-        Hyperparameter("sizes", LAPLACE_SIZES, "rows in the Laplace-error sweep (also "
-                       "--sizes): numbers <= 1 are shares of the rows, larger ones row counts; "
-                       "nested subsets of one seeded shuffle, each at least 20 rows",
-                       kind="positive-list", structural=True),
+        Hyperparameter(
+            "prior_sd",
+            1.0,
+            "prior standard deviation (not variance) of every weight, the intercept included",
+        ),
+        Hyperparameter(
+            "intercept",
+            True,
+            "add a column of ones (w[intercept]) before the inputs",
+            kind="bool",
+            structural=True,
+        ),
+        Hyperparameter(
+            "reference_draws",
+            2**18,
+            "importance draws of the exact reference (rounded up to a power of two)",
+            kind="count",
+            structural=True,
+            low=1000,
+            high=2**22,
+        ),
+        Hyperparameter(
+            "proposal_df",
+            10.0,
+            "degrees of freedom of the Student-t importance proposal",
+            structural=True,
+            low=1.0,
+        ),
+        Hyperparameter(
+            "sizes",
+            LAPLACE_SIZES,
+            "rows in the Laplace-error sweep (also "
+            "--sizes): numbers <= 1 are shares of the rows, larger ones row counts; "
+            "nested subsets of one seeded shuffle, each at least 20 rows",
+            kind="positive-list",
+            structural=True,
+        ),
     ),
     solve=solve,
     build_model=m_logr.build_model,
@@ -368,14 +466,17 @@ TOPIC = Topic(
     extras=extras,
     text_table=_classification.text_table,
     # --- what the studies ask of it ---
-    sensitivity=Unsupported("its exact reference is cubature or importance sampling, not a "
-                            "closed form"),
+    sensitivity=Unsupported(
+        "its exact reference is cubature or importance sampling, not a closed form"
+    ),
     # --- calibration and planted bugs ---
     calibration=Calibration(
         # One input and the intercept (d = 2): the reference is cubature in every replication.
-        hyper={"prior_sd": 1.5, "intercept": True, "reference_draws": 2**16,
-               "proposal_df": 10.0}, n_obs=40),
+        hyper={"prior_sd": 1.5, "intercept": True, "reference_draws": 2**16, "proposal_df": 10.0},
+        n_obs=40,
+    ),
     planted=Unsupported(
         "its reference is numerical (cubature or importance sampling), not a "
-        "closed form to measure a planted mistake against"),
+        "closed form to measure a planted mistake against"
+    ),
 )

@@ -53,11 +53,25 @@ from compare.topics.catalogue import load_builtin
 ENTRY_POINT_GROUP = "bayes_compare.topics"
 
 #: What ``solve(...).posterior`` must have (``analytic.ExactPosterior``).
-POSTERIOR_ATTRIBUTES = ("parameters", "mean", "cov", "mode", "mode_interior", "free",
-                        "is_gaussian", "moments_below", "marginal", "logpdf", "sample")
+POSTERIOR_ATTRIBUTES = (
+    "parameters",
+    "mean",
+    "cov",
+    "mode",
+    "mode_interior",
+    "free",
+    "is_gaussian",
+    "moments_below",
+    "marginal",
+    "logpdf",
+    "sample",
+)
 
-_REQUIRED = tuple(f.name for f in dataclasses.fields(Topic)
-                  if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+_REQUIRED = tuple(
+    f.name
+    for f in dataclasses.fields(Topic)
+    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+)
 _KNOWN = tuple(f.name for f in dataclasses.fields(Topic))
 _CALLABLES = ("solve", "build_model", "model_data", "simulate", "prepare", "structure")
 
@@ -75,13 +89,17 @@ def topic_from_mapping(fields: Mapping[str, Any], *, where: str) -> Topic:
     """A :class:`Topic` from a dict of its fields; names what is missing or unknown."""
     missing = [f for f in _REQUIRED if f not in fields]
     if missing:
-        raise InputError(f"{where} is missing {', '.join(repr(m) for m in missing)} "
-                         f"(a topic needs: {', '.join(_REQUIRED)}; see compare.core.registry.Topic "
-                         "and README 'Adding a topic')")
+        raise InputError(
+            f"{where} is missing {', '.join(repr(m) for m in missing)} "
+            f"(a topic needs: {', '.join(_REQUIRED)}; see compare.core.registry.Topic "
+            "and README 'Adding a topic')"
+        )
     unknown = [f for f in fields if f not in _KNOWN]
     if unknown:
-        raise InputError(f"{where} has unknown field(s) {', '.join(repr(u) for u in unknown)}; "
-                         f"a Topic's fields are: {', '.join(_KNOWN)}")
+        raise InputError(
+            f"{where} has unknown field(s) {', '.join(repr(u) for u in unknown)}; "
+            f"a Topic's fields are: {', '.join(_KNOWN)}"
+        )
     values = dict(fields)
     for name in ("hyperparameters", "builtin", "variables"):
         if isinstance(values.get(name), list):
@@ -105,27 +123,36 @@ def check_protocol(topic: Topic, *, where: str, smoke: bool = True) -> Topic:
         sampling, no compiling), to check that the two sides line up.
     """
     if not isinstance(topic, Topic):
-        raise InputError(f"{where}: expected a compare.core.registry.Topic, got "
-                         f"{type(topic).__name__}; build it with Topic(...) or give a dict "
-                         "of its fields")
+        raise InputError(
+            f"{where}: expected a compare.core.registry.Topic, got "
+            f"{type(topic).__name__}; build it with Topic(...) or give a dict "
+            "of its fields"
+        )
     not_callable = [n for n in _CALLABLES if not callable(getattr(topic, n))]
     if topic.extras is not None and not callable(topic.extras):
         not_callable.append("extras")
     if not_callable:
-        raise InputError(f"{where}: topic {topic.name!r}: {', '.join(not_callable)} must be "
-                         "function(s)")
+        raise InputError(
+            f"{where}: topic {topic.name!r}: {', '.join(not_callable)} must be function(s)"
+        )
     bad_hyper = [h for h in topic.hyperparameters if not isinstance(h, Hyperparameter)]
     if bad_hyper:
-        raise InputError(f"{where}: topic {topic.name!r}: hyperparameters must be "
-                         f"compare.core.registry.Hyperparameter objects, got {bad_hyper[0]!r}")
+        raise InputError(
+            f"{where}: topic {topic.name!r}: hyperparameters must be "
+            f"compare.core.registry.Hyperparameter objects, got {bad_hyper[0]!r}"
+        )
     bad_data = [b for b in topic.builtin if not isinstance(b, BuiltinData)]
     if bad_data:
-        raise InputError(f"{where}: topic {topic.name!r}: builtin must hold "
-                         f"compare.core.registry.BuiltinData objects, got {bad_data[0]!r}")
+        raise InputError(
+            f"{where}: topic {topic.name!r}: builtin must hold "
+            f"compare.core.registry.BuiltinData objects, got {bad_data[0]!r}"
+        )
     if not topic.variables or not all(isinstance(v, str) for v in topic.variables):
-        raise InputError(f"{where}: topic {topic.name!r}: variables must name the PyMC "
-                         f"variables that line up with the exact parameters, got "
-                         f"{topic.variables!r}")
+        raise InputError(
+            f"{where}: topic {topic.name!r}: variables must name the PyMC "
+            f"variables that line up with the exact parameters, got "
+            f"{topic.variables!r}"
+        )
     if smoke:
         _smoke(topic, where)
     return topic
@@ -138,8 +165,11 @@ def _smoke(topic: Topic, where: str) -> None:
     try:
         raw = ds.load()
         hyper = topic.hyper(dataset=ds)
-        column = raw if topic.data_kind in ("table", "points") else \
-            check_array(np.asarray(raw), topic.data_kind, f"builtin:{ds.name}")
+        column = (
+            raw
+            if topic.data_kind in ("table", "points")
+            else check_array(np.asarray(raw), topic.data_kind, f"builtin:{ds.name}")
+        )
         x, hyper = topic.prepare(column, hyper)
         answer = topic.solve(x=x, **hyper)
     except InputError:
@@ -148,35 +178,46 @@ def _smoke(topic: Topic, where: str) -> None:
         raise InputError(f"{label}: solve failed: {type(err).__name__}: {err}") from err
     post = getattr(answer, "posterior", None)
     if post is None:
-        raise InputError(f"{label}: solve must return an analytic.ExactAnswer (posterior, mle, "
-                         f"log_evidence, predictive), got {type(answer).__name__}")
+        raise InputError(
+            f"{label}: solve must return an analytic.ExactAnswer (posterior, mle, "
+            f"log_evidence, predictive), got {type(answer).__name__}"
+        )
     missing = [a for a in POSTERIOR_ATTRIBUTES if not hasattr(post, a)]
     if missing:
-        raise InputError(f"{label}: the exact posterior ({type(post).__name__}) is missing "
-                         f"{', '.join(missing)} (see analytic.ExactPosterior)")
+        raise InputError(
+            f"{label}: the exact posterior ({type(post).__name__}) is missing "
+            f"{', '.join(missing)} (see analytic.ExactPosterior)"
+        )
     d = len(post.parameters)
     if np.shape(post.mean) != (d,) or np.shape(post.cov) != (d, d):
-        raise InputError(f"{label}: the exact posterior has {d} parameters but mean shape "
-                         f"{np.shape(post.mean)} and cov shape {np.shape(post.cov)}")
+        raise InputError(
+            f"{label}: the exact posterior has {d} parameters but mean shape "
+            f"{np.shape(post.mean)} and cov shape {np.shape(post.cov)}"
+        )
     try:
         model = topic.build_model(**topic.structure(x, hyper))
         data = topic.model_data(x=x, **hyper)
     except Exception as err:
-        raise InputError(f"{label}: build_model/model_data failed: {type(err).__name__}: "
-                         f"{err}") from err
+        raise InputError(
+            f"{label}: build_model/model_data failed: {type(err).__name__}: {err}"
+        ) from err
     unknown = [k for k in data if k not in model.named_vars]
     if unknown:
-        raise InputError(f"{label}: model_data returned {unknown}, which the PyMC model has no "
-                         "pm.Data for; name them as in build_model")
+        raise InputError(
+            f"{label}: model_data returned {unknown}, which the PyMC model has no "
+            "pm.Data for; name them as in build_model"
+        )
     try:
         names, sizes = flat_names(model, topic.variables, what="variables")
     except InputError as err:
         raise InputError(f"{label}: {err}") from None
     if len(names) != d:
         parts = ", ".join(f"{v}: {s}" for v, s in zip(topic.variables, sizes))
-        raise InputError(f"{label}: the PyMC variables give {len(names)} values per draw "
-                         f"({parts}) but the exact posterior has {d} parameters "
-                         f"{list(post.parameters)}; the two sides must line up")
+        raise InputError(
+            f"{label}: the PyMC variables give {len(names)} values per draw "
+            f"({parts}) but the exact posterior has {d} parameters "
+            f"{list(post.parameters)}; the two sides must line up"
+        )
 
 
 def _topics_of(obj: Any, where: str) -> list[Topic]:
@@ -190,8 +231,10 @@ def _topics_of(obj: Any, where: str) -> list[Topic]:
         for i, item in enumerate(obj):
             out += _topics_of(item, f"{where}[{i}]")
         return out
-    raise InputError(f"{where}: expected a compare.core.registry.Topic (or a dict of its fields, or "
-                     f"a list of them), got {type(obj).__name__}")
+    raise InputError(
+        f"{where}: expected a compare.core.registry.Topic (or a dict of its fields, or "
+        f"a list of them), got {type(obj).__name__}"
+    )
 
 
 def _register(topics: list[Topic], origin: str) -> list[Topic]:
@@ -200,8 +243,10 @@ def _register(topics: list[Topic], origin: str) -> list[Topic]:
         if known is not None and known is not topic:
             if ORIGINS.get(topic.name) != origin:
                 where = ORIGINS.get(topic.name, "the builtin topics")
-                raise InputError(f"{origin}: a topic named {topic.name!r} is already registered "
-                                 f"(from {where}); give yours another name")
+                raise InputError(
+                    f"{origin}: a topic named {topic.name!r} is already registered "
+                    f"(from {where}); give yours another name"
+                )
             REGISTRY.pop(topic.name)  # the same file loaded again: the new version wins
         if topic.name not in REGISTRY:
             register(topic)
@@ -229,8 +274,10 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
 
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"--topic-file {str(path)!r} does not exist; give the path of a Python "
-                         "file that defines TOPIC = Topic(...)")
+        raise InputError(
+            f"--topic-file {str(path)!r} does not exist; give the path of a Python "
+            "file that defines TOPIC = Topic(...)"
+        )
     if path.suffix != ".py":
         raise InputError(f"--topic-file {str(path)!r} must be a Python file ending in .py")
     origin = str(path.resolve())
@@ -238,20 +285,28 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
     before = set(REGISTRY)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise InputError(f"--topic-file {str(path)!r}: Python cannot load it as a module; "
-                         "give a .py file")
+        raise InputError(
+            f"--topic-file {str(path)!r}: Python cannot load it as a module; give a .py file"
+        )
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
     except Exception as err:  # a user's file: say where it failed (re-raised)
         sys.modules.pop(name, None)
-        frames = [f for f in traceback.extract_tb(err.__traceback__)
-                  if Path(f.filename).resolve() == path.resolve()]
-        line = f", line {frames[-1].lineno}" if frames else \
-            (f", line {err.lineno}" if isinstance(err, SyntaxError) and err.lineno else "")
-        raise InputError(f"{path}{line}: loading the topic file failed: "
-                         f"{type(err).__name__}: {err}") from err
+        frames = [
+            f
+            for f in traceback.extract_tb(err.__traceback__)
+            if Path(f.filename).resolve() == path.resolve()
+        ]
+        line = (
+            f", line {frames[-1].lineno}"
+            if frames
+            else (f", line {err.lineno}" if isinstance(err, SyntaxError) and err.lineno else "")
+        )
+        raise InputError(
+            f"{path}{line}: loading the topic file failed: {type(err).__name__}: {err}"
+        ) from err
     registered = [REGISTRY[n] for n in REGISTRY if n not in before]
     for n in registered:
         ORIGINS.setdefault(n.name, origin)
@@ -262,9 +317,11 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
     topics = _topics_of(defined, label) if defined is not None else []
     topics += [t for t in registered if t not in topics]
     if not topics:
-        raise InputError(f"{path} defines no topic: define TOPIC = compare.core.registry.Topic(...) "
-                         "(or a dict of its fields), TOPICS = [...], or call "
-                         "compare.core.registry.register(Topic(...))")
+        raise InputError(
+            f"{path} defines no topic: define TOPIC = compare.core.registry.Topic(...) "
+            "(or a dict of its fields), TOPICS = [...], or call "
+            "compare.core.registry.register(Topic(...))"
+        )
     for topic in topics:
         check_protocol(topic, where=str(path), smoke=smoke)
     registered_now = tuple(_register(topics, origin))
@@ -308,6 +365,7 @@ def load_installed(*, smoke: bool = False) -> tuple[Topic, ...]:
             try:
                 loaded += load_topic_file(path, smoke=smoke)
             except Exception as err:  # noqa: BLE001 - nor one bad file named in the environment
-                warnings.warn(f"skipped topic file {path} (from {TOPIC_FILES_ENV}): {err}",
-                              stacklevel=2)
+                warnings.warn(
+                    f"skipped topic file {path} (from {TOPIC_FILES_ENV}): {err}", stacklevel=2
+                )
     return tuple(loaded)

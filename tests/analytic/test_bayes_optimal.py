@@ -23,12 +23,20 @@ from analytic import bayes_optimal as bo
 RTOL = 1e-12
 
 ENJOY_ATTRS = ("sky", "air_temp", "humidity", "wind", "water", "forecast")
-ENJOY_DOMAINS = (("Sunny", "Cloudy", "Rainy"), ("Warm", "Cold"), ("Normal", "High"),
-                 ("Strong", "Weak"), ("Warm", "Cool"), ("Same", "Change"))
-ENJOY_ROWS = [("Sunny", "Warm", "Normal", "Strong", "Warm", "Same", 1),
-              ("Sunny", "Warm", "High", "Strong", "Warm", "Same", 1),
-              ("Rainy", "Cold", "High", "Strong", "Warm", "Change", 0),
-              ("Sunny", "Warm", "High", "Strong", "Cool", "Change", 1)]
+ENJOY_DOMAINS = (
+    ("Sunny", "Cloudy", "Rainy"),
+    ("Warm", "Cold"),
+    ("Normal", "High"),
+    ("Strong", "Weak"),
+    ("Warm", "Cool"),
+    ("Same", "Change"),
+)
+ENJOY_ROWS = [
+    ("Sunny", "Warm", "Normal", "Strong", "Warm", "Same", 1),
+    ("Sunny", "Warm", "High", "Strong", "Warm", "Same", 1),
+    ("Rainy", "Cold", "High", "Strong", "Warm", "Change", 0),
+    ("Sunny", "Warm", "High", "Strong", "Cool", "Change", 1),
+]
 
 
 def _codes(rows):
@@ -42,16 +50,24 @@ def enjoy_space():
 
 @pytest.fixture(scope="module")
 def enjoy(enjoy_space):
-    return bo.concept_problem(space=enjoy_space, x=_codes(ENJOY_ROWS),
-                              y=np.array([r[-1] for r in ENJOY_ROWS]))
+    return bo.concept_problem(
+        space=enjoy_space, x=_codes(ENJOY_ROWS), y=np.array([r[-1] for r in ENJOY_ROWS])
+    )
 
 
 def _random_problem(rng, m=6, n=8, deterministic=True):
-    prob = rng.integers(0, 2, size=(m, n)).astype(float) if deterministic \
+    prob = (
+        rng.integers(0, 2, size=(m, n)).astype(float)
+        if deterministic
         else rng.uniform(0.05, 0.95, size=(m, n))
-    return bo.explicit(hypotheses=[f"h{i}" for i in range(m)], prob=prob,
-                       y=rng.integers(0, 2, size=n), new_prob=rng.integers(0, 2, size=(m, 5)),
-                       new_names=[f"x{j}" for j in range(5)])
+    )
+    return bo.explicit(
+        hypotheses=[f"h{i}" for i in range(m)],
+        prob=prob,
+        y=rng.integers(0, 2, size=n),
+        new_prob=rng.integers(0, 2, size=(m, 5)),
+        new_names=[f"x{j}" for j in range(5)],
+    )
 
 
 # ---------------------------------------------------------- 1. Mitchell's examples
@@ -74,8 +90,11 @@ def test_three_hypotheses_map_and_bayes_optimal_disagree():
     cls = bo.classify(posterior_probs=post, new_prob=np.array([[1.0], [0.0], [0.0]]))
     assert cls.p_positive[0] == pytest.approx(0.4, rel=RTOL)
     assert cls.map_label[0] == 1 and cls.bayes_optimal[0] == 0  # MAP says +, optimal says -
-    np.testing.assert_allclose([cls.error_bayes_optimal[0], cls.error_map[0], cls.error_gibbs[0]],
-                               [0.4, 0.6, 2 * 0.4 * 0.6], rtol=RTOL)
+    np.testing.assert_allclose(
+        [cls.error_bayes_optimal[0], cls.error_map[0], cls.error_gibbs[0]],
+        [0.4, 0.6, 2 * 0.4 * 0.6],
+        rtol=RTOL,
+    )
 
 
 def test_enjoy_sport_space_has_973_hypotheses(enjoy_space):
@@ -86,8 +105,14 @@ def test_enjoy_sport_space_has_973_hypotheses(enjoy_space):
 
 def test_enjoy_sport_version_space_is_mitchells_six(enjoy):
     """Mitchell Fig. 2.3: S = {<Sunny,Warm,?,Strong,?,?>}, G = {<Sunny,?...>, <?,Warm,...>}."""
-    expected = {"<Sunny,Warm,?,Strong,?,?>", "<Sunny,?,?,Strong,?,?>", "<Sunny,Warm,?,?,?,?>",
-                "<?,Warm,?,Strong,?,?>", "<Sunny,?,?,?,?,?>", "<?,Warm,?,?,?,?>"}
+    expected = {
+        "<Sunny,Warm,?,Strong,?,?>",
+        "<Sunny,?,?,Strong,?,?>",
+        "<Sunny,Warm,?,?,?,?>",
+        "<?,Warm,?,Strong,?,?>",
+        "<Sunny,?,?,?,?,?>",
+        "<?,Warm,?,?,?,?>",
+    }
     vs = bo.version_space(problem=enjoy)
     assert {enjoy.hypotheses[i] for i in vs} == expected
     log_post, log_ev = bo.log_posterior(problem=enjoy, noise=0.0)
@@ -99,10 +124,12 @@ def test_enjoy_sport_version_space_is_mitchells_six(enjoy):
 
 def test_enjoy_sport_new_instances_vote_as_mitchell_table_2_6(enjoy, enjoy_space):
     """A: all six say +, B: all -, C: 3 vs 3, D: 2 + and 4 - (Mitchell sec. 2.6.3)."""
-    new = [("Sunny", "Warm", "Normal", "Strong", "Cool", "Change"),
-           ("Rainy", "Cold", "Normal", "Weak", "Warm", "Same"),
-           ("Sunny", "Warm", "Normal", "Weak", "Warm", "Same"),
-           ("Sunny", "Cold", "Normal", "Strong", "Warm", "Same")]
+    new = [
+        ("Sunny", "Warm", "Normal", "Strong", "Cool", "Change"),
+        ("Rainy", "Cold", "Normal", "Weak", "Warm", "Same"),
+        ("Sunny", "Warm", "Normal", "Weak", "Warm", "Same"),
+        ("Sunny", "Cold", "Normal", "Strong", "Warm", "Same"),
+    ]
     post = np.exp(bo.log_posterior(problem=enjoy, noise=0.0)[0])
     cls = bo.classify(posterior_probs=post, new_prob=enjoy_space.predict(_codes(new)))
     np.testing.assert_allclose(cls.p_positive, [1.0, 0.0, 0.5, 2 / 6], rtol=RTOL, atol=1e-15)
@@ -129,8 +156,9 @@ def test_bayes_rule_written_out_with_loops(rng):
         for i, y in enumerate(problem.y):
             q = problem.prob[h, i] * (1 - noise) + (1 - problem.prob[h, i]) * noise
             ll += math.log(q if y == 1 else 1 - q)
-        assert log_post[h] + log_ev == pytest.approx(math.log(prior[h] / prior.sum()) + ll,
-                                                     rel=RTOL)
+        assert log_post[h] + log_ev == pytest.approx(
+            math.log(prior[h] / prior.sum()) + ll, rel=RTOL
+        )
 
 
 def test_sequential_updates_equal_one_batch(rng):
@@ -153,8 +181,9 @@ def test_uniform_prior_noise_free_gives_one_over_version_space(rng):
     """For random deterministic spaces: consistent by brute force, then 1/|VS| (Mitchell 6.4)."""
     for _ in range(20):
         problem = _random_problem(rng, m=12, n=3)
-        consistent = [h for h in range(12)
-                      if all(problem.prob[h, i] == problem.y[i] for i in range(3))]
+        consistent = [
+            h for h in range(12) if all(problem.prob[h, i] == problem.y[i] for i in range(3))
+        ]
         if not consistent:
             with pytest.raises(ValueError, match="no hypothesis is consistent"):
                 bo.log_posterior(problem=problem, noise=0.0)
@@ -175,7 +204,7 @@ def test_log_space_survives_thousands_of_observations(rng):
     post = np.exp(bo.log_posterior(problem=problem, noise=0.0)[0])
     assert np.all(np.isfinite(post)) and post.sum() == pytest.approx(1.0, rel=1e-12)
     k = int(y.sum())
-    ratio = (k * math.log(0.6 / 0.5) + (n - k) * math.log(0.4 / 0.5))
+    ratio = k * math.log(0.6 / 0.5) + (n - k) * math.log(0.4 / 0.5)
     assert math.log(post[0] / post[1]) == pytest.approx(ratio, rel=1e-9)
 
 
@@ -205,8 +234,9 @@ def test_gibbs_error_by_simulation(rng):
     cls = bo.classify(posterior_probs=post, new_prob=new_prob)
     reps = 200_000 // 3
     wrong = np.zeros(3)
-    answers = np.array([bo.gibbs_predict(rng, posterior_probs=post, new_prob=new_prob)
-                        for _ in range(reps)])
+    answers = np.array(
+        [bo.gibbs_predict(rng, posterior_probs=post, new_prob=new_prob) for _ in range(reps)]
+    )
     truth = rng.random((reps, 3)) < cls.p_positive  # the label from the posterior predictive
     wrong = (answers != truth).mean(axis=0)
     se = np.sqrt(cls.error_gibbs * (1 - cls.error_gibbs) / reps)
@@ -238,8 +268,9 @@ def test_conjunctions_predict_like_brute_force(rng):
                 expected = 0.0
             else:
                 parts = name.strip("<>").split(",")
-                expected = float(all(p == "?" or p == d[v]
-                                     for p, d, v in zip(parts, domains, inst)))
+                expected = float(
+                    all(p == "?" or p == d[v] for p, d, v in zip(parts, domains, inst))
+                )
             assert says[h, i] == expected, (name, inst)
 
 
@@ -270,8 +301,9 @@ def test_buckets_partition_by_mass():
     assert parts.names == ("h0", "h1", "h2", "h3", "h5 + other")
     np.testing.assert_array_equal(parts.of_hypothesis, [0, 1, 2, 3, -1, 4, 4])
     with pytest.raises(ValueError, match="all its mass"):
-        bo.buckets(posterior_probs=np.array([1.0, 0.0]), hypotheses=["a", "b"], top=3,
-                   min_mass=0.02)
+        bo.buckets(
+            posterior_probs=np.array([1.0, 0.0]), hypotheses=["a", "b"], top=3, min_mass=0.02
+        )
 
 
 def test_bucket_posterior_is_one_multinomial_draw(rng):
@@ -285,8 +317,10 @@ def test_bucket_posterior_is_one_multinomial_draw(rng):
     np.testing.assert_allclose(post.logpdf(draws), ref.logpmf(draws), rtol=RTOL)
     assert post.logpdf(np.array([0.5, 0.5, 0.0])) == -np.inf
     np.testing.assert_array_equal(post.mode, [1.0, 0.0, 0.0])
-    assert bo.BucketPosterior(probs=np.array([0.4, 0.4, 0.2]), bucket_names=("a", "b", "c")
-                              ).mode is None  # tied
+    assert (
+        bo.BucketPosterior(probs=np.array([0.4, 0.4, 0.2]), bucket_names=("a", "b", "c")).mode
+        is None
+    )  # tied
 
 
 def test_solve_returns_bucket_answer(enjoy):

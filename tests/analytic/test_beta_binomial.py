@@ -45,7 +45,7 @@ def _log_joint(p: float, x: np.ndarray, a: float, b: float) -> float:
 
 def test_posterior_matches_numerical_integration(x):
     post = bb.posterior(x=x, a=A, b=B)
-    log_f = lambda p: _log_joint(p, x, A, B)  # noqa: E731
+    log_f = lambda p: _log_joint(p, x, A, B)
     split = float(x.mean())
     z = integrate_split(log_f, 0.0, 1.0, split)
     mean = integrate_split(log_f, 0.0, 1.0, split, weight=lambda p: p) / z
@@ -94,7 +94,7 @@ def test_satisfies_protocol(x):
 
 def test_log_evidence_matches_quad(x):
     # Z = int_0^1 Beta(p; a, b) prod_i Bernoulli(x_i; p) dp.
-    log_f = lambda p: _log_joint(p, x, A, B)  # noqa: E731
+    log_f = lambda p: _log_joint(p, x, A, B)
     split = float(x.mean())
     log_z = log_f(split) + math.log(integrate_split(log_f, 0.0, 1.0, split))
     assert bb.solve(x=x, a=A, b=B).log_evidence == pytest.approx(log_z, rel=RTOL)
@@ -180,11 +180,11 @@ def test_bad_data_raises(data, pattern):
 @pytest.mark.parametrize(
     ("a", "b", "mode", "interior"),
     [
-        (1.0, 3.0, [0.0], False),   # a <= 1 < b: density decreasing, max at 0
+        (1.0, 3.0, [0.0], False),  # a <= 1 < b: density decreasing, max at 0
         (0.5, 2.0, [0.0], False),
-        (3.0, 1.0, [1.0], False),   # b <= 1 < a: max at 1
-        (1.0, 1.0, None, False),    # uniform: no unique mode
-        (0.5, 0.7, None, False),    # U-shaped
+        (3.0, 1.0, [1.0], False),  # b <= 1 < a: max at 1
+        (1.0, 1.0, None, False),  # uniform: no unique mode
+        (0.5, 0.7, None, False),  # U-shaped
         (3.0, 2.0, [2.0 / 3.0], True),
     ],
 )
@@ -199,9 +199,12 @@ def test_modes_on_the_boundary(a, b, mode, interior):
 
 def test_interior_mode_maximises_logpdf(x):
     post = bb.posterior(x=x, a=A, b=B)
-    res = optimize.minimize_scalar(lambda p: -float(post.logpdf(np.array([p]))),
-                                   bounds=(1e-9, 1 - 1e-9), method="bounded",
-                                   options={"xatol": 1e-12})
+    res = optimize.minimize_scalar(
+        lambda p: -float(post.logpdf(np.array([p]))),
+        bounds=(1e-9, 1 - 1e-9),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
     assert post.mode_interior
     np.testing.assert_allclose(post.mode, [res.x], rtol=1e-6)
 

@@ -135,10 +135,12 @@ def _n(data: Data) -> int:
 def _scalar(module, **kw) -> dict[str, Any]:
     """Spec fields of a one-column topic: log p(x_i | x_<i) through
     ``solve(x=x[:i]).predictive`` (its pmf or pdf)."""
+
     def one_step(prior, data, i):
         pred = module.solve(x=data["x"][:i], **prior).predictive
         density = pred.logpmf if hasattr(pred, "logpmf") else pred.logpdf
         return float(density(data["x"][i]))
+
     return dict(module=module, one_step=one_step, **kw)
 
 
@@ -146,7 +148,8 @@ def _regression_step(module):
     def step(prior, data, i):
         phi, y = data["phi"], data["y"]
         fit = module.fit(phi=phi[:i], y=y[:i], **prior)
-        return float(fit.predictive.logpdf(y[i:i + 1], phi[i:i + 1])[0])
+        return float(fit.predictive.logpdf(y[i : i + 1], phi[i : i + 1])[0])
+
     return step
 
 
@@ -161,10 +164,9 @@ def _least_squares(data: Data) -> np.ndarray:
 
 # A general regression prior: non-zero mean, correlated, diagonally dominant covariance.
 M0 = np.array([0.5, -1.0, 0.3, 0.2])
-S0 = np.array([[2.0, 0.3, 0.0, -0.2],
-               [0.3, 1.5, 0.4, 0.0],
-               [0.0, 0.4, 3.0, 0.5],
-               [-0.2, 0.0, 0.5, 1.0]])
+S0 = np.array(
+    [[2.0, 0.3, 0.0, -0.2], [0.3, 1.5, 0.4, 0.0], [0.0, 0.4, 3.0, 0.5], [-0.2, 0.0, 0.5, 1.0]]
+)
 CATEGORIES = ("a", "b", "c")
 CONC = np.array([0.5, 2.0, 1.5])  # one entry below 1, none equal
 
@@ -178,121 +180,172 @@ def _bits(values) -> Data:
 
 
 SPECS: dict[str, Spec] = {
-    "beta-binomial": Spec(**_scalar(
-        bb, prior=dict(a=2.5, b=1.5),
-        make=lambda rng: _bits(rng.random(40) < 0.35),
-        params=lambda p: np.array([p.a, p.b]),
-        prior_params=lambda h: np.array([h["a"], h["b"]]),
-        continue_from=lambda p: dict(a=p.a, b=p.b),
-        # Beta(1, 1) is flat: the posterior is the likelihood; all-zero and
-        # all-one data put the mode on the boundary.
-        flat=dict(a=1.0, b=1.0),
-        flat_cases=tuple(_bits(v) for v in ([1, 0, 0, 1, 1], [0, 0, 0], [1, 1],
-                                             [0, 1, 0, 0, 0, 0, 0])),
-        mle=lambda d: np.array([d["x"].mean()]))),
-    "gamma-poisson": Spec(**_scalar(
-        gp, prior=dict(shape=2.5, rate=0.8),
-        make=lambda rng: {"x": rng.poisson(3.2, size=25).astype(float)},
-        params=lambda p: np.array([p.shape, p.rate]),
-        prior_params=lambda h: np.array([h["shape"], h["rate"]]),
-        continue_from=lambda p: dict(shape=p.shape, rate=p.rate),
-        # Gamma(1, rate -> 0) is flat on (0, inf): the mode (sum x) / (n + 1e-12)
-        # is the MLE within 1e-12 / n relative.
-        flat=dict(shape=1.0, rate=1e-12), flat_tol=lambda d: RTOL,
-        mle=lambda d: np.array([d["x"].mean()]), stats_tol=1e-12)),
-    "exponential-gamma": Spec(**_scalar(
-        eg, prior=dict(shape=2.5, rate=0.8),
-        make=lambda rng: {"x": rng.exponential(1 / 1.7, size=25)},
-        params=lambda p: np.array([p.shape, p.rate]),
-        prior_params=lambda h: np.array([h["shape"], h["rate"]]),
-        continue_from=lambda p: dict(shape=p.shape, rate=p.rate),
-        # Gamma(1, rate -> 0) is flat on (0, inf): the mode n / (sum x + 1e-12) is
-        # the MLE n / sum x within 1e-12 / sum x relative.
-        flat=dict(shape=1.0, rate=1e-12), flat_tol=lambda d: RTOL,
-        mle=lambda d: np.array([1.0 / d["x"].mean()]), stats_tol=1e-12)),
-    "normal-known-variance": Spec(**_scalar(
-        nkv, prior=dict(prior_mean=1.0, prior_sd=2.0, noise_sd=1.5),
-        make=lambda rng: {"x": rng.normal(0.3, 1.5, size=20)},
-        params=lambda p: np.array([p.loc, p.sd]),
-        prior_params=lambda h: np.array([h["prior_mean"], h["prior_sd"]]),
-        continue_from=lambda p: dict(prior_mean=p.loc, prior_sd=p.sd, noise_sd=1.5),
-        # prior_sd = 1e8 adds precision 1e-16 against n / s^2 ~ 9.
-        flat=dict(prior_mean=5.0, prior_sd=1e8, noise_sd=1.5), flat_tol=lambda d: RTOL,
-        mle=lambda d: np.array([d["x"].mean()]), stats_tol=1e-12)),
-    "normal-inverse-gamma": Spec(**_scalar(
-        nig, prior=dict(mu0=0.5, kappa0=2.0, alpha0=3.0, beta0=2.0),
-        make=lambda rng: {"x": rng.normal(1.0, 0.8, size=20)},
-        params=lambda p: np.array([p.mu, p.kappa, p.alpha, p.beta]),
-        prior_params=lambda h: np.array([h["mu0"], h["kappa0"], h["alpha0"], h["beta0"]]),
-        continue_from=lambda p: dict(mu0=p.mu, kappa0=p.kappa, alpha0=p.alpha, beta0=p.beta),
-        # No flat identity: the joint mode of sigma2 is m2 / (n + 3), not the MLE
-        # m2 / n; test_vague_prior_limit in its file checks the limit by hand.
-        stats_tol=1e-12)),
-    "pareto-uniform": Spec(**_scalar(
-        pu, prior=dict(scale=1.0, shape=2.5),  # scale below max x: the data move the lower end
-        make=lambda rng: {"x": rng.uniform(0.0, 3.0, size=15)},
-        params=lambda p: np.array([p.scale, p.shape]),
-        prior_params=lambda h: np.array([h["scale"], h["shape"]]),
-        continue_from=lambda p: dict(scale=p.scale, shape=p.shape),
-        # shape -> 0 with the scale below max x: the posterior's lower end (its
-        # mode) is the sample maximum, the MLE, exactly.
-        flat=dict(scale=0.1, shape=1e-12),
-        mle=lambda d: np.array([d["x"].max()]))),
-    "pareto-uniform[scale>max]": Spec(**_scalar(
-        pu, prior=dict(scale=4.0, shape=2.5),  # scale above max x: the data leave it
-        make=lambda rng: {"x": rng.uniform(0.0, 3.0, size=15)},
-        params=lambda p: np.array([p.scale, p.shape]),
-        prior_params=lambda h: np.array([h["scale"], h["shape"]]),
-        continue_from=lambda p: dict(scale=p.scale, shape=p.shape),
-        # log Z = shape log(scale) - shape log(scale), each term rounded: a few eps of it.
-        empty_tol=lambda h: 4 * EPS * h["shape"] * abs(np.log(h["scale"])))),
-    "dirichlet-categorical": Spec(**_scalar(
-        dc, prior=dict(categories=CATEGORIES, concentration=CONC),
-        draws_ok=lambda draws: bool(np.all(np.abs(draws.sum(axis=1) - 1.0) <= 1e-12)),
-        make=lambda rng: _codes(rng.choice(3, size=30, p=[0.2, 0.5, 0.3])),
-        params=lambda p: np.asarray(p.alpha, dtype=float),
-        prior_params=lambda h: np.broadcast_to(np.asarray(h["concentration"], float), (3,)),
-        continue_from=lambda p: dict(categories=CATEGORIES, concentration=p.alpha),
-        # Dirichlet(1, ..., 1) is flat on the simplex: the MAP is counts / n, also
-        # when a category is unseen (its mode 0).
-        flat=dict(categories=CATEGORIES, concentration=1.0),
-        flat_cases=tuple(_codes(v) for v in ([0, 1, 1, 2, 2, 2], [1, 1, 2], [0, 0, 0, 0, 1])),
-        mle=lambda d: np.bincount(d["x"], minlength=3) / d["x"].size)),
-    "dirichlet-categorical[scalar]": Spec(**_scalar(
-        dc, prior=dict(categories=CATEGORIES, concentration=0.7),  # one number, broadcast
-        draws_ok=lambda draws: bool(np.all(np.abs(draws.sum(axis=1) - 1.0) <= 1e-12)),
-        make=lambda rng: _codes(rng.choice(3, size=30, p=[0.2, 0.5, 0.3])),
-        params=lambda p: np.asarray(p.alpha, dtype=float),
-        prior_params=lambda h: np.broadcast_to(np.asarray(h["concentration"], float), (3,)),
-        continue_from=lambda p: dict(categories=CATEGORIES, concentration=p.alpha))),
+    "beta-binomial": Spec(
+        **_scalar(
+            bb,
+            prior=dict(a=2.5, b=1.5),
+            make=lambda rng: _bits(rng.random(40) < 0.35),
+            params=lambda p: np.array([p.a, p.b]),
+            prior_params=lambda h: np.array([h["a"], h["b"]]),
+            continue_from=lambda p: dict(a=p.a, b=p.b),
+            # Beta(1, 1) is flat: the posterior is the likelihood; all-zero and
+            # all-one data put the mode on the boundary.
+            flat=dict(a=1.0, b=1.0),
+            flat_cases=tuple(
+                _bits(v) for v in ([1, 0, 0, 1, 1], [0, 0, 0], [1, 1], [0, 1, 0, 0, 0, 0, 0])
+            ),
+            mle=lambda d: np.array([d["x"].mean()]),
+        )
+    ),
+    "gamma-poisson": Spec(
+        **_scalar(
+            gp,
+            prior=dict(shape=2.5, rate=0.8),
+            make=lambda rng: {"x": rng.poisson(3.2, size=25).astype(float)},
+            params=lambda p: np.array([p.shape, p.rate]),
+            prior_params=lambda h: np.array([h["shape"], h["rate"]]),
+            continue_from=lambda p: dict(shape=p.shape, rate=p.rate),
+            # Gamma(1, rate -> 0) is flat on (0, inf): the mode (sum x) / (n + 1e-12)
+            # is the MLE within 1e-12 / n relative.
+            flat=dict(shape=1.0, rate=1e-12),
+            flat_tol=lambda d: RTOL,
+            mle=lambda d: np.array([d["x"].mean()]),
+            stats_tol=1e-12,
+        )
+    ),
+    "exponential-gamma": Spec(
+        **_scalar(
+            eg,
+            prior=dict(shape=2.5, rate=0.8),
+            make=lambda rng: {"x": rng.exponential(1 / 1.7, size=25)},
+            params=lambda p: np.array([p.shape, p.rate]),
+            prior_params=lambda h: np.array([h["shape"], h["rate"]]),
+            continue_from=lambda p: dict(shape=p.shape, rate=p.rate),
+            # Gamma(1, rate -> 0) is flat on (0, inf): the mode n / (sum x + 1e-12) is
+            # the MLE n / sum x within 1e-12 / sum x relative.
+            flat=dict(shape=1.0, rate=1e-12),
+            flat_tol=lambda d: RTOL,
+            mle=lambda d: np.array([1.0 / d["x"].mean()]),
+            stats_tol=1e-12,
+        )
+    ),
+    "normal-known-variance": Spec(
+        **_scalar(
+            nkv,
+            prior=dict(prior_mean=1.0, prior_sd=2.0, noise_sd=1.5),
+            make=lambda rng: {"x": rng.normal(0.3, 1.5, size=20)},
+            params=lambda p: np.array([p.loc, p.sd]),
+            prior_params=lambda h: np.array([h["prior_mean"], h["prior_sd"]]),
+            continue_from=lambda p: dict(prior_mean=p.loc, prior_sd=p.sd, noise_sd=1.5),
+            # prior_sd = 1e8 adds precision 1e-16 against n / s^2 ~ 9.
+            flat=dict(prior_mean=5.0, prior_sd=1e8, noise_sd=1.5),
+            flat_tol=lambda d: RTOL,
+            mle=lambda d: np.array([d["x"].mean()]),
+            stats_tol=1e-12,
+        )
+    ),
+    "normal-inverse-gamma": Spec(
+        **_scalar(
+            nig,
+            prior=dict(mu0=0.5, kappa0=2.0, alpha0=3.0, beta0=2.0),
+            make=lambda rng: {"x": rng.normal(1.0, 0.8, size=20)},
+            params=lambda p: np.array([p.mu, p.kappa, p.alpha, p.beta]),
+            prior_params=lambda h: np.array([h["mu0"], h["kappa0"], h["alpha0"], h["beta0"]]),
+            continue_from=lambda p: dict(mu0=p.mu, kappa0=p.kappa, alpha0=p.alpha, beta0=p.beta),
+            # No flat identity: the joint mode of sigma2 is m2 / (n + 3), not the MLE
+            # m2 / n; test_vague_prior_limit in its file checks the limit by hand.
+            stats_tol=1e-12,
+        )
+    ),
+    "pareto-uniform": Spec(
+        **_scalar(
+            pu,
+            prior=dict(scale=1.0, shape=2.5),  # scale below max x: the data move the lower end
+            make=lambda rng: {"x": rng.uniform(0.0, 3.0, size=15)},
+            params=lambda p: np.array([p.scale, p.shape]),
+            prior_params=lambda h: np.array([h["scale"], h["shape"]]),
+            continue_from=lambda p: dict(scale=p.scale, shape=p.shape),
+            # shape -> 0 with the scale below max x: the posterior's lower end (its
+            # mode) is the sample maximum, the MLE, exactly.
+            flat=dict(scale=0.1, shape=1e-12),
+            mle=lambda d: np.array([d["x"].max()]),
+        )
+    ),
+    "pareto-uniform[scale>max]": Spec(
+        **_scalar(
+            pu,
+            prior=dict(scale=4.0, shape=2.5),  # scale above max x: the data leave it
+            make=lambda rng: {"x": rng.uniform(0.0, 3.0, size=15)},
+            params=lambda p: np.array([p.scale, p.shape]),
+            prior_params=lambda h: np.array([h["scale"], h["shape"]]),
+            continue_from=lambda p: dict(scale=p.scale, shape=p.shape),
+            # log Z = shape log(scale) - shape log(scale), each term rounded: a few eps of it.
+            empty_tol=lambda h: 4 * EPS * h["shape"] * abs(np.log(h["scale"])),
+        )
+    ),
+    "dirichlet-categorical": Spec(
+        **_scalar(
+            dc,
+            prior=dict(categories=CATEGORIES, concentration=CONC),
+            draws_ok=lambda draws: bool(np.all(np.abs(draws.sum(axis=1) - 1.0) <= 1e-12)),
+            make=lambda rng: _codes(rng.choice(3, size=30, p=[0.2, 0.5, 0.3])),
+            params=lambda p: np.asarray(p.alpha, dtype=float),
+            prior_params=lambda h: np.broadcast_to(np.asarray(h["concentration"], float), (3,)),
+            continue_from=lambda p: dict(categories=CATEGORIES, concentration=p.alpha),
+            # Dirichlet(1, ..., 1) is flat on the simplex: the MAP is counts / n, also
+            # when a category is unseen (its mode 0).
+            flat=dict(categories=CATEGORIES, concentration=1.0),
+            flat_cases=tuple(_codes(v) for v in ([0, 1, 1, 2, 2, 2], [1, 1, 2], [0, 0, 0, 0, 1])),
+            mle=lambda d: np.bincount(d["x"], minlength=3) / d["x"].size,
+        )
+    ),
+    "dirichlet-categorical[scalar]": Spec(
+        **_scalar(
+            dc,
+            prior=dict(categories=CATEGORIES, concentration=0.7),  # one number, broadcast
+            draws_ok=lambda draws: bool(np.all(np.abs(draws.sum(axis=1) - 1.0) <= 1e-12)),
+            make=lambda rng: _codes(rng.choice(3, size=30, p=[0.2, 0.5, 0.3])),
+            params=lambda p: np.asarray(p.alpha, dtype=float),
+            prior_params=lambda h: np.broadcast_to(np.asarray(h["concentration"], float), (3,)),
+            continue_from=lambda p: dict(categories=CATEGORIES, concentration=p.alpha),
+        )
+    ),
     "linear-regression": Spec(
-        module=lr, prior=dict(noise_sd=0.3, prior_mean=M0, prior_cov=S0),
+        module=lr,
+        prior=dict(noise_sd=0.3, prior_mean=M0, prior_cov=S0),
         make=_sinusoid,
         params=lambda p: np.concatenate([p.mean, np.ravel(p.cov)]),
         prior_params=lambda h: np.concatenate([h["prior_mean"], np.ravel(h["prior_cov"])]),
         continue_from=lambda p: dict(noise_sd=0.3, prior_mean=p.mean, prior_cov=p.cov),
         one_step=_regression_step(lr),
         # Passing S_1 on (or S0 through S0^-1 and back) re-factors it: ~cond eps.
-        roundtrip_tol=lambda p: _cond_tol(p.cov), empty_tol=lambda h: _cond_tol(h["prior_cov"]),
+        roundtrip_tol=lambda p: _cond_tol(p.cov),
+        empty_tol=lambda h: _cond_tol(h["prior_cov"]),
         # prior_sd = 1e8 adds precision 1e-16 I against Phi^T Phi / s^2 (eigenvalues
         # >= ~1e-2): the mode is w_hat up to the normal equations' cond eps.
         flat=dict(noise_sd=0.3, prior_sd=1e8, prior_mean=5.0),
         flat_tol=lambda d: _cond_tol(d["phi"].T @ d["phi"]),
-        mle=_least_squares, stats_tol=1e-12),
+        mle=_least_squares,
+        stats_tol=1e-12,
+    ),
     "linear-regression-nig": Spec(
-        module=lrn, prior=dict(alpha0=3.0, beta0=0.5, prior_mean=M0, prior_cov=S0),
+        module=lrn,
+        prior=dict(alpha0=3.0, beta0=0.5, prior_mean=M0, prior_cov=S0),
         make=_sinusoid,
         params=lambda p: np.concatenate([p.loc, np.ravel(p.scale_cov), [p.alpha, p.beta]]),
-        prior_params=lambda h: np.concatenate([h["prior_mean"], np.ravel(h["prior_cov"]),
-                                               [h["alpha0"], h["beta0"]]]),
-        continue_from=lambda p: dict(alpha0=p.alpha, beta0=p.beta, prior_mean=p.loc,
-                                     prior_cov=p.scale_cov),
+        prior_params=lambda h: np.concatenate(
+            [h["prior_mean"], np.ravel(h["prior_cov"]), [h["alpha0"], h["beta0"]]]
+        ),
+        continue_from=lambda p: dict(
+            alpha0=p.alpha, beta0=p.beta, prior_mean=p.loc, prior_cov=p.scale_cov
+        ),
         one_step=_regression_step(lrn),
         roundtrip_tol=lambda p: _cond_tol(p.scale_cov),
         empty_tol=lambda h: _cond_tol(h["prior_cov"]),
         # No flat identity: the joint mode of sigma2 is RSS / (n + d + 2), not the
         # MLE RSS / n; test_vague_prior_limit in its file checks the limit by hand.
-        stats_tol=1e-12),
+        stats_tol=1e-12,
+    ),
 }
 
 IDS = list(SPECS)
@@ -361,8 +414,7 @@ def test_log_evidence_is_the_chain_rule_of_the_predictive(spec, data):
 
 
 def _flat_stats(suff) -> np.ndarray:
-    return np.concatenate([np.ravel(np.asarray(v, dtype=float))
-                           for v in dataclasses.astuple(suff)])
+    return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in dataclasses.astuple(suff)])
 
 
 def test_statistics_of_chunks_merge_to_those_of_the_whole(spec, data):
@@ -404,6 +456,7 @@ def test_sampler_matches_mean_cov_and_quantiles(spec, data, rng):
     assert draws.shape == (N_DRAWS, d)
     assert np.all(np.isfinite(post.logpdf(draws[:1000]))), "draws outside the support"
     assert spec.draws_ok(draws)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(i) for i in range(d)])
+    z = sampler_z_scores(
+        draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(i) for i in range(d)]
+    )
     assert max(abs(v) for v in z.values()) < Z_MAX, z

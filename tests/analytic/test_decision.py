@@ -8,10 +8,16 @@ from scipy import stats
 from analytic.decision import expected_absolute_loss, expected_squared_loss
 
 
-@pytest.mark.parametrize("dist", [
-    stats.norm(0.3, 1.7), stats.norm(loc=-2.0, scale=0.4),
-    stats.t(3.5, loc=0.2, scale=1.3), stats.t(12.0, 1.0, 0.5), stats.t(1.5),
-])
+@pytest.mark.parametrize(
+    "dist",
+    [
+        stats.norm(0.3, 1.7),
+        stats.norm(loc=-2.0, scale=0.4),
+        stats.t(3.5, loc=0.2, scale=1.3),
+        stats.t(12.0, 1.0, 0.5),
+        stats.t(1.5),
+    ],
+)
 @pytest.mark.parametrize("a", [-1.0, 0.25, 2.0])
 def test_absolute_loss_matches_quadrature(dist, a):
     reference = dist.expect(lambda y: abs(y - a), epsabs=1e-13, epsrel=1e-12, limit=500)

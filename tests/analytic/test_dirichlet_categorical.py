@@ -107,8 +107,11 @@ def test_log_evidence_matches_closed_form_and_scipy(x):
     c, a = _counts(x), CONC
     n = int(c.sum())
     # Evidence of the sequence (Murphy 2012, eq. 5.24): Polya / Dirichlet-multinomial.
-    closed = (special.gammaln(a.sum()) - special.gammaln(a.sum() + n)
-              + np.sum(special.gammaln(a + c) - special.gammaln(a)))
+    closed = (
+        special.gammaln(a.sum())
+        - special.gammaln(a.sum() + n)
+        + np.sum(special.gammaln(a + c) - special.gammaln(a))
+    )
     # scipy gives the evidence of the counts: the sequence's times the multinomial coefficient.
     log_coef = special.gammaln(n + 1) - np.sum(special.gammaln(c + 1))
     via_scipy = stats.dirichlet_multinomial.logpmf(c, a, n) - log_coef
@@ -145,15 +148,20 @@ def test_sampler_check_detects_planted_bug(x, rng):
     ~0.4 sd or ~180 standard errors at N = 200,000."""
     post = _solve(x).posterior
     wrong = rng.dirichlet(post.alpha + np.array([1.0, 0.0, 0.0]), size=N_DRAWS)
-    z = sampler_z_scores(wrong, mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(i) for i in range(3)])
+    z = sampler_z_scores(
+        wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(i) for i in range(3)]
+    )
     assert max(abs(v) for v in z.values()) > Z_MAX
 
 
 def test_logpdf_matches_scipy_and_broadcasts(x):
     post = _solve(x).posterior
-    pts = np.array([[[0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]],
-                    [[0.33, 0.33, 0.34], [0.05, 0.9, 0.05], [0.45, 0.45, 0.1]]])  # (2, 3, 3)
+    pts = np.array(
+        [
+            [[0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]],
+            [[0.33, 0.33, 0.34], [0.05, 0.9, 0.05], [0.45, 0.45, 0.1]],
+        ]
+    )  # (2, 3, 3)
     out = post.logpdf(pts)
     assert out.shape == (2, 3)
     for idx in np.ndindex(2, 3):
@@ -227,10 +235,10 @@ def test_bad_categories_raise(categories, pattern):
 @pytest.mark.parametrize(
     ("alpha", "mode", "interior"),
     [
-        ([2.0, 3.0, 4.0], [1 / 6, 2 / 6, 3 / 6], True),   # (alpha_k - 1) / (sum alpha - K)
-        ([1.0, 2.0, 3.0], [0.0, 1 / 3, 2 / 3], False),    # alpha_a = 1: p_a = 0 on the edge
-        ([0.5, 2.0, 3.0], [0.0, 1 / 3, 2 / 3], False),    # alpha_a < 1: unbounded at p_a = 0
-        ([1.0, 1.0, 1.0], None, False),                   # flat: no unique mode
+        ([2.0, 3.0, 4.0], [1 / 6, 2 / 6, 3 / 6], True),  # (alpha_k - 1) / (sum alpha - K)
+        ([1.0, 2.0, 3.0], [0.0, 1 / 3, 2 / 3], False),  # alpha_a = 1: p_a = 0 on the edge
+        ([0.5, 2.0, 3.0], [0.0, 1 / 3, 2 / 3], False),  # alpha_a < 1: unbounded at p_a = 0
+        ([1.0, 1.0, 1.0], None, False),  # flat: no unique mode
         ([0.5, 0.9, 1.0], None, False),
     ],
 )
@@ -247,23 +255,33 @@ def test_logpdf_at_a_boundary_mode_is_finite():
     """With alpha_a = 1 the density is finite on the edge p_a = 0; the mode lies there."""
     post = _solve(np.array([], dtype=int), concentration=[1.0, 2.0, 3.0]).posterior
     # Gamma(6) / (Gamma(1) Gamma(2) Gamma(3)) * (1/3)^1 (2/3)^2 = 60 * 4/27 = 80/9.
-    assert stats.dirichlet.logpdf(post.mode, post.alpha) == pytest.approx(math.log(80 / 9), rel=RTOL)
+    assert stats.dirichlet.logpdf(post.mode, post.alpha) == pytest.approx(
+        math.log(80 / 9), rel=RTOL
+    )
     assert float(post.logpdf(post.mode)) == pytest.approx(math.log(80 / 9), rel=RTOL)
 
 
-@pytest.mark.parametrize(("concentration", "with_data"), [([2.0, 3.0, 4.0], True),
-                                                          ([1.0, 2.0, 3.0], False)])
+@pytest.mark.parametrize(
+    ("concentration", "with_data"), [([2.0, 3.0, 4.0], True), ([1.0, 2.0, 3.0], False)]
+)
 def test_mode_maximises_logpdf_over_the_simplex(x, concentration, with_data):
     # An interior mode, and one on the edge p_a = 0 (alpha_a = 1).
-    post = _solve(x if with_data else np.array([], dtype=int), concentration=concentration).posterior
+    post = _solve(
+        x if with_data else np.array([], dtype=int), concentration=concentration
+    ).posterior
 
     def neg(q):  # q = (p_a, p_b) on the closed simplex
         p = np.array([q[0], q[1], 1.0 - q[0] - q[1]])
         return -float(stats.dirichlet.logpdf(np.clip(p, 1e-300, 1), post.alpha))
 
-    res = optimize.minimize(neg, post.mean[:2], method="SLSQP", bounds=[(0, 1), (0, 1)],
-                            constraints=[{"type": "ineq", "fun": lambda q: 1.0 - q[0] - q[1]}],
-                            options={"ftol": 1e-15, "maxiter": 500})
+    res = optimize.minimize(
+        neg,
+        post.mean[:2],
+        method="SLSQP",
+        bounds=[(0, 1), (0, 1)],
+        constraints=[{"type": "ineq", "fun": lambda q: 1.0 - q[0] - q[1]}],
+        options={"ftol": 1e-15, "maxiter": 500},
+    )
     # atol for the zero on the edge, where the optimiser lands within ~1e-16.
     np.testing.assert_allclose(post.mode[:2], res.x, rtol=1e-6, atol=1e-9)
 

@@ -190,8 +190,9 @@ def test_predictive_is_lomax(x):
     y = np.array([0.0, 0.3, 2.5, 10.0, 40.0])
     np.testing.assert_allclose(pred.logpdf(y), ref.logpdf(y), rtol=RTOL)
     # the formula by hand, in log space
-    np.testing.assert_allclose(pred.logpdf(y),
-                               np.log(a) + a * np.log(b) - (a + 1) * np.log(b + y), rtol=RTOL)
+    np.testing.assert_allclose(
+        pred.logpdf(y), np.log(a) + a * np.log(b) - (a + 1) * np.log(b + y), rtol=RTOL
+    )
     # mean rate_n / (shape_n - 1) = E[1 / lam] (law of total expectation)
     assert pred.mean() == pytest.approx(b / (a - 1.0), rel=RTOL)
 
@@ -203,9 +204,13 @@ def test_predictive_pdf_matches_exponential_gamma_mixture(x):
     pred = eg.solve(x=x, shape=SHAPE, rate=RATE).predictive
     mode = (shape_n - 1) / rate_n
     for y in (0.0, 0.5, 2.5, 8.0, 30.0):
+
         def log_f(lam, y=y):
-            return float(stats.expon.logpdf(y, scale=1.0 / lam)
-                         + stats.gamma.logpdf(lam, shape_n, scale=1.0 / rate_n))
+            return float(
+                stats.expon.logpdf(y, scale=1.0 / lam)
+                + stats.gamma.logpdf(lam, shape_n, scale=1.0 / rate_n)
+            )
+
         ref = math.exp(log_f(mode)) * integrate_split(log_f, 0.0, np.inf, mode)
         assert pred.pdf(y) == pytest.approx(ref, rel=RTOL)
 
@@ -221,10 +226,13 @@ def test_power_scaled_with_alpha_one_is_the_posterior(x, component):
     assert scaled.rate == pytest.approx(post.rate, rel=1e-15)
 
 
-@pytest.mark.parametrize(("component", "alpha"), [("prior", 0.6), ("prior", 1.7),
-                                                  ("likelihood", 0.5), ("likelihood", 1.3)])
+@pytest.mark.parametrize(
+    ("component", "alpha"),
+    [("prior", 0.6), ("prior", 1.7), ("likelihood", 0.5), ("likelihood", 1.3)],
+)
 def test_power_scaled_matches_quad(x, component, alpha):
     """p(lam)^alpha p(D | lam) (or p(lam) p(D | lam)^alpha), normalised by quad."""
+
     def log_f(lam):
         if component == "prior":
             return alpha * _log_prior(lam, SHAPE, RATE) + _log_lik(lam, x)
@@ -260,16 +268,18 @@ def test_sensitivity_path_equals_solve_at_every_grid_point(x):
         np.testing.assert_allclose(path.mean[g], post.mean, rtol=RTOL)
         np.testing.assert_allclose(path.sd[g] ** 2, np.diag(post.cov), rtol=RTOL)
         np.testing.assert_allclose(path.mode[g], post.mode, rtol=RTOL)
-        np.testing.assert_allclose([path.lower[g, 0], path.upper[g, 0]],
-                                   post.marginal(0).ppf([0.05, 0.95]), rtol=RTOL)
+        np.testing.assert_allclose(
+            [path.lower[g, 0], path.upper[g, 0]], post.marginal(0).ppf([0.05, 0.95]), rtol=RTOL
+        )
         assert path.log_evidence[g] == pytest.approx(ans.log_evidence, rel=RTOL)
 
 
 def test_sensitivity_path_broadcasts_a_scalar(x):
     path = eg.sensitivity_path(x=x, shape=SHAPE, rate=np.array([0.5, 0.8]))
     assert path.mean.shape == (2, 1)
-    assert path.mean[1, 0] == pytest.approx(eg.posterior(x=x, shape=SHAPE, rate=RATE).mean[0],
-                                            rel=RTOL)
+    assert path.mean[1, 0] == pytest.approx(
+        eg.posterior(x=x, shape=SHAPE, rate=RATE).mean[0], rel=RTOL
+    )
     with pytest.raises(ValueError, match="finite and > 0"):
         eg.sensitivity_path(x=x, shape=np.array([1.0, -1.0]), rate=RATE)
 
@@ -309,8 +319,8 @@ def test_non_integer_waiting_times_are_fine():
 @pytest.mark.parametrize(
     ("shape", "data", "mode", "interior"),
     [
-        (0.5, [], 0.0, False),          # shape < 1: density decreasing from +inf at 0
-        (1.0, [], 0.0, False),          # exponential prior: max at the boundary 0
+        (0.5, [], 0.0, False),  # shape < 1: density decreasing from +inf at 0
+        (1.0, [], 0.0, False),  # exponential prior: max at the boundary 0
         (0.5, [2.0], 0.5 / (RATE + 2.0), True),  # one observation lifts the shape to 1.5
     ],
 )
@@ -323,8 +333,12 @@ def test_modes_on_the_boundary(shape, data, mode, interior):
 def test_interior_mode_maximises_logpdf(x):
     post = eg.posterior(x=x, shape=SHAPE, rate=RATE)
     hi = float(post.mean[0] + 20 * np.sqrt(post.cov[0, 0]))
-    res = optimize.minimize_scalar(lambda t: -float(post.logpdf(np.array([t]))),
-                                   bounds=(1e-9, hi), method="bounded", options={"xatol": 1e-12})
+    res = optimize.minimize_scalar(
+        lambda t: -float(post.logpdf(np.array([t]))),
+        bounds=(1e-9, hi),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
     assert post.mode_interior
     np.testing.assert_allclose(post.mode, [res.x], rtol=1e-6)
 

@@ -36,7 +36,9 @@ def x(rng) -> np.ndarray:
 
 def _log_joint(lam: float, x: np.ndarray, shape: float, rate: float) -> float:
     """log prior + log likelihood from scipy.stats, independent of the module."""
-    return float(stats.gamma.logpdf(lam, shape, scale=1.0 / rate) + stats.poisson.logpmf(x, lam).sum())
+    return float(
+        stats.gamma.logpdf(lam, shape, scale=1.0 / rate) + stats.poisson.logpmf(x, lam).sum()
+    )
 
 
 # ---------------------------------------------------------------- 1. posterior
@@ -44,7 +46,7 @@ def _log_joint(lam: float, x: np.ndarray, shape: float, rate: float) -> float:
 
 def test_posterior_matches_numerical_integration(x):
     post = gp.posterior(x=x, shape=SHAPE, rate=RATE)
-    log_f = lambda lam: _log_joint(lam, x, SHAPE, RATE)  # noqa: E731
+    log_f = lambda lam: _log_joint(lam, x, SHAPE, RATE)
     split = float(x.mean())
     z = integrate_split(log_f, 0.0, np.inf, split)
     mean = integrate_split(log_f, 0.0, np.inf, split, weight=lambda t: t) / z
@@ -92,7 +94,7 @@ def test_satisfies_protocol(x):
 
 
 def test_log_evidence_matches_quad(x):
-    log_f = lambda lam: _log_joint(lam, x, SHAPE, RATE)  # noqa: E731
+    log_f = lambda lam: _log_joint(lam, x, SHAPE, RATE)
     split = float(x.mean())
     log_z = log_f(split) + math.log(integrate_split(log_f, 0.0, np.inf, split))
     assert gp.solve(x=x, shape=SHAPE, rate=RATE).log_evidence == pytest.approx(log_z, rel=RTOL)
@@ -143,8 +145,9 @@ def test_predictive_pmf_matches_poisson_gamma_mixture(x):
     pred = gp.solve(x=x, shape=SHAPE, rate=RATE).predictive
     mode = (shape_n - 1) / rate_n
     for k in (0, 1, 3, 7, 12):
-        log_f = lambda lam: float(stats.poisson.logpmf(k, lam)  # noqa: E731
-                                  + stats.gamma.logpdf(lam, shape_n, scale=1.0 / rate_n))
+        log_f = lambda lam: float(
+            stats.poisson.logpmf(k, lam) + stats.gamma.logpdf(lam, shape_n, scale=1.0 / rate_n)
+        )
         ref = math.exp(log_f(mode)) * integrate_split(log_f, 0.0, np.inf, mode)
         assert pred.pmf(k) == pytest.approx(ref, rel=RTOL)
 
@@ -193,9 +196,9 @@ def test_bad_data_raises(data, pattern):
 @pytest.mark.parametrize(
     ("shape", "data", "mode", "interior"),
     [
-        (0.5, [], 0.0, False),         # shape < 1: density decreasing from +inf at 0
+        (0.5, [], 0.0, False),  # shape < 1: density decreasing from +inf at 0
         (0.5, [0, 0, 0], 0.0, False),  # zeros leave the shape below 1
-        (1.0, [], 0.0, False),         # exponential: max at the boundary 0
+        (1.0, [], 0.0, False),  # exponential: max at the boundary 0
         (0.5, [1, 2], 2.5 / (RATE + 2), True),
     ],
 )
@@ -208,8 +211,12 @@ def test_modes_on_the_boundary(shape, data, mode, interior):
 def test_interior_mode_maximises_logpdf(x):
     post = gp.posterior(x=x, shape=SHAPE, rate=RATE)
     hi = float(post.mean[0] + 20 * np.sqrt(post.cov[0, 0]))
-    res = optimize.minimize_scalar(lambda t: -float(post.logpdf(np.array([t]))),
-                                   bounds=(1e-9, hi), method="bounded", options={"xatol": 1e-12})
+    res = optimize.minimize_scalar(
+        lambda t: -float(post.logpdf(np.array([t]))),
+        bounds=(1e-9, hi),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
     assert post.mode_interior
     np.testing.assert_allclose(post.mode, [res.x], rtol=1e-6)
 

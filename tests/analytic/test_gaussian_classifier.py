@@ -78,34 +78,34 @@ def test_lda_predict_proba_matches_scikit_learn(xy):
     intercept_ = -1/2 mu_k^T Sigma^-1 mu_k + log pi_k: our w_k, w_k0."""
     x, y = xy
     fit = gc.fit(x=x, labels=y, n_classes=3)
-    lin = gc.linear_discriminant(priors=fit.priors, means=fit.means,
-                                 covariance=fit.pooled_covariance)
+    lin = gc.linear_discriminant(
+        priors=fit.priors, means=fit.means, covariance=fit.pooled_covariance
+    )
     sk = LDA(solver="lsqr", store_covariance=True).fit(x, y)
     _close(lin.weights, sk.coef_)
     _close(lin.bias, sk.intercept_)
-    np.testing.assert_allclose(np.exp(lin.log_proba(x)), sk.predict_proba(x), rtol=0,
-                               atol=SK_RTOL)
+    np.testing.assert_allclose(np.exp(lin.log_proba(x)), sk.predict_proba(x), rtol=0, atol=SK_RTOL)
 
 
 def test_qda_predict_proba_matches_scikit_learn(xy):
     """QDA.predict_proba with per-class MLE covariances = softmax of our a_k."""
     x, y = xy
     fit = gc.fit(x=x, labels=y, n_classes=3)
-    quad = gc.quadratic_discriminant(priors=fit.priors, means=fit.means,
-                                     covariances=fit.covariances)
+    quad = gc.quadratic_discriminant(
+        priors=fit.priors, means=fit.means, covariances=fit.covariances
+    )
     sk = QDA(reg_param=0.0, store_covariance=True).fit(x, y)
-    np.testing.assert_allclose(np.exp(quad.log_proba(x)), sk.predict_proba(x), rtol=0,
-                               atol=SK_RTOL)
+    np.testing.assert_allclose(np.exp(quad.log_proba(x)), sk.predict_proba(x), rtol=0, atol=SK_RTOL)
 
 
 def test_quadratic_expanded_form_is_the_evaluated_one(xy):
     """a_k = x^T W_k x + w_k^T x + w_k0 (the course's form) equals the factored evaluation."""
     x, y = xy
     fit = gc.fit(x=x, labels=y, n_classes=3)
-    quad = gc.quadratic_discriminant(priors=fit.priors, means=fit.means,
-                                     covariances=fit.covariances)
-    expanded = (np.einsum("ni,kij,nj->nk", x, quad.quadratic, x) + x @ quad.weights.T
-                + quad.bias)
+    quad = gc.quadratic_discriminant(
+        priors=fit.priors, means=fit.means, covariances=fit.covariances
+    )
+    expanded = np.einsum("ni,kij,nj->nk", x, quad.quadratic, x) + x @ quad.weights.T + quad.bias
     # Cancellation in the expanded form: |x^T W x| ~ 1e6 on wine, so ~1e-9 absolute.
     scale = np.max(np.abs(np.einsum("ni,kij,nj->nk", x, quad.quadratic, x)))
     np.testing.assert_allclose(quad.activations(x), expanded, rtol=0, atol=1e-12 * scale)
@@ -119,13 +119,17 @@ def test_two_class_boundary_is_the_course_formula(rng):
     y = (rng.random(80) < 0.3).astype(int)
     x[y == 1] += [1.0, -0.5, 2.0]
     fit = gc.fit(x=x, labels=y, n_classes=2)
-    w, b = gc.linear_discriminant(priors=fit.priors, means=fit.means,
-                                  covariance=fit.pooled_covariance).two_class()
+    w, b = gc.linear_discriminant(
+        priors=fit.priors, means=fit.means, covariance=fit.pooled_covariance
+    ).two_class()
     sigma = fit.pooled_covariance
     mu1, mu2 = fit.means
     w_ref = np.linalg.solve(sigma, mu1 - mu2)
-    b_ref = (-0.5 * mu1 @ np.linalg.solve(sigma, mu1) + 0.5 * mu2 @ np.linalg.solve(sigma, mu2)
-             + np.log(fit.priors[0] / fit.priors[1]))
+    b_ref = (
+        -0.5 * mu1 @ np.linalg.solve(sigma, mu1)
+        + 0.5 * mu2 @ np.linalg.solve(sigma, mu2)
+        + np.log(fit.priors[0] / fit.priors[1])
+    )
     np.testing.assert_allclose(w, w_ref, rtol=RTOL)
     assert b == pytest.approx(b_ref, rel=RTOL)
     sk = LDA(solver="lsqr").fit(x, y)
@@ -194,12 +198,14 @@ def test_predictive_class_probabilities_are_student_t(xy):
     for k in range(3):
         dof = post.nu[k] - d + 1
         shape = post.psi[k] * (post.kappa[k] + 1) / (post.kappa[k] * dof)
-        joint[:, k] = (np.log(post.alpha[k] / post.alpha.sum())
-                       + stats.multivariate_t(loc=post.m[k], shape=shape, df=dof).logpdf(pts))
+        joint[:, k] = np.log(post.alpha[k] / post.alpha.sum()) + stats.multivariate_t(
+            loc=post.m[k], shape=shape, df=dof
+        ).logpdf(pts)
     ref = joint - special.logsumexp(joint, axis=1, keepdims=True)
     np.testing.assert_allclose(ans.predictive.log_proba(pts), ref, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(ans.predictive.logpdf(pts), special.logsumexp(joint, axis=1),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        ans.predictive.logpdf(pts), special.logsumexp(joint, axis=1), rtol=1e-10
+    )
 
 
 def test_predictive_tends_to_the_qda_plug_in(rng):
@@ -208,8 +214,9 @@ def test_predictive_tends_to_the_qda_plug_in(rng):
     y = rng.integers(0, 2, size=n)
     x = rng.normal(size=(n, 2)) * np.where(y[:, None] == 1, [1.0, 2.0], [0.5, 1.0]) + y[:, None]
     fit = gc.fit(x=x, labels=y, n_classes=2)
-    quad = gc.quadratic_discriminant(priors=fit.priors, means=fit.means,
-                                     covariances=fit.covariances)
+    quad = gc.quadratic_discriminant(
+        priors=fit.priors, means=fit.means, covariances=fit.covariances
+    )
     ans = gc.answer(x=x, labels=y, n_classes=2, prior=_prior(x))
     pts = x[:200]
     # Differences are O(d/n) in the log density: 1e-3 is ~10x that scale here.
@@ -228,8 +235,7 @@ def test_singular_class_covariance_is_named(rng):
     fit = gc.fit(x=x, labels=y, n_classes=2)
     assert fit.singular_classes() == (1,)
     with pytest.raises(ValueError, match=r"covariances\[1\].*class 1 has a singular"):
-        gc.quadratic_discriminant(priors=fit.priors, means=fit.means,
-                                  covariances=fit.covariances)
+        gc.quadratic_discriminant(priors=fit.priors, means=fit.means, covariances=fit.covariances)
     ans = gc.answer(x=x, labels=y, n_classes=2, prior=_prior(x))
     assert ans.mle is None and np.all(np.isfinite(ans.posterior.mean))
 

@@ -47,8 +47,11 @@ def _separated_params(rng, k: int, d: int, gap: float = 10.0) -> gm.MixtureParam
     means = rng.normal(size=(k, d))
     means[:, 0] += gap * np.arange(k)
     weights = np.arange(1.0, k + 1.0)
-    return gm.MixtureParams(weights=weights / weights.sum(), means=means,
-                            covariances=np.stack([_spd(rng, d) for _ in range(k)]))
+    return gm.MixtureParams(
+        weights=weights / weights.sum(),
+        means=means,
+        covariances=np.stack([_spd(rng, d) for _ in range(k)]),
+    )
 
 
 def _old_faithful_like(rng, n: int = 272) -> np.ndarray:
@@ -58,8 +61,8 @@ def _old_faithful_like(rng, n: int = 272) -> np.ndarray:
     params = gm.MixtureParams(
         weights=[0.356, 0.644],
         means=[[2.037, 54.48], [4.290, 79.97]],
-        covariances=[[[0.0692, 0.4352], [0.4352, 33.70]],
-                     [[0.1700, 0.9406], [0.9406, 36.05]]])
+        covariances=[[[0.0692, 0.4352], [0.4352, 33.70]], [[0.1700, 0.9406], [0.9406, 36.05]]],
+    )
     return gm.simulate_from(rng, n=n, params=params)[0]
 
 
@@ -67,14 +70,17 @@ def _start(rng, x: np.ndarray, k: int) -> gm.MixtureParams:
     """Equal weights, k-means++ centres, the data covariance for every component."""
     d = x.shape[1]
     cov = np.atleast_2d(np.cov(x.T))
-    return gm.MixtureParams(weights=np.full(k, 1.0 / k),
-                            means=gm.kmeans_plus_plus(x=x, components=k, rng=rng),
-                            covariances=np.broadcast_to(cov, (k, d, d)))
+    return gm.MixtureParams(
+        weights=np.full(k, 1.0 / k),
+        means=gm.kmeans_plus_plus(x=x, components=k, rng=rng),
+        covariances=np.broadcast_to(cov, (k, d, d)),
+    )
 
 
 def _prior(d: int, **kw) -> gm.NormalWishartPrior:
-    base = dict(alpha=2.0, m0=np.linspace(-0.5, 0.5, d), kappa0=0.5, nu0=d + 2.5,
-                psi0=0.8 * np.eye(d) + 0.1)
+    base = dict(
+        alpha=2.0, m0=np.linspace(-0.5, 0.5, d), kappa0=0.5, nu0=d + 2.5, psi0=0.8 * np.eye(d) + 0.1
+    )
     base.update(kw)
     return gm.NormalWishartPrior(**base)
 
@@ -128,8 +134,9 @@ def _chain_rule_evidence(x, labels, prior: gm.NormalWishartPrior, k: int) -> flo
     seen = np.zeros(k)
     for i, (xi, z) in enumerate(zip(x, labels)):
         total += math.log((prior.alpha + seen[z]) / (k * prior.alpha + i))
-        _, m, kappa, nu, psi = _recursive_posterior(x[:i][labels[:i] == z],
-                                                    np.zeros(int(seen[z]), dtype=int), prior, 1)
+        _, m, kappa, nu, psi = _recursive_posterior(
+            x[:i][labels[:i] == z], np.zeros(int(seen[z]), dtype=int), prior, 1
+        )
         dof = nu[0] - d + 1.0
         shape = psi[0] * (kappa[0] + 1.0) / (kappa[0] * dof)
         if d == 1:
@@ -147,9 +154,15 @@ def _chain_rule_evidence(x, labels, prior: gm.NormalWishartPrior, k: int) -> flo
 def test_log_prob_components_matches_scipy(rng, d):
     params = _separated_params(rng, 3, d)
     x = 6.0 * rng.normal(size=(40, d))
-    ref = np.column_stack([math.log(params.weights[k])
-                           + stats.multivariate_normal(params.means[k], params.covariances[k])
-                           .logpdf(x).reshape(-1) for k in range(3)])
+    ref = np.column_stack(
+        [
+            math.log(params.weights[k])
+            + stats.multivariate_normal(params.means[k], params.covariances[k])
+            .logpdf(x)
+            .reshape(-1)
+            for k in range(3)
+        ]
+    )
     got = gm.log_prob_components(x=x, params=params)
     assert got.shape == (40, 3)
     np.testing.assert_allclose(got, ref, rtol=RTOL)
@@ -159,28 +172,31 @@ def test_log_prob_components_matches_scipy(rng, d):
     np.testing.assert_allclose(resp, np.exp(ref - lse[:, None]), rtol=1e-9, atol=1e-300)
     # exp(l - lse) carries lse's absolute rounding, ~|lse| eps, as a relative error.
     np.testing.assert_allclose(resp.sum(axis=1), 1.0, rtol=4 * EPS * np.abs(lse).max())
-    np.testing.assert_allclose(gm.predictive_density(grid=x, params=params), np.exp(lse),
-                               rtol=1e-9)
+    np.testing.assert_allclose(gm.predictive_density(grid=x, params=params), np.exp(lse), rtol=1e-9)
 
 
 def test_precision_cholesky_is_scikit_learn_convention(rng):
     params = _separated_params(rng, 2, 3)
     p = params.precision_cholesky
     np.testing.assert_array_equal(p, np.triu(p))  # upper triangular, as sklearn
-    np.testing.assert_allclose(params.precisions @ params.covariances,
-                               np.broadcast_to(np.eye(3), (2, 3, 3)), atol=1e-12)
-    back = gm.MixtureParams.from_precisions(weights=params.weights, means=params.means,
-                                            precisions=params.precisions)
+    np.testing.assert_allclose(
+        params.precisions @ params.covariances, np.broadcast_to(np.eye(3), (2, 3, 3)), atol=1e-12
+    )
+    back = gm.MixtureParams.from_precisions(
+        weights=params.weights, means=params.means, precisions=params.precisions
+    )
     np.testing.assert_allclose(back.covariances, params.covariances, rtol=1e-12, atol=1e-14)
 
 
 def test_predictive_density_integrates_to_one_in_one_dimension(rng):
     from scipy import integrate
+
     params = _separated_params(rng, 3, 1)
-    f = lambda t: float(gm.predictive_density(grid=np.array([[t]]), params=params)[0])  # noqa: E731
+    f = lambda t: float(gm.predictive_density(grid=np.array([[t]]), params=params)[0])
     edges = [-40.0, -5.0, 5.0, 15.0, 25.0, 60.0]
-    total = sum(integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-12, limit=200)[0]
-                for a, b in pairwise(edges))
+    total = sum(
+        integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-12, limit=200)[0] for a, b in pairwise(edges)
+    )
     assert total == pytest.approx(1.0, rel=1e-10)
 
 
@@ -215,15 +231,24 @@ def test_em_matches_scikit_learn(rng, d, k):
     one iteration apart, that step moves the parameters by ~sqrt(1e-12) = 1e-6
     in units of the component sds, which bounds the tolerance below.
     """
-    x = (_old_faithful_like(rng) if d == "faithful"
-         else gm.simulate_from(rng, n=300, params=_separated_params(rng, k, d))[0])
+    x = (
+        _old_faithful_like(rng)
+        if d == "faithful"
+        else gm.simulate_from(rng, n=300, params=_separated_params(rng, k, d))[0]
+    )
     n = x.shape[0]
     start = _start(rng, x, k)
-    ours = gm.em(x=x, components=k, init=start, reg_covar=REG, tol=EM_TOL, max_iter=5000,
-                 rng=None)
-    sk = GaussianMixture(k, covariance_type="full", reg_covar=REG, tol=EM_TOL, max_iter=5000,
-                         weights_init=start.weights, means_init=start.means,
-                         precisions_init=start.precisions).fit(x)
+    ours = gm.em(x=x, components=k, init=start, reg_covar=REG, tol=EM_TOL, max_iter=5000, rng=None)
+    sk = GaussianMixture(
+        k,
+        covariance_type="full",
+        reg_covar=REG,
+        tol=EM_TOL,
+        max_iter=5000,
+        weights_init=start.weights,
+        means_init=start.means,
+        precisions_init=start.precisions,
+    ).fit(x)
     assert ours.converged and sk.converged_
     sd = np.sqrt(np.diagonal(sk.covariances_, axis1=1, axis2=2))  # (K, d)
     np.testing.assert_allclose(ours.params.weights, sk.weights_, rtol=1e-6)
@@ -242,11 +267,12 @@ def test_em_result_is_consistent(rng):
         assert res.restart_objectives.shape == (3,)
         assert res.objective == res.restart_objectives.max()
         # The fused E-step against logsumexp on uncentred data: rounding only.
-        assert res.log_likelihood == pytest.approx(gm.log_likelihood(x=x, params=res.params),
-                                                   rel=RTOL)
-        np.testing.assert_allclose(res.responsibilities,
-                                   gm.responsibilities(x=x, params=res.params),
-                                   rtol=1e-9, atol=1e-12)
+        assert res.log_likelihood == pytest.approx(
+            gm.log_likelihood(x=x, params=res.params), rel=RTOL
+        )
+        np.testing.assert_allclose(
+            res.responsibilities, gm.responsibilities(x=x, params=res.params), rtol=1e-9, atol=1e-12
+        )
         lp = 0.0 if prior is None else gm.log_prior(params=res.params, prior=prior)
         assert res.objective == pytest.approx(res.log_likelihood + lp, rel=RTOL)
 
@@ -279,12 +305,32 @@ def test_objective_never_decreases(rng, use_prior):
     params = _separated_params(rng, 4, 2, gap=2.0)
     x = gm.simulate_from(rng, n=400, params=params)[0]
     prior = gm.default_prior(x=x, components=4) if use_prior else None
-    runs = [gm.em(x=x, components=4, prior=prior, reg_covar=0.0, tol=1e-10, max_iter=300,
-                  restarts=4, rng=rng)]
+    runs = [
+        gm.em(
+            x=x,
+            components=4,
+            prior=prior,
+            reg_covar=0.0,
+            tol=1e-10,
+            max_iter=300,
+            restarts=4,
+            rng=rng,
+        )
+    ]
     for _ in range(4):  # single runs from random soft starts
         start = rng.dirichlet(np.ones(4), size=400)
-        runs.append(gm.em(x=x, components=4, prior=prior, reg_covar=0.0, tol=1e-10,
-                          max_iter=300, init=start, rng=None))
+        runs.append(
+            gm.em(
+                x=x,
+                components=4,
+                prior=prior,
+                reg_covar=0.0,
+                tol=1e-10,
+                max_iter=300,
+                init=start,
+                rng=None,
+            )
+        )
     for res in runs:
         h = res.history
         assert h.size > 5
@@ -294,12 +340,12 @@ def test_objective_never_decreases(rng, use_prior):
 def _unpack(theta, k, d):
     """Unconstrained -> (w, mu, Lambda): softmax logits (last fixed at 0), means,
     Cholesky factors of Lambda with log diagonals."""
-    logits = np.append(theta[:k - 1], 0.0)
+    logits = np.append(theta[: k - 1], 0.0)
     w = np.exp(logits - special.logsumexp(logits))
-    mu = theta[k - 1:k - 1 + k * d].reshape(k, d)
+    mu = theta[k - 1 : k - 1 + k * d].reshape(k, d)
     tri = np.tril_indices(d)
     lam = np.empty((k, d, d))
-    rest = theta[k - 1 + k * d:].reshape(k, -1)
+    rest = theta[k - 1 + k * d :].reshape(k, -1)
     for j in range(k):
         low = np.zeros((d, d))
         low[tri] = rest[j]
@@ -332,8 +378,13 @@ def _improvement(x, prior, params) -> float:
     k, d = params.components, params.d
     theta0 = _pack(params)
     f0 = _neg_log_post(theta0, x, prior, k, d)
-    res = optimize.minimize(_neg_log_post, theta0, args=(x, prior, k, d), method="BFGS",
-                            options=dict(gtol=1e-12, maxiter=400))
+    res = optimize.minimize(
+        _neg_log_post,
+        theta0,
+        args=(x, prior, k, d),
+        method="BFGS",
+        options=dict(gtol=1e-12, maxiter=400),
+    )
     return (f0 - res.fun) / abs(f0)
 
 
@@ -351,8 +402,11 @@ def test_map_em_is_a_stationary_point_of_the_log_posterior(rng):
     assert _improvement(x, prior, res.params) < 1e-9
     n_k = res.responsibilities.sum(axis=0)
     wrong = (prior.nu0 + n_k - 2) / (prior.nu0 + n_k - 3)
-    planted = gm.MixtureParams(weights=res.params.weights, means=res.params.means,
-                               covariances=res.params.covariances * wrong[:, None, None])
+    planted = gm.MixtureParams(
+        weights=res.params.weights,
+        means=res.params.means,
+        covariances=res.params.covariances * wrong[:, None, None],
+    )
     assert _improvement(x, prior, planted) > 1e-6
 
 
@@ -363,15 +417,15 @@ def test_map_em_with_a_flat_prior_approaches_ml_em(rng):
     the two runs' convergence (tol 1e-12 per point)."""
     d = 2
     x = gm.simulate_from(rng, n=300, params=_separated_params(rng, 3, d))[0]
-    flat = gm.NormalWishartPrior(alpha=1.0, m0=np.zeros(d), kappa0=1e-10, nu0=d + 1e-9,
-                                 psi0=1e-10 * np.eye(d))
+    flat = gm.NormalWishartPrior(
+        alpha=1.0, m0=np.zeros(d), kappa0=1e-10, nu0=d + 1e-9, psi0=1e-10 * np.eye(d)
+    )
     start = _start(rng, x, 3)
     ml = gm.em(x=x, components=3, reg_covar=0.0, init=start, tol=EM_TOL, rng=None)
     mp = gm.em(x=x, components=3, prior=flat, init=start, tol=EM_TOL, rng=None)
     np.testing.assert_allclose(mp.params.weights, ml.params.weights, rtol=1e-7)
     np.testing.assert_allclose(mp.params.means, ml.params.means, rtol=1e-7, atol=1e-7)
-    np.testing.assert_allclose(mp.params.covariances, ml.params.covariances, rtol=1e-7,
-                               atol=1e-7)
+    np.testing.assert_allclose(mp.params.covariances, ml.params.covariances, rtol=1e-7, atol=1e-7)
     assert mp.log_likelihood == pytest.approx(ml.log_likelihood, rel=1e-9)
 
 
@@ -466,14 +520,25 @@ def test_parameter_layout_and_protocol(labelled):
     post = ans.posterior
     assert isinstance(post, ExactPosterior)
     assert post.parameters == (
-        "w[0]", "w[1]", "mu[0,0]", "mu[0,1]", "mu[1,0]", "mu[1,1]",
-        "Lambda[0,0,0]", "Lambda[0,0,1]", "Lambda[0,1,0]", "Lambda[0,1,1]",
-        "Lambda[1,0,0]", "Lambda[1,0,1]", "Lambda[1,1,0]", "Lambda[1,1,1]")
+        "w[0]",
+        "w[1]",
+        "mu[0,0]",
+        "mu[0,1]",
+        "mu[1,0]",
+        "mu[1,1]",
+        "Lambda[0,0,0]",
+        "Lambda[0,0,1]",
+        "Lambda[0,1,0]",
+        "Lambda[0,1,1]",
+        "Lambda[1,0,0]",
+        "Lambda[1,0,1]",
+        "Lambda[1,1,0]",
+        "Lambda[1,1,1]",
+    )
     assert post.free == (0, 2, 3, 4, 5, 6, 8, 9, 10, 12, 13)
     assert post.is_gaussian is False
     assert post.moments_below == min(post.nu) - 2 + 1
-    assert [post.marginal(i) is None for i in range(14)] == [i in (7, 8, 11, 12)
-                                                              for i in range(14)]
+    assert [post.marginal(i) is None for i in range(14)] == [i in (7, 8, 11, 12) for i in range(14)]
     # The flattening is numpy's C order of w (K,), mu (K, d), Lambda (K, d, d).
     w, mu, lam = gm.split_parameters(theta=post.mean, components=2, dim=2)
     np.testing.assert_array_equal(np.concatenate([w, mu.ravel(), lam.ravel()]), post.mean)
@@ -492,27 +557,28 @@ def test_moments_match_scipy(labelled):
         wish = stats.wishart(df=post.nu[k], scale=scale)
         np.testing.assert_allclose(lam[k], wish.mean(), rtol=RTOL)
         b = 2 + 4 + 4 * k
-        np.testing.assert_allclose(np.diag(cov)[b:b + 4], wish.var().ravel(), rtol=RTOL)
+        np.testing.assert_allclose(np.diag(cov)[b : b + 4], wish.var().ravel(), rtol=RTOL)
         # Cov(mu_k) = E[Lambda_k^-1] / kappa_k, the inverse-Wishart mean.
         a = 2 + 2 * k
         ref = stats.invwishart(df=post.nu[k], scale=post.psi[k]).mean() / post.kappa[k]
-        np.testing.assert_allclose(cov[a:a + 2, a:a + 2], ref, rtol=RTOL)
+        np.testing.assert_allclose(cov[a : a + 2, a : a + 2], ref, rtol=RTOL)
         np.testing.assert_allclose(mu[k], post.m[k], rtol=RTOL)
         # Student-t marginals of mu_k: the multivariate t's own marginals.
         dof = post.nu[k] - 2 + 1
-        mvt = stats.multivariate_t(loc=post.m[k], shape=post.psi[k] / (post.kappa[k] * dof),
-                                   df=dof)
+        mvt = stats.multivariate_t(loc=post.m[k], shape=post.psi[k] / (post.kappa[k] * dof), df=dof)
         for j in range(2):
             ref_t = mvt.marginal([j])
             pts = post.m[k, j] + np.array([-0.3, 0.0, 0.2])
-            np.testing.assert_allclose(post.marginal(a + j).logpdf(pts),
-                                       ref_t.logpdf(pts[:, None]), rtol=RTOL)
+            np.testing.assert_allclose(
+                post.marginal(a + j).logpdf(pts), ref_t.logpdf(pts[:, None]), rtol=RTOL
+            )
         # Lambda_ii = W_ii chi^2_nu.
         for i in range(2):
             idx = 2 + 4 + 4 * k + 3 * i
             q = np.array([0.05, 0.5, 0.95])
-            np.testing.assert_allclose(post.marginal(idx).ppf(q),
-                                       scale[i, i] * stats.chi2(post.nu[k]).ppf(q), rtol=RTOL)
+            np.testing.assert_allclose(
+                post.marginal(idx).ppf(q), scale[i, i] * stats.chi2(post.nu[k]).ppf(q), rtol=RTOL
+            )
     free = list(post.free)
     assert np.linalg.eigvalsh(cov[np.ix_(free, free)]).min() > 0
     assert np.linalg.matrix_rank(cov) == len(free)
@@ -528,8 +594,10 @@ def test_bayes_rule_holds_pointwise(labelled, rng):
     points = np.vstack([post.sample(rng, 3), post.mode[None, :]])
     for theta in points:
         w, mu, lam = gm.split_parameters(theta=theta, components=2, dim=2)
-        lik = sum(math.log(w[z]) + stats.multivariate_normal.logpdf(xi, mu[z], _inv(lam[z]))
-                  for xi, z in zip(x, labels))
+        lik = sum(
+            math.log(w[z]) + stats.multivariate_normal.logpdf(xi, mu[z], _inv(lam[z]))
+            for xi, z in zip(x, labels)
+        )
         rhs = _log_prior_scipy(w, mu, lam, prior) + lik
         assert float(post.logpdf(theta)) + ans.log_evidence == pytest.approx(rhs, rel=RTOL)
     assert post.logpdf(points.reshape(2, 2, -1)).shape == (2, 2)
@@ -545,8 +613,7 @@ def test_log_evidence_chain_rule(rng, d):
     x = gm.simulate_from(rng, n=25, params=_separated_params(rng, 3, d, gap=3.0))[0]
     labels = rng.integers(0, 3, size=25)
     ans = gm.complete_data_answer(x=x, labels=labels, prior=prior, components=3)
-    assert ans.log_evidence == pytest.approx(_chain_rule_evidence(x, labels, prior, 3),
-                                             rel=RTOL)
+    assert ans.log_evidence == pytest.approx(_chain_rule_evidence(x, labels, prior, 3), rel=RTOL)
 
 
 def test_predictive_is_the_ratio_of_evidences(labelled):
@@ -556,14 +623,20 @@ def test_predictive_is_the_ratio_of_evidences(labelled):
     ans = gm.complete_data_answer(x=x, labels=labels, prior=prior, components=2)
     pts = np.array([[0.0, 0.0], [3.0, -1.0], [10.0, 2.0]])
     for p in pts:
-        ref = special.logsumexp([
-            gm.complete_data_answer(x=np.vstack([x, p]), labels=np.r_[labels, k], prior=prior,
-                                    components=2).log_evidence - ans.log_evidence
-            for k in range(2)])
+        ref = special.logsumexp(
+            [
+                gm.complete_data_answer(
+                    x=np.vstack([x, p]), labels=np.r_[labels, k], prior=prior, components=2
+                ).log_evidence
+                - ans.log_evidence
+                for k in range(2)
+            ]
+        )
         assert float(ans.predictive.logpdf(p)) == pytest.approx(ref, rel=RTOL)
     post = ans.posterior
-    np.testing.assert_allclose(ans.predictive.mean(), post.alpha / post.alpha.sum() @ post.m,
-                               rtol=RTOL)
+    np.testing.assert_allclose(
+        ans.predictive.mean(), post.alpha / post.alpha.sum() @ post.m, rtol=RTOL
+    )
     assert ans.predictive.var().shape == (2,)
 
 
@@ -577,15 +650,17 @@ def test_complete_data_mle(labelled):
         np.testing.assert_allclose(mu[k], xk.mean(axis=0), rtol=RTOL)
         np.testing.assert_allclose(lam[k], _inv(np.cov(xk.T, bias=True)), rtol=1e-9)
     # A component with <= d points has no MLE covariance.
-    few = gm.complete_data_answer(x=x[:3], labels=np.array([0, 0, 1]), prior=_prior(2),
-                                  components=2)
+    few = gm.complete_data_answer(
+        x=x[:3], labels=np.array([0, 0, 1]), prior=_prior(2), components=2
+    )
     assert few.mle is None
 
 
 def test_no_data_returns_the_prior():
     prior = _prior(2)
-    ans = gm.complete_data_answer(x=np.empty((0, 2)), labels=np.empty(0, dtype=int),
-                                  prior=prior, components=3)
+    ans = gm.complete_data_answer(
+        x=np.empty((0, 2)), labels=np.empty(0, dtype=int), prior=prior, components=3
+    )
     post = ans.posterior
     np.testing.assert_array_equal(post.alpha, np.full(3, prior.alpha))
     np.testing.assert_array_equal(post.m, np.tile(prior.m0, (3, 1)))
@@ -601,14 +676,14 @@ def test_sequential_update_equals_batch(rng, cut):
     prior = _prior(2)
     first = gm.complete_data_answer(x=x[:cut], labels=z[:cut], prior=prior, components=1)
     p1 = first.posterior
-    prior2 = gm.NormalWishartPrior(alpha=prior.alpha, m0=p1.m[0], kappa0=p1.kappa[0],
-                                   nu0=p1.nu[0], psi0=p1.psi[0])
+    prior2 = gm.NormalWishartPrior(
+        alpha=prior.alpha, m0=p1.m[0], kappa0=p1.kappa[0], nu0=p1.nu[0], psi0=p1.psi[0]
+    )
     second = gm.complete_data_answer(x=x[cut:], labels=z[cut:], prior=prior2, components=1)
     batch = gm.complete_data_answer(x=x, labels=z, prior=prior, components=1)
     np.testing.assert_allclose(second.posterior.m, batch.posterior.m, rtol=RTOL)
     np.testing.assert_allclose(second.posterior.psi, batch.posterior.psi, rtol=RTOL)
-    assert first.log_evidence + second.log_evidence == pytest.approx(batch.log_evidence,
-                                                                     rel=RTOL)
+    assert first.log_evidence + second.log_evidence == pytest.approx(batch.log_evidence, rel=RTOL)
 
 
 def test_mode_is_a_local_maximum_of_logpdf(labelled, rng):
@@ -620,8 +695,9 @@ def test_mode_is_a_local_maximum_of_logpdf(labelled, rng):
     top = float(post.logpdf(mode))
     for _ in range(50):
         step = np.zeros_like(mode)
-        step[list(post.free)] = 1e-4 * rng.normal(size=len(post.free)) * np.abs(
-            mode[list(post.free)])
+        step[list(post.free)] = (
+            1e-4 * rng.normal(size=len(post.free)) * np.abs(mode[list(post.free)])
+        )
         w, mu, lam = gm.split_parameters(theta=mode + step, components=2, dim=2)
         w = w.copy()
         w[-1] = 1.0 - w[:-1].sum()
@@ -632,8 +708,9 @@ def test_mode_is_a_local_maximum_of_logpdf(labelled, rng):
 def test_mode_without_interior(rng):
     """An empty component with nu0 < d: the Lambda density is unbounded at 0, no mode."""
     prior = _prior(2, nu0=1.5, alpha=1.0)
-    post = gm.complete_data_posterior(x=rng.normal(size=(5, 2)), labels=np.zeros(5, dtype=int),
-                                      prior=prior, components=2)
+    post = gm.complete_data_posterior(
+        x=rng.normal(size=(5, 2)), labels=np.zeros(5, dtype=int), prior=prior, components=2
+    )
     assert post.mode is None and post.mode_interior is False
 
 
@@ -642,9 +719,12 @@ def _free_z_scores(draws, post) -> dict[str, float]:
     covariance z-scores (same formulas) for the off-diagonal Lambda entries."""
     free = list(post.free)
     with_marginal = [i for i in free if post.marginal(i) is not None]
-    z = sampler_z_scores(draws[:, with_marginal], mean=post.mean[with_marginal],
-                         cov=post.cov[np.ix_(with_marginal, with_marginal)],
-                         marginals=[post.marginal(i) for i in with_marginal])
+    z = sampler_z_scores(
+        draws[:, with_marginal],
+        mean=post.mean[with_marginal],
+        cov=post.cov[np.ix_(with_marginal, with_marginal)],
+        marginals=[post.marginal(i) for i in with_marginal],
+    )
     n = draws.shape[0]
     c = draws[:, free] - post.mean[free]
     cov = post.cov[np.ix_(free, free)]
@@ -682,8 +762,9 @@ def test_sampler_check_detects_planted_bug(labelled, rng):
     chi^2(nu - i + 1) in the Bartlett diagonal) shifts E[Lambda] by W."""
     x, labels = labelled
     post = gm.complete_data_posterior(x=x, labels=labels, prior=_prior(2), components=2)
-    wrong = gm.MixturePosterior(alpha=post.alpha, m=post.m, kappa=post.kappa, nu=post.nu + 1.0,
-                                psi=post.psi)
+    wrong = gm.MixturePosterior(
+        alpha=post.alpha, m=post.m, kappa=post.kappa, nu=post.nu + 1.0, psi=post.psi
+    )
     z = _free_z_scores(wrong.sample(rng, N_DRAWS), post)
     assert max(abs(v) for v in z.values()) > Z_MAX
 
@@ -701,10 +782,12 @@ def test_relabel_inverts_a_known_permutation(rng):
     perm = gm.relabel(means_draws=shuffled, reference_means=reference)
     np.testing.assert_array_equal(gm.apply_permutation(shuffled, perm), draws)
     np.testing.assert_array_equal(
-        gm.apply_permutation(gm.apply_permutation(covs, sigma), perm), covs)
+        gm.apply_permutation(gm.apply_permutation(covs, sigma), perm), covs
+    )
     # perm is the inverse of sigma.
-    np.testing.assert_array_equal(np.take_along_axis(sigma, perm, axis=1),
-                                  np.broadcast_to(np.arange(k), (s, k)))
+    np.testing.assert_array_equal(
+        np.take_along_axis(sigma, perm, axis=1), np.broadcast_to(np.arange(k), (s, k))
+    )
 
 
 def test_sort_by_first_coordinate(rng):
@@ -804,8 +887,10 @@ def test_bad_em_input_raises(rng, kwargs, pattern):
         (dict(kappa0=-1.0), r"\bkappa0\b must be a finite number > 0, got -1\.0"),
         (dict(nu0=1.0), r"\bnu0\b must be a finite number > 1 \(d - 1 with d = 2\).*got 1\.0"),
         (dict(nu0=np.inf), r"\bnu0\b must be a finite number > 1.*got inf"),
-        (dict(psi0=np.array([[1.0, 2.0], [2.0, 1.0]])),
-         r"\bpsi0\b must be symmetric positive definite, got \[\[1\.0, 2\.0\]"),
+        (
+            dict(psi0=np.array([[1.0, 2.0], [2.0, 1.0]])),
+            r"\bpsi0\b must be symmetric positive definite, got \[\[1\.0, 2\.0\]",
+        ),
         (dict(psi0=np.array([[1.0, 0.5], [0.0, 1.0]])), r"\bpsi0\b must be symmetric"),
         (dict(psi0=np.eye(3)), r"\bpsi0\b must be an array of shape \(2, 2\), got shape \(3, 3\)"),
         (dict(m0=np.array([0.0, np.nan])), r"\bm0\b must be finite"),
@@ -828,8 +913,10 @@ def test_constant_column_raises(rng):
     ("kwargs", "pattern"),
     [
         (dict(weights=[0.5, 0.6]), r"\bweights\b must be >= 0 and sum to 1, got \[0\.5, 0\.6\]"),
-        (dict(covariances=[np.eye(2), [[1.0, 2.0], [2.0, 1.0]]]),
-         r"covariances\[1\] is not positive definite; .*increase reg_covar"),
+        (
+            dict(covariances=[np.eye(2), [[1.0, 2.0], [2.0, 1.0]]]),
+            r"covariances\[1\] is not positive definite; .*increase reg_covar",
+        ),
         (dict(means=np.zeros((3, 2))), r"\bmeans\b must be an array of shape \(2, d\)"),
     ],
 )
@@ -842,8 +929,10 @@ def test_bad_params_raise(kwargs, pattern):
 
 def test_bad_labels_raise(rng):
     with pytest.raises(ValueError, match=re.escape("labels[2] = 3 is not a component in 0..1")):
-        gm.complete_data_posterior(x=_x(rng), labels=np.array([0, 1, 3, 0, 1]), prior=_prior(2),
-                                   components=2)
+        gm.complete_data_posterior(
+            x=_x(rng), labels=np.array([0, 1, 3, 0, 1]), prior=_prior(2), components=2
+        )
     with pytest.raises(ValueError, match=r"\bx\b must have 2 columns"):
-        gm.complete_data_posterior(x=rng.normal(size=(5, 3)), labels=np.zeros(5, dtype=int),
-                                   prior=_prior(2), components=2)
+        gm.complete_data_posterior(
+            x=rng.normal(size=(5, 3)), labels=np.zeros(5, dtype=int), prior=_prior(2), components=2
+        )

@@ -39,10 +39,9 @@ PRIOR = dict(noise_sd=NOISE_SD, prior_sd=PRIOR_SD)
 # A general prior: non-zero mean, correlated covariance (diagonally dominant, so
 # positive definite).
 M0 = np.array([0.5, -1.0, 0.3, 0.2])
-S0 = np.array([[2.0, 0.3, 0.0, -0.2],
-               [0.3, 1.5, 0.4, 0.0],
-               [0.0, 0.4, 3.0, 0.5],
-               [-0.2, 0.0, 0.5, 1.0]])
+S0 = np.array(
+    [[2.0, 0.3, 0.0, -0.2], [0.3, 1.5, 0.4, 0.0], [0.0, 0.4, 3.0, 0.5], [-0.2, 0.0, 0.5, 1.0]]
+)
 GENERAL = dict(noise_sd=NOISE_SD, prior_mean=M0, prior_cov=S0)
 
 
@@ -146,8 +145,7 @@ def test_chunked_stats_equal_in_memory_stats(data):
 
 def test_solve_stats_equals_solve(data):
     phi, y = data
-    suff = (lr.sufficient_stats(phi=phi[:10], y=y[:10])
-            + lr.sufficient_stats(phi=phi[10:], y=y[10:]))
+    suff = lr.sufficient_stats(phi=phi[:10], y=y[:10]) + lr.sufficient_stats(phi=phi[10:], y=y[10:])
     for prior in (PRIOR, GENERAL):
         a, b = lr.solve(phi=phi, y=y, **prior), lr.solve_stats(suff=suff, **prior)
         np.testing.assert_allclose(b.posterior.mean, a.posterior.mean, rtol=RTOL)
@@ -219,8 +217,9 @@ def test_more_features_than_rows(rng):
     assert got.rss == pytest.approx(0.0, abs=1e-20)  # interpolation
     lam = NOISE_SD**2 / PRIOR_SD**2
     fit = lr.fit(phi=phi, y=y, **PRIOR)
-    np.testing.assert_allclose(fit.map, lr.ridge(phi=phi, y=y, lam=lam),
-                               rtol=_tol(phi.T @ phi + lam * np.eye(6)))
+    np.testing.assert_allclose(
+        fit.map, lr.ridge(phi=phi, y=y, lam=lam), rtol=_tol(phi.T @ phi + lam * np.eye(6))
+    )
     c = NOISE_SD**2 * np.eye(3) + PRIOR_SD**2 * phi @ phi.T
     ref = stats.multivariate_normal.logpdf(y, np.zeros(3), c)
     assert fit.log_evidence == pytest.approx(ref, rel=RTOL)
@@ -269,8 +268,10 @@ def test_bayes_rule_holds_pointwise(data):
     ans = lr.solve(phi=phi, y=y, **GENERAL)
     for w in (M0, ans.posterior.mean, ans.posterior.mean + 0.1, np.array([0.0, 5.0, -9.0, 4.0])):
         lhs = float(ans.posterior.logpdf(w)) + ans.log_evidence
-        rhs = (stats.multivariate_normal.logpdf(w, M0, S0)
-               + stats.norm.logpdf(y, phi @ w, NOISE_SD).sum())
+        rhs = (
+            stats.multivariate_normal.logpdf(w, M0, S0)
+            + stats.norm.logpdf(y, phi @ w, NOISE_SD).sum()
+        )
         assert lhs == pytest.approx(rhs, rel=RTOL)
 
 
@@ -308,8 +309,9 @@ def test_log_evidence_matches_multivariate_normal(data, prior):
     s0 = prior.get("prior_cov", PRIOR_SD**2 * np.eye(4))
     ref = stats.multivariate_normal.logpdf(y, phi @ m0, NOISE_SD**2 * np.eye(N) + phi @ s0 @ phi.T)
     assert lr.solve(phi=phi, y=y, **prior).log_evidence == pytest.approx(ref, rel=RTOL)
-    got = lr.log_evidence(suff=lr.sufficient_stats(phi=phi, y=y), noise_sd=NOISE_SD,
-                          prior_mean=m0, prior_cov=s0)
+    got = lr.log_evidence(
+        suff=lr.sufficient_stats(phi=phi, y=y), noise_sd=NOISE_SD, prior_mean=m0, prior_cov=s0
+    )
     assert got == pytest.approx(ref, rel=RTOL)
 
 
@@ -347,8 +349,9 @@ def test_flat_prior_limit_gives_the_least_squares_covariance(data):
     fit = lr.fit(phi=phi, y=y, noise_sd=NOISE_SD, prior_sd=1e8, prior_mean=5.0)
     gram = phi.T @ phi
     tol = _tol(gram)
-    np.testing.assert_allclose(fit.posterior.cov, NOISE_SD**2 * linalg.solve(gram, np.eye(4)),
-                               rtol=tol)
+    np.testing.assert_allclose(
+        fit.posterior.cov, NOISE_SD**2 * linalg.solve(gram, np.eye(4)), rtol=tol
+    )
 
 
 # ---------------------------------------------------------------- 8. effective parameters
@@ -372,8 +375,9 @@ def test_effective_parameters_general_prior(data):
     phi, y = data
     _, s_n = _gain_form(phi, y, M0, S0, NOISE_SD)
     ref = 4.0 - float(np.trace(linalg.solve(S0, s_n.T).T))  # S_N S0^-1 = (S0^-1 S_N^T)^T
-    got = lr.effective_parameters(suff=lr.sufficient_stats(phi=phi, y=y), noise_sd=NOISE_SD,
-                                  prior_cov=S0)
+    got = lr.effective_parameters(
+        suff=lr.sufficient_stats(phi=phi, y=y), noise_sd=NOISE_SD, prior_cov=S0
+    )
     assert got == pytest.approx(ref, rel=_tol(s_n))
 
 
@@ -404,11 +408,13 @@ def test_predictive_matches_closed_form(data, grid):
     mean, var = pred.at(grid)
     tol = _tol(s_n)
     np.testing.assert_allclose(mean, grid @ m_n, rtol=tol)
-    np.testing.assert_allclose(var, NOISE_SD**2 + np.einsum("ij,jk,ik->i", grid, s_n, grid),
-                               rtol=tol)
+    np.testing.assert_allclose(
+        var, NOISE_SD**2 + np.einsum("ij,jk,ik->i", grid, s_n, grid), rtol=tol
+    )
     np.testing.assert_allclose(np.diag(pred.cov(grid)), var, rtol=RTOL)
-    np.testing.assert_allclose(pred.logpdf(np.zeros(7), grid),
-                               stats.norm.logpdf(0.0, mean, np.sqrt(var)), rtol=RTOL)
+    np.testing.assert_allclose(
+        pred.logpdf(np.zeros(7), grid), stats.norm.logpdf(0.0, mean, np.sqrt(var)), rtol=RTOL
+    )
 
 
 def test_linear_kernel_gp_equals_bayesian_linear_regression(data, grid):
@@ -444,8 +450,9 @@ def test_sampler_check_detects_planted_bug(data, rng):
     phi, y = data
     post = lr.solve(phi=phi, y=y, **GENERAL).posterior
     wrong = post.mean + rng.standard_normal((N_DRAWS, 4)) @ post.prec_chol.T
-    z = sampler_z_scores(wrong, mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(i) for i in range(4)])
+    z = sampler_z_scores(
+        wrong, mean=post.mean, cov=post.cov, marginals=[post.marginal(i) for i in range(4)]
+    )
     assert max(abs(v) for v in z.values()) > Z_MAX
 
 
@@ -463,7 +470,10 @@ def test_bad_scale_raises(data, name, value):
 @pytest.mark.parametrize(
     ("prior_cov", "pattern"),
     [
-        (np.array([[1.0, 2.0], [2.0, 1.0]]), r"\bprior_cov\b must be positive definite.*\[\[1\.0, 2\.0\]"),
+        (
+            np.array([[1.0, 2.0], [2.0, 1.0]]),
+            r"\bprior_cov\b must be positive definite.*\[\[1\.0, 2\.0\]",
+        ),
         (np.array([[1.0, 0.5], [0.0, 1.0]]), r"\bprior_cov\b must be symmetric"),
         (np.eye(3), r"\bprior_cov\b must be an array of shape \(2, 2\), got shape \(3, 3\)"),
         (np.array([[1.0, np.nan], [np.nan, 1.0]]), r"\bprior_cov\b must be finite"),
@@ -474,14 +484,21 @@ def test_bad_prior_cov_raises(prior_cov, pattern):
     with pytest.raises(ValueError, match=pattern):
         lr.solve(phi=phi, y=np.zeros(5), noise_sd=1.0, prior_cov=prior_cov)
     with pytest.raises(ValueError, match=pattern):
-        lr.update(suff=lr.sufficient_stats(phi=phi, y=np.zeros(5)), noise_sd=1.0,
-                  prior_mean=0.0, prior_cov=prior_cov)
+        lr.update(
+            suff=lr.sufficient_stats(phi=phi, y=np.zeros(5)),
+            noise_sd=1.0,
+            prior_mean=0.0,
+            prior_cov=prior_cov,
+        )
 
 
 @pytest.mark.parametrize(
     ("kwargs", "pattern"),
     [
-        (dict(prior_sd=1.0, prior_cov=np.eye(2)), r"exactly one of prior_sd or prior_cov, got both"),
+        (
+            dict(prior_sd=1.0, prior_cov=np.eye(2)),
+            r"exactly one of prior_sd or prior_cov, got both",
+        ),
         (dict(), r"exactly one of prior_sd or prior_cov, got neither"),
         (dict(prior_sd=1.0, prior_mean=[0.0, 1.0, 2.0]), r"\bprior_mean\b.*\(2,\).*\(3,\)"),
         (dict(prior_sd=1.0, prior_mean=np.inf), r"\bprior_mean\b must be finite"),
@@ -521,7 +538,7 @@ def test_bad_ridge_lambda_raises(data, lam):
 def test_sinusoid_and_simulate(rng):
     x, y = lr.sinusoid(rng, n=30, noise_sd=0.2)
     assert x.shape == y.shape == (30,)
-    assert np.all(np.diff(x) >= 0) and 0.0 <= x[0] and x[-1] <= 1.0
+    assert np.all(np.diff(x) >= 0) and x[0] >= 0.0 and x[-1] <= 1.0
     phi = lr.design_matrix(x=x, degree=DEGREE)[0]
     w, y_sim = lr.simulate(rng, phi=phi, **PRIOR)
     assert w.shape == (4,) and y_sim.shape == (30,)
@@ -535,6 +552,10 @@ def test_simulate_draws_from_the_prior_predictive(rng):
     cov = NOISE_SD**2 * np.eye(2) + PRIOR_SD**2 * phi @ phi.T
     n = 20_000
     ys = np.array([lr.simulate(rng, phi=phi, **PRIOR)[1] for _ in range(n)])
-    z = sampler_z_scores(ys, mean=np.zeros(2), cov=cov,
-                          marginals=[stats.norm(0.0, math.sqrt(cov[i, i])) for i in range(2)])
+    z = sampler_z_scores(
+        ys,
+        mean=np.zeros(2),
+        cov=cov,
+        marginals=[stats.norm(0.0, math.sqrt(cov[i, i])) for i in range(2)],
+    )
     assert max(abs(v) for v in z.values()) < Z_MAX, z

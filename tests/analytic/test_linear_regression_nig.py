@@ -37,10 +37,9 @@ N, DEGREE = 25, 3
 ALPHA0, BETA0, PRIOR_SCALE = 3.0, 0.5, 2.0  # InvGamma shape, scale; sd of w per unit sigma
 PRIOR = dict(alpha0=ALPHA0, beta0=BETA0, prior_scale=PRIOR_SCALE)
 M0 = np.array([0.5, -1.0, 0.3, 0.2])
-V0 = np.array([[2.0, 0.3, 0.0, -0.2],
-               [0.3, 1.5, 0.4, 0.0],
-               [0.0, 0.4, 3.0, 0.5],
-               [-0.2, 0.0, 0.5, 1.0]])  # diagonally dominant, so positive definite
+V0 = np.array(
+    [[2.0, 0.3, 0.0, -0.2], [0.3, 1.5, 0.4, 0.0], [0.0, 0.4, 3.0, 0.5], [-0.2, 0.0, 0.5, 1.0]]
+)  # diagonally dominant, so positive definite
 GENERAL = dict(alpha0=ALPHA0, beta0=BETA0, prior_mean=M0, prior_cov=V0)
 
 
@@ -85,9 +84,11 @@ def _tol(matrix) -> float:
 
 def _log_joint(w, s2, phi, y) -> float:
     """log NIG prior + log likelihood, from scipy.stats densities (general prior)."""
-    return float(stats.invgamma.logpdf(s2, ALPHA0, scale=BETA0)
-                 + stats.multivariate_normal.logpdf(w, M0, s2 * V0)
-                 + stats.norm.logpdf(y, phi @ w, math.sqrt(s2)).sum())
+    return float(
+        stats.invgamma.logpdf(s2, ALPHA0, scale=BETA0)
+        + stats.multivariate_normal.logpdf(w, M0, s2 * V0)
+        + stats.norm.logpdf(y, phi @ w, math.sqrt(s2)).sum()
+    )
 
 
 def _reference_draws(rng, m_n, v_n, a_n, b_n, size):
@@ -106,8 +107,14 @@ def test_posterior_matches_textbook_formulas(data, prior):
     phi, y = data
     if prior == "isotropic":
         kwargs = PRIOR
-        ref = _reference(phi, y, alpha0=ALPHA0, beta0=BETA0, prior_mean=np.zeros(4),
-                         prior_cov=PRIOR_SCALE**2 * np.eye(4))
+        ref = _reference(
+            phi,
+            y,
+            alpha0=ALPHA0,
+            beta0=BETA0,
+            prior_mean=np.zeros(4),
+            prior_cov=PRIOR_SCALE**2 * np.eye(4),
+        )
     else:
         kwargs, ref = GENERAL, _general_reference(phi, y)
     m_n, v_n, a_n, b_n = ref
@@ -131,8 +138,9 @@ def test_conditional_on_sigma2_is_the_known_variance_posterior(data):
         ref = lr.update(suff=suff, noise_sd=math.sqrt(s2), prior_mean=M0, prior_cov=s2 * V0)
         tol = _tol(ref.cov)
         np.testing.assert_allclose(post.loc, ref.mean, rtol=tol)
-        np.testing.assert_allclose(s2 * post.scale_cov, ref.cov, rtol=tol,
-                                   atol=tol * np.abs(ref.cov).max())
+        np.testing.assert_allclose(
+            s2 * post.scale_cov, ref.cov, rtol=tol, atol=tol * np.abs(ref.cov).max()
+        )
 
 
 def test_bayes_rule_holds_pointwise(data):
@@ -154,16 +162,22 @@ def test_marginal_t_is_the_joint_with_sigma2_integrated_out(data):
     for i in (0, 2, 3):
         for dw in (-1.5, 0.0, 0.4):
             w = m_n[i] + dw * math.sqrt(b_n / a_n * v_n[i, i])
+
             def f(s2, w=w, i=i):
-                return (stats.norm.pdf(w, m_n[i], math.sqrt(s2 * v_n[i, i]))
-                        * stats.invgamma.pdf(s2, a_n, scale=b_n))
+                return stats.norm.pdf(w, m_n[i], math.sqrt(s2 * v_n[i, i])) * stats.invgamma.pdf(
+                    s2, a_n, scale=b_n
+                )
 
             split = (b_n + 0.5 * (w - m_n[i]) ** 2 / v_n[i, i]) / (a_n + 1.5)  # integrand's peak
-            ref = integrate.quad(f, 0.0, split, **QUAD)[0] + integrate.quad(f, split, np.inf, **QUAD)[0]
+            ref = (
+                integrate.quad(f, 0.0, split, **QUAD)[0]
+                + integrate.quad(f, split, np.inf, **QUAD)[0]
+            )
             assert post.marginal(i).pdf(w) == pytest.approx(ref, rel=RTOL)
     s2 = np.array([0.05, 0.1, 0.2])
-    np.testing.assert_allclose(post.marginal(4).pdf(s2),
-                               stats.invgamma.pdf(s2, a_n, scale=b_n), rtol=RTOL)
+    np.testing.assert_allclose(
+        post.marginal(4).pdf(s2), stats.invgamma.pdf(s2, a_n, scale=b_n), rtol=RTOL
+    )
 
 
 def test_mean_and_cov_match_scipy_marginal_moments(data):
@@ -177,17 +191,25 @@ def test_mean_and_cov_match_scipy_marginal_moments(data):
     np.testing.assert_allclose(post.mean, [t.mean() for t in ts] + [ig.mean()], rtol=tol)
     np.testing.assert_allclose(np.diag(post.cov), [t.var() for t in ts] + [ig.var()], rtol=tol)
     # Off-diagonal: Cov(w) = E[sigma2] V_n (law of total covariance, E[w | s2] = m_n).
-    np.testing.assert_allclose(post.cov[:4, :4], ig.mean() * v_n, rtol=tol,
-                               atol=tol * np.abs(v_n).max())
+    np.testing.assert_allclose(
+        post.cov[:4, :4], ig.mean() * v_n, rtol=tol, atol=tol * np.abs(v_n).max()
+    )
     assert np.all(post.cov[4, :4] == 0.0) and np.all(post.cov[:4, 4] == 0.0)
 
 
-@pytest.mark.parametrize(("alpha0", "mean_s2_finite", "var_s2_finite"),
-                         [(0.8, False, False), (1.5, True, False), (2.5, True, True)])
+@pytest.mark.parametrize(
+    ("alpha0", "mean_s2_finite", "var_s2_finite"),
+    [(0.8, False, False), (1.5, True, False), (2.5, True, True)],
+)
 def test_moments_that_do_not_exist_are_inf(alpha0, mean_s2_finite, var_s2_finite):
     # E[sigma2] and Cov(w) need a_n > 1, Var[sigma2] a_n > 2.
-    post = lrn.update(suff=lr.sufficient_stats(phi=np.empty((0, 2)), y=np.empty(0)),
-                      alpha0=alpha0, beta0=1.0, prior_mean=0.0, prior_cov=np.eye(2))
+    post = lrn.update(
+        suff=lr.sufficient_stats(phi=np.empty((0, 2)), y=np.empty(0)),
+        alpha0=alpha0,
+        beta0=1.0,
+        prior_mean=0.0,
+        prior_cov=np.eye(2),
+    )
     assert bool(np.isfinite(post.mean[2])) is mean_s2_finite
     assert np.all(np.isfinite(post.mean[:2]))
     assert bool(np.all(np.isfinite(post.cov[:2, :2]))) is mean_s2_finite
@@ -220,8 +242,9 @@ def test_exact_joint_draws_match_the_module_marginals(data, rng):
     phi, y = data
     post = lrn.solve(phi=phi, y=y, **GENERAL).posterior
     draws = _reference_draws(rng, *_general_reference(phi, y), N_DRAWS)
-    z = sampler_z_scores(draws, mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(i) for i in range(5)])
+    z = sampler_z_scores(
+        draws, mean=post.mean, cov=post.cov, marginals=[post.marginal(i) for i in range(5)]
+    )
     assert max(abs(v) for v in z.values()) < Z_MAX, z
 
 
@@ -232,8 +255,12 @@ def test_sampler_check_detects_planted_bug(data, rng):
     post = lrn.solve(phi=phi, y=y, **GENERAL).posterior
     s2 = post.beta / rng.gamma(post.alpha, 1.0, size=N_DRAWS)
     w = post.loc + rng.standard_normal((N_DRAWS, 4)) @ np.linalg.cholesky(post.scale_cov).T
-    z = sampler_z_scores(np.column_stack([w, s2]), mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(i) for i in range(5)])
+    z = sampler_z_scores(
+        np.column_stack([w, s2]),
+        mean=post.mean,
+        cov=post.cov,
+        marginals=[post.marginal(i) for i in range(5)],
+    )
     assert max(abs(v) for v in z.values()) > Z_MAX
 
 
@@ -245,9 +272,16 @@ def test_logpdf_matches_scipy_and_broadcasts(data, rng):
     s2 = rng.uniform(0.02, 0.5, size=(2, 3))
     out = post.logpdf(np.concatenate([w, s2[..., None]], axis=-1))
     assert out.shape == (2, 3)
-    ref = np.array([[stats.invgamma.logpdf(s2[i, j], a_n, scale=b_n)
-                     + stats.multivariate_normal.logpdf(w[i, j], m_n, s2[i, j] * v_n)
-                     for j in range(3)] for i in range(2)])
+    ref = np.array(
+        [
+            [
+                stats.invgamma.logpdf(s2[i, j], a_n, scale=b_n)
+                + stats.multivariate_normal.logpdf(w[i, j], m_n, s2[i, j] * v_n)
+                for j in range(3)
+            ]
+            for i in range(2)
+        ]
+    )
     np.testing.assert_allclose(out, ref, rtol=_tol(v_n))
     bad = np.array([np.append(m_n, 0.0), np.append(m_n, -1.0)])
     np.testing.assert_array_equal(post.logpdf(bad), [-np.inf, -np.inf])
@@ -262,11 +296,17 @@ def test_log_evidence_matches_multivariate_t(data, prior):
     phi, y = data
     m0, v0 = (np.zeros(4), PRIOR_SCALE**2 * np.eye(4)) if prior == "isotropic" else (M0, V0)
     kwargs = PRIOR if prior == "isotropic" else GENERAL
-    ref = stats.multivariate_t.logpdf(y, phi @ m0, BETA0 / ALPHA0 * (np.eye(N) + phi @ v0 @ phi.T),
-                                      df=2 * ALPHA0)
+    ref = stats.multivariate_t.logpdf(
+        y, phi @ m0, BETA0 / ALPHA0 * (np.eye(N) + phi @ v0 @ phi.T), df=2 * ALPHA0
+    )
     assert lrn.solve(phi=phi, y=y, **kwargs).log_evidence == pytest.approx(ref, rel=RTOL)
-    got = lrn.log_evidence(suff=lr.sufficient_stats(phi=phi, y=y), alpha0=ALPHA0, beta0=BETA0,
-                           prior_mean=m0, prior_cov=v0)
+    got = lrn.log_evidence(
+        suff=lr.sufficient_stats(phi=phi, y=y),
+        alpha0=ALPHA0,
+        beta0=BETA0,
+        prior_mean=m0,
+        prior_cov=v0,
+    )
     assert got == pytest.approx(ref, rel=RTOL)
 
 
@@ -275,12 +315,21 @@ def test_one_constant_feature_is_normal_inverse_gamma(rng):
     x = rng.normal(1.0, 0.8, size=20)
     kappa0 = 2.0
     phi = np.ones((20, 1))
-    got = lrn.fit(phi=phi, y=x, alpha0=ALPHA0, beta0=BETA0, prior_mean=0.5,
-                  prior_scale=1.0 / math.sqrt(kappa0))
+    got = lrn.fit(
+        phi=phi,
+        y=x,
+        alpha0=ALPHA0,
+        beta0=BETA0,
+        prior_mean=0.5,
+        prior_scale=1.0 / math.sqrt(kappa0),
+    )
     ref = nig.solve(x=x, mu0=0.5, kappa0=kappa0, alpha0=ALPHA0, beta0=BETA0)
     p, q = got.posterior, ref.posterior
-    np.testing.assert_allclose([p.loc[0], 1.0 / p.scale_cov[0, 0], p.alpha, p.beta],
-                               [q.mu, q.kappa, q.alpha, q.beta], rtol=RTOL)
+    np.testing.assert_allclose(
+        [p.loc[0], 1.0 / p.scale_cov[0, 0], p.alpha, p.beta],
+        [q.mu, q.kappa, q.alpha, q.beta],
+        rtol=RTOL,
+    )
     np.testing.assert_allclose(p.mean, q.mean, rtol=RTOL)
     np.testing.assert_allclose(p.cov, q.cov, rtol=RTOL)
     np.testing.assert_allclose(p.mode, q.mode, rtol=RTOL)
@@ -290,7 +339,8 @@ def test_one_constant_feature_is_normal_inverse_gamma(rng):
     assert mean[0] == pytest.approx(ref.predictive.mean(), rel=RTOL)
     assert var[0] == pytest.approx(ref.predictive.var(), rel=RTOL)
     assert float(got.predictive.logpdf([0.7], np.ones((1, 1)))[0]) == pytest.approx(
-        ref.predictive.logpdf(0.7), rel=RTOL)
+        ref.predictive.logpdf(0.7), rel=RTOL
+    )
 
 
 # ---------------------------------------------------------------- 4. identities
@@ -298,12 +348,13 @@ def test_one_constant_feature_is_normal_inverse_gamma(rng):
 
 def test_solve_stats_equals_solve(data):
     phi, y = data
-    suff = (lr.sufficient_stats(phi=phi[:7], y=y[:7]) + lr.sufficient_stats(phi=phi[7:], y=y[7:]))
+    suff = lr.sufficient_stats(phi=phi[:7], y=y[:7]) + lr.sufficient_stats(phi=phi[7:], y=y[7:])
     a, b = lrn.solve(phi=phi, y=y, **GENERAL), lrn.solve_stats(suff=suff, **GENERAL)
     tol = _tol(a.posterior.scale_cov)
     np.testing.assert_allclose(b.posterior.mean, a.posterior.mean, rtol=tol)
-    np.testing.assert_allclose(b.posterior.cov, a.posterior.cov, rtol=tol,
-                               atol=tol * np.abs(a.posterior.cov).max())
+    np.testing.assert_allclose(
+        b.posterior.cov, a.posterior.cov, rtol=tol, atol=tol * np.abs(a.posterior.cov).max()
+    )
     assert b.log_evidence == pytest.approx(a.log_evidence, rel=tol)
     # Normal-equation MLE against least squares: ~cond(Phi^T Phi) eps.
     np.testing.assert_allclose(b.mle, a.mle, rtol=_tol(phi.T @ phi))
@@ -322,14 +373,21 @@ def test_rank_deficient_design_has_no_mle_but_a_posterior(data):
     dup = np.column_stack([phi, phi[:, 2]])
     fit = lrn.fit(phi=dup, y=y, alpha0=ALPHA0, beta0=BETA0, prior_scale=PRIOR_SCALE)
     assert fit.answer().mle is None and fit.mle.unique is False and fit.mle.rank == 4
-    m_n, v_n, a_n, b_n = _reference(dup, y, alpha0=ALPHA0, beta0=BETA0, prior_mean=np.zeros(5),
-                                    prior_cov=PRIOR_SCALE**2 * np.eye(5))
+    m_n, v_n, a_n, b_n = _reference(
+        dup,
+        y,
+        alpha0=ALPHA0,
+        beta0=BETA0,
+        prior_mean=np.zeros(5),
+        prior_cov=PRIOR_SCALE**2 * np.eye(5),
+    )
     tol = _tol(v_n)
     np.testing.assert_allclose(fit.posterior.loc, m_n, rtol=tol)
     assert fit.posterior.alpha == a_n
     assert fit.posterior.beta == pytest.approx(b_n, rel=tol)
-    ref = stats.multivariate_t.logpdf(y, np.zeros(N), BETA0 / ALPHA0 * (
-        np.eye(N) + PRIOR_SCALE**2 * dup @ dup.T), df=2 * ALPHA0)
+    ref = stats.multivariate_t.logpdf(
+        y, np.zeros(N), BETA0 / ALPHA0 * (np.eye(N) + PRIOR_SCALE**2 * dup @ dup.T), df=2 * ALPHA0
+    )
     assert fit.log_evidence == pytest.approx(ref, rel=RTOL)
 
 
@@ -338,8 +396,9 @@ def test_vague_prior_limit(data):
     # so the joint mode of sigma2 is RSS / (n + 2 + d) and E[sigma2] = RSS / (n - 2).
     # The prior terms move b_n by ~1e-12 + 1e-16 |m_n|^2 against RSS/2 ~ 1.
     phi, y = data
-    post = lrn.solve(phi=phi, y=y, alpha0=1e-12, beta0=1e-12, prior_scale=1e8,
-                     prior_mean=3.0).posterior
+    post = lrn.solve(
+        phi=phi, y=y, alpha0=1e-12, beta0=1e-12, prior_scale=1e8, prior_mean=3.0
+    ).posterior
     ls = lr.mle(phi=phi, y=y)
     np.testing.assert_allclose(post.loc, ls.w, rtol=_tol(phi.T @ phi))
     assert post.mode[4] == pytest.approx(ls.rss / (N + 2 + 4), rel=RTOL)
@@ -378,9 +437,11 @@ def test_predictive_density_matches_numerical_mixture(data):
     row = lr.design_matrix(x=np.array([0.3]), degree=DEGREE)[0]
     loc, h = float(row[0] @ m_n), 1.0 + float(row[0] @ v_n @ row[0])
     for y_new in (-1.0, loc, loc + 0.2, 2.0):
+
         def f(s2, y_new=y_new):
-            return (stats.norm.pdf(y_new, loc, math.sqrt(s2 * h))
-                    * stats.invgamma.pdf(s2, a_n, scale=b_n))
+            return stats.norm.pdf(y_new, loc, math.sqrt(s2 * h)) * stats.invgamma.pdf(
+                s2, a_n, scale=b_n
+            )
 
         split = b_n / (a_n + 1.0)
         ref = integrate.quad(f, 0.0, split, **QUAD)[0] + integrate.quad(f, split, np.inf, **QUAD)[0]
@@ -388,8 +449,9 @@ def test_predictive_density_matches_numerical_mixture(data):
         assert got == pytest.approx(ref, rel=_tol(v_n))
     # Variance of the t: scale^2 2a/(2a - 2) = b/(a - 1) (1 + phi^T V_n phi).
     assert pred.var(row)[0] == pytest.approx(b_n / (a_n - 1) * h, rel=_tol(v_n))
-    assert pred.scale(row)[0] ** 2 * pred.df / (pred.df - 2) == pytest.approx(pred.var(row)[0],
-                                                                                rel=RTOL)
+    assert pred.scale(row)[0] ** 2 * pred.df / (pred.df - 2) == pytest.approx(
+        pred.var(row)[0], rel=RTOL
+    )
 
 
 def test_predictive_needs_new_inputs(data):
@@ -409,8 +471,12 @@ def test_mode_maximises_logpdf(rng):
     post = lrn.solve(phi=phi, y=y, **PRIOR).posterior
     np.testing.assert_array_equal(post.mode, np.append(post.loc, post.beta / (post.alpha + 2.0)))
     start = post.mode * np.array([1.2, 0.8, 0.6])
-    res = optimize.minimize(lambda t: -float(post.logpdf(t)), start, method="Nelder-Mead",
-                            options={"xatol": 1e-11, "fatol": 1e-14, "maxiter": 20000})
+    res = optimize.minimize(
+        lambda t: -float(post.logpdf(t)),
+        start,
+        method="Nelder-Mead",
+        options={"xatol": 1e-11, "fatol": 1e-14, "maxiter": 20000},
+    )
     assert res.success
     np.testing.assert_allclose(post.mode, res.x, rtol=1e-6)
 
@@ -429,8 +495,14 @@ def test_bad_hyperparameter_raises(data, name, value):
 @pytest.mark.parametrize(
     ("kwargs", "pattern"),
     [
-        (dict(prior_cov=np.array([[1.0, 2.0], [2.0, 1.0]])), r"\bprior_cov\b must be positive definite"),
-        (dict(prior_scale=1.0, prior_cov=np.eye(2)), r"exactly one of prior_scale or prior_cov, got both"),
+        (
+            dict(prior_cov=np.array([[1.0, 2.0], [2.0, 1.0]])),
+            r"\bprior_cov\b must be positive definite",
+        ),
+        (
+            dict(prior_scale=1.0, prior_cov=np.eye(2)),
+            r"exactly one of prior_scale or prior_cov, got both",
+        ),
         (dict(), r"exactly one of prior_scale or prior_cov, got neither"),
     ],
 )
@@ -444,7 +516,11 @@ def test_bad_prior_raises(kwargs, pattern):
     ("phi", "y", "pattern"),
     [
         (np.ones((3, 2)), [0.0, np.inf, 1.0], r"y\[1\] is inf;"),
-        (np.ones((3, 2)), [0.0, 1.0, 2.0, 3.0], r"\by\b must have one value per row of phi \(3\), got 4"),
+        (
+            np.ones((3, 2)),
+            [0.0, 1.0, 2.0, 3.0],
+            r"\by\b must have one value per row of phi \(3\), got 4",
+        ),
         (np.array([[np.nan, 0.0]]), [0.0], r"phi\[0, 0\] is nan;"),
     ],
 )
@@ -473,8 +549,12 @@ def test_simulate_draws_from_the_prior_predictive(rng):
     alpha0, beta0, scale = 6.0, 2.0, 1.5
     shape = beta0 / alpha0 * (np.eye(2) + scale**2 * phi @ phi.T)
     n = 20_000
-    ys = np.array([lrn.simulate(rng, phi=phi, alpha0=alpha0, beta0=beta0, prior_scale=scale)[1]
-                   for _ in range(n)])
+    ys = np.array(
+        [
+            lrn.simulate(rng, phi=phi, alpha0=alpha0, beta0=beta0, prior_scale=scale)[1]
+            for _ in range(n)
+        ]
+    )
     marg = [stats.t(2 * alpha0, scale=math.sqrt(shape[i, i])) for i in range(2)]
     z = sampler_z_scores(ys, mean=np.zeros(2), cov=shape * alpha0 / (alpha0 - 1), marginals=marg)
     assert max(abs(v) for v in z.values()) < Z_MAX, z

@@ -56,8 +56,9 @@ def test_map_equals_sklearn_with_matching_c(rng, p, prior_sd):
     """
     phi, y = _data(rng, n=150, p=p)
     ours = alr.fit_map(phi=phi, y=y, prior_sd=prior_sd)
-    sk = LogisticRegression(C=prior_sd**2, fit_intercept=False, solver="newton-cholesky",
-                            tol=1e-14, max_iter=1000).fit(phi, y)
+    sk = LogisticRegression(
+        C=prior_sd**2, fit_intercept=False, solver="newton-cholesky", tol=1e-14, max_iter=1000
+    ).fit(phi, y)
     np.testing.assert_allclose(ours.w, sk.coef_[0], rtol=1e-8, atol=1e-10)
     assert np.max(np.abs(_neg_log_joint_grad(phi, y, prior_sd, ours.w))) < 1e-9
 
@@ -66,8 +67,9 @@ def test_mle_equals_sklearn_unpenalised(rng):
     phi, y = _data(rng, n=200, p=2)
     fit, sep = alr.fit_mle(phi=phi, y=y)
     assert not sep.separated and sep.kind == "none"
-    sk = LogisticRegression(C=np.inf, fit_intercept=False, solver="newton-cholesky",
-                            tol=1e-14, max_iter=1000).fit(phi, y)
+    sk = LogisticRegression(
+        C=np.inf, fit_intercept=False, solver="newton-cholesky", tol=1e-14, max_iter=1000
+    ).fit(phi, y)
     np.testing.assert_allclose(fit.w, sk.coef_[0], rtol=1e-8, atol=1e-10)
 
 
@@ -122,8 +124,9 @@ def test_laplace_covariance_is_the_inverse_hessian_by_finite_differences(rng):
         for j in range(d):
             ei, ej = np.eye(d)[i] * h, np.eye(d)[j] * h
             m = approx.mean
-            hess[i, j] = -(f(m + ei + ej) - f(m + ei - ej) - f(m - ei + ej) + f(m - ei - ej)) \
-                / (4 * h * h)
+            hess[i, j] = -(f(m + ei + ej) - f(m + ei - ej) - f(m - ei + ej) + f(m - ei - ej)) / (
+                4 * h * h
+            )
     np.testing.assert_allclose(approx.prec_chol @ approx.prec_chol.T, hess, rtol=1e-6)
     # cov @ H = I: the covariance is the inverse of the finite-difference Hessian.
     np.testing.assert_allclose(approx.cov @ hess, np.eye(d), atol=1e-6)
@@ -158,18 +161,18 @@ def test_cubature_equals_a_brute_force_grid(rng, p, intercept):
     post = answer.posterior
     assert post.reference.method == "quadrature"
     sd = np.sqrt(np.diag(post.laplace.cov))
-    mean, cov, log_ev = _grid_moments(phi, y, PRIOR_SD, post.mode, 14 * sd,
-                                      4001 if phi.shape[1] == 1 else 801)
+    mean, cov, log_ev = _grid_moments(
+        phi, y, PRIOR_SD, post.mode, 14 * sd, 4001 if phi.shape[1] == 1 else 801
+    )
     np.testing.assert_allclose(post.mean, mean, rtol=0, atol=1e-9 * sd.max())
-    np.testing.assert_allclose(post.cov, cov, rtol=1e-8, atol=1e-10 * sd.max()**2)
+    np.testing.assert_allclose(post.cov, cov, rtol=1e-8, atol=1e-10 * sd.max() ** 2)
     assert abs(answer.log_evidence - log_ev) < 1e-9
 
 
 def test_importance_sampling_equals_cubature_where_both_apply(rng):
     phi, y = _data(rng, n=50, p=1)
     quad = alr.solve(phi=phi, y=y, prior_sd=PRIOR_SD, reference_draws=SMALL_POOL)
-    imp = alr.solve(phi=phi, y=y, prior_sd=PRIOR_SD, method="importance",
-                    reference_draws=2**16)
+    imp = alr.solve(phi=phi, y=y, prior_sd=PRIOR_SD, method="importance", reference_draws=2**16)
     ref = imp.posterior.reference
     assert ref.method == "importance" and ref.khat < alr.KHAT_MAX
     sd = np.sqrt(np.diag(quad.posterior.cov))
@@ -188,8 +191,10 @@ def test_reference_error_is_negligible_against_mcmc(rng):
     default uses 2^18; measured ~4e-5 on builtin:breast-cancer).
     """
     phi, y = _data(rng, n=300, p=3)
-    means = [alr.solve(phi=phi, y=y, prior_sd=PRIOR_SD, reference_draws=2**16, seed=s)
-             .posterior for s in (1, 2)]
+    means = [
+        alr.solve(phi=phi, y=y, prior_sd=PRIOR_SD, reference_draws=2**16, seed=s).posterior
+        for s in (1, 2)
+    ]
     sd = np.sqrt(np.diag(means[0].cov))
     assert means[0].reference.method == "importance"
     assert np.max(np.abs(means[0].mean - means[1].mean) / sd) < 1e-3
@@ -202,8 +207,9 @@ def test_importance_is_refused_when_khat_is_too_high(rng):
     good = alr.laplace(phi=phi, y=y, prior_sd=PRIOR_SD)
     bad = alr.Laplace(mean=good.mean, prec_chol=30.0 * good.prec_chol)
     with pytest.raises(ValueError, match=r"k-hat = .* > 0.7"):
-        alr.reference(phi=phi, y=y, prior_sd=PRIOR_SD, approx=bad, method="importance",
-                      draws=SMALL_POOL)
+        alr.reference(
+            phi=phi, y=y, prior_sd=PRIOR_SD, approx=bad, method="importance", draws=SMALL_POOL
+        )
 
 
 def test_posterior_satisfies_the_contract_and_samples_its_moments(rng):
@@ -225,8 +231,9 @@ def test_posterior_satisfies_the_contract_and_samples_its_moments(rng):
 def test_laplace_error_shrinks_as_n_grows(rng):
     """Bernstein-von Mises: the shift and log sd ratio fall like n^-1/2."""
     phi, y = _data(rng, n=1600, p=1, w=[-1.0, 2.0])
-    rows = alr.laplace_error_by_size(phi=phi, y=y, prior_sd=PRIOR_SD, sizes=(50, 1600),
-                                     reference_draws=SMALL_POOL)
+    rows = alr.laplace_error_by_size(
+        phi=phi, y=y, prior_sd=PRIOR_SD, sizes=(50, 1600), reference_draws=SMALL_POOL
+    )
     assert rows[1].max_abs_shift < rows[0].max_abs_shift / 3  # sqrt(32) = 5.7 expected
     assert rows[1].max_log_sd_ratio < rows[0].max_log_sd_ratio / 3
 
@@ -234,12 +241,15 @@ def test_laplace_error_shrinks_as_n_grows(rng):
 # ---------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("phi, y, words", [
-    (np.ones((3, 1)), [0, 1, 2], ["y[2] is 2.0", "0/1"]),
-    (np.ones((3, 1)), [1, 1, 1], ["every label is 1", "both classes"]),
-    (np.array([[1.0], [np.nan], [2.0]]), [0, 1, 0], ["phi[1, 0] is nan", "finite"]),
-    (np.ones((3, 1)), [0, 1], ["one label per row"]),
-])
+@pytest.mark.parametrize(
+    "phi, y, words",
+    [
+        (np.ones((3, 1)), [0, 1, 2], ["y[2] is 2.0", "0/1"]),
+        (np.ones((3, 1)), [1, 1, 1], ["every label is 1", "both classes"]),
+        (np.array([[1.0], [np.nan], [2.0]]), [0, 1, 0], ["phi[1, 0] is nan", "finite"]),
+        (np.ones((3, 1)), [0, 1], ["one label per row"]),
+    ],
+)
 def test_bad_input_names_the_item_and_the_fix(phi, y, words):
     with pytest.raises(ValueError) as err:
         alr.solve(phi=phi, y=y, prior_sd=1.0)
@@ -248,5 +258,5 @@ def test_bad_input_names_the_item_and_the_fix(phi, y, words):
 
 
 def test_prior_sd_must_be_positive():
-    with pytest.raises(ValueError, match="prior_sd must be a finite number > 0, got -1.0"):
+    with pytest.raises(ValueError, match=r"prior_sd must be a finite number > 0, got -1.0"):
         alr.fit_map(phi=np.ones((2, 1)), y=[0, 1], prior_sd=-1.0)

@@ -34,11 +34,21 @@ def _multinomial_data(rng, n=60, v=7, c=3):
 
 
 def _solve(variant, x, y, c, alpha=0.7, class_concentration=1.3, n_categories=None):
-    names = [f"f{j}" for j in range(x.shape[1])] if n_categories is None else \
-        [f"f{j}={k}" for j, kk in enumerate(n_categories) for k in range(kk)]
-    return nb.solve(variant=variant, x=x, y=y, classes=[f"c{k}" for k in range(c)],
-                    feature_names=names, alpha=alpha, class_concentration=class_concentration,
-                    n_categories=n_categories)
+    names = (
+        [f"f{j}" for j in range(x.shape[1])]
+        if n_categories is None
+        else [f"f{j}={k}" for j, kk in enumerate(n_categories) for k in range(kk)]
+    )
+    return nb.solve(
+        variant=variant,
+        x=x,
+        y=y,
+        classes=[f"c{k}" for k in range(c)],
+        feature_names=names,
+        alpha=alpha,
+        class_concentration=class_concentration,
+        n_categories=n_categories,
+    )
 
 
 # ---------------------------------------------------------- 1. against scikit-learn
@@ -57,8 +67,11 @@ def test_multinomial_matches_sklearn(rng):
     # With class_prior = E[pi | D], predict_log_proba is our plug-in predictive.
     sk = MultinomialNB(alpha=0.7, class_prior=post.class_mean).fit(x, y)
     x_new = _multinomial_data(rng, n=15)[0]
-    np.testing.assert_allclose(nb.predict_log_proba(posterior=post, x=x_new, exact=False),
-                               sk.predict_log_proba(x_new), rtol=SK_RTOL)
+    np.testing.assert_allclose(
+        nb.predict_log_proba(posterior=post, x=x_new, exact=False),
+        sk.predict_log_proba(x_new),
+        rtol=SK_RTOL,
+    )
 
 
 def test_bernoulli_matches_sklearn(rng):
@@ -73,8 +86,11 @@ def test_bernoulli_matches_sklearn(rng):
     x_new = (rng.random((20, 6)) < 0.5).astype(float)
     # Each theta enters a row's likelihood once, so the exact predictive is the plug-in.
     for exact in (True, False):
-        np.testing.assert_allclose(nb.predict_log_proba(posterior=post, x=x_new, exact=exact),
-                                   sk.predict_log_proba(x_new), rtol=SK_RTOL)
+        np.testing.assert_allclose(
+            nb.predict_log_proba(posterior=post, x=x_new, exact=exact),
+            sk.predict_log_proba(x_new),
+            rtol=SK_RTOL,
+        )
 
 
 def test_categorical_matches_sklearn(rng):
@@ -88,11 +104,13 @@ def test_categorical_matches_sklearn(rng):
     # the log mean of Dirichlet(alpha + N_cj).
     sk = CategoricalNB(alpha=0.7, class_prior=post.class_mean).fit(x, y)
     for j, (s, e) in enumerate(post.groups):
-        np.testing.assert_allclose(np.log(post.feature_mean[:, s:e]), sk.feature_log_prob_[j],
-                                   rtol=SK_RTOL)
+        np.testing.assert_allclose(
+            np.log(post.feature_mean[:, s:e]), sk.feature_log_prob_[j], rtol=SK_RTOL
+        )
     x_new = np.column_stack([rng.integers(0, k, size=25) for k in sizes])
-    np.testing.assert_allclose(nb.predict_log_proba(posterior=post, x=x_new),
-                               sk.predict_log_proba(x_new), rtol=SK_RTOL)
+    np.testing.assert_allclose(
+        nb.predict_log_proba(posterior=post, x=x_new), sk.predict_log_proba(x_new), rtol=SK_RTOL
+    )
 
 
 # ---------------------------------------------------------- 2. the posterior
@@ -113,8 +131,9 @@ def test_blocks_match_scipy(rng):
     assert np.all(cov[:2, 2:] == 0) and np.all(cov[2:6, 6:] == 0)  # independent blocks
     assert post.free == (0, 2, 3, 4, 6, 7, 8)  # K - 1 per Dirichlet
     point = np.concatenate([b.rvs(random_state=1)[0] for b in blocks])
-    assert post.logpdf(point) == pytest.approx(sum(b.logpdf(p) for b, p in zip(
-        blocks, (point[:2], point[2:6], point[6:]))), rel=RTOL)
+    assert post.logpdf(point) == pytest.approx(
+        sum(b.logpdf(p) for b, p in zip(blocks, (point[:2], point[2:6], point[6:]))), rel=RTOL
+    )
     assert post.marginal(3).mean() == pytest.approx(post.mean[3], rel=RTOL)
 
 
@@ -160,10 +179,13 @@ def test_m_estimate_is_the_posterior_mean(rng):
         m, p = float(rng.uniform(0.1, 10)), rng.dirichlet(np.ones(k))
         np.testing.assert_allclose(
             nb.m_estimate(n_c=counts, n=counts.sum(), m=m, p=p),
-            nb.posterior_mean_of(counts=counts, concentration=m * p), rtol=RTOL)
+            nb.posterior_mean_of(counts=counts, concentration=m * p),
+            rtol=RTOL,
+        )
     # Laplace smoothing: m = K, p = 1/K, i.e. alpha = 1.
-    np.testing.assert_allclose(nb.m_estimate(n_c=np.array([3.0, 0.0]), n=3.0, m=2.0, p=0.5),
-                               [4 / 5, 1 / 5], rtol=RTOL)
+    np.testing.assert_allclose(
+        nb.m_estimate(n_c=np.array([3.0, 0.0]), n=3.0, m=2.0, p=0.5), [4 / 5, 1 / 5], rtol=RTOL
+    )
 
 
 # ---------------------------------------------------------- 4. prediction
@@ -176,8 +198,13 @@ def test_multinomial_predictive_is_dirichlet_multinomial(rng):
     x_new = np.array([[3, 0, 1, 0, 0, 2, 0], [0, 5, 0, 0, 0, 0, 1]], dtype=float)
     got = nb.predict_log_proba(posterior=post, x=x_new)
     for i, row in enumerate(x_new):
-        joint = np.array([math.log(post.class_mean[k]) + stats.dirichlet_multinomial.logpmf(
-            row, post.feature_alpha[k], row.sum()) for k in range(3)])
+        joint = np.array(
+            [
+                math.log(post.class_mean[k])
+                + stats.dirichlet_multinomial.logpmf(row, post.feature_alpha[k], row.sum())
+                for k in range(3)
+            ]
+        )
         np.testing.assert_allclose(got[i], joint - special.logsumexp(joint), rtol=RTOL)
     # Repeated words make it differ from the plug-in estimate.
     plugin = nb.predict_log_proba(posterior=post, x=x_new, exact=False)
@@ -193,18 +220,27 @@ def test_predictions_stay_finite_for_long_documents(rng):
     for exact in (True, False):
         lp = nb.predict_log_proba(posterior=post, x=long, exact=exact)
         # Joint log probabilities are ~ -2e4, so rounding leaves ~ 2e4 x 2.2e-16 = 4e-12.
-        assert np.all(np.isfinite(lp)) and special.logsumexp(lp[0]) == pytest.approx(0.0,
-                                                                                     abs=1e-10)
+        assert np.all(np.isfinite(lp)) and special.logsumexp(lp[0]) == pytest.approx(0.0, abs=1e-10)
 
 
 def test_play_tennis_as_mitchell():
     """Mitchell sec. 6.9.1: v_NB(<sunny, cool, high, strong>) = no, .0053 vs .0206 (MLE)."""
-    rows = ["Sunny Hot High Weak No", "Sunny Hot High Strong No", "Overcast Hot High Weak Yes",
-            "Rain Mild High Weak Yes", "Rain Cool Normal Weak Yes", "Rain Cool Normal Strong No",
-            "Overcast Cool Normal Strong Yes", "Sunny Mild High Weak No",
-            "Sunny Cool Normal Weak Yes", "Rain Mild Normal Weak Yes",
-            "Sunny Mild Normal Strong Yes", "Overcast Mild High Strong Yes",
-            "Overcast Hot Normal Weak Yes", "Rain Mild High Strong No"]
+    rows = [
+        "Sunny Hot High Weak No",
+        "Sunny Hot High Strong No",
+        "Overcast Hot High Weak Yes",
+        "Rain Mild High Weak Yes",
+        "Rain Cool Normal Weak Yes",
+        "Rain Cool Normal Strong No",
+        "Overcast Cool Normal Strong Yes",
+        "Sunny Mild High Weak No",
+        "Sunny Cool Normal Weak Yes",
+        "Rain Mild Normal Weak Yes",
+        "Sunny Mild Normal Strong Yes",
+        "Overcast Mild High Strong Yes",
+        "Overcast Hot Normal Weak Yes",
+        "Rain Mild High Strong No",
+    ]
     table = [r.split() for r in rows]
     cats = [sorted({r[j] for r in table}) for j in range(4)]
     x = np.array([[cats[j].index(r[j]) for j in range(4)] for r in table])
@@ -212,12 +248,17 @@ def test_play_tennis_as_mitchell():
     sizes = tuple(len(c) for c in cats)
     ans = _solve("categorical", x, y, 2, n_categories=sizes)
     mle = ans.mle
-    query = [cats[0].index("Sunny"), cats[1].index("Cool"), cats[2].index("High"),
-             cats[3].index("Strong")]
+    query = [
+        cats[0].index("Sunny"),
+        cats[1].index("Cool"),
+        cats[2].index("High"),
+        cats[3].index("Strong"),
+    ]
     offsets = np.cumsum((0,) + sizes)[:-1]
     theta = mle[2:].reshape(2, -1)
-    score = [mle[c] * np.prod([theta[c, offsets[j] + query[j]] for j in range(4)])
-             for c in range(2)]
+    score = [
+        mle[c] * np.prod([theta[c, offsets[j] + query[j]] for j in range(4)]) for c in range(2)
+    ]
     assert score[1] == pytest.approx(9 / 14 * 2 / 9 * 3 / 9 * 3 / 9 * 3 / 9, rel=RTOL)
     assert score[0] == pytest.approx(5 / 14 * 3 / 5 * 1 / 5 * 4 / 5 * 3 / 5, rel=RTOL)
     assert round(score[1], 4) == 0.0053 and round(score[0], 4) == 0.0206
@@ -272,11 +313,11 @@ def test_bad_features_are_refused():
     with pytest.raises(ValueError, match="whole numbers >= 0"):
         nb.sufficient_stats(variant="multinomial", x=np.array([[1.5], [0.0]]), y=y, n_classes=2)
     with pytest.raises(ValueError, match="non-finite"):
-        nb.sufficient_stats(variant="multinomial", x=np.array([[np.inf], [0.0]]), y=y,
-                            n_classes=2)
-    with pytest.raises(ValueError, match="not a code in 0..1"):
-        nb.sufficient_stats(variant="categorical", x=np.array([[2], [0]]), y=y, n_classes=2,
-                            n_categories=(2,))
+        nb.sufficient_stats(variant="multinomial", x=np.array([[np.inf], [0.0]]), y=y, n_classes=2)
+    with pytest.raises(ValueError, match=r"not a code in 0..1"):
+        nb.sufficient_stats(
+            variant="categorical", x=np.array([[2], [0]]), y=y, n_classes=2, n_categories=(2,)
+        )
     with pytest.raises(ValueError, match="at least 2 classes"):
         _solve("multinomial", np.ones((2, 2)), np.zeros(2, dtype=int), 1)
     with pytest.raises(ValueError, match="variant must be one of"):
@@ -298,9 +339,15 @@ GAUSS_PRIOR = {"mu0": 0.4, "kappa0": 0.8, "alpha0": 2.5, "beta0": 1.7}
 
 
 def _solve_gaussian(x, y, c, **prior):
-    return nb.solve(variant="gaussian", x=x, y=y, classes=[f"c{k}" for k in range(c)],
-                    feature_names=[f"f{j}" for j in range(x.shape[1])],
-                    class_concentration=1.3, **{**GAUSS_PRIOR, **prior})
+    return nb.solve(
+        variant="gaussian",
+        x=x,
+        y=y,
+        classes=[f"c{k}" for k in range(c)],
+        feature_names=[f"f{j}" for j in range(x.shape[1])],
+        class_concentration=1.3,
+        **{**GAUSS_PRIOR, **prior},
+    )
 
 
 def test_gaussian_mle_matches_sklearn(rng):
@@ -318,8 +365,12 @@ def test_gaussian_mle_matches_sklearn(rng):
     np.testing.assert_allclose(mle[..., 0], sk.theta_, rtol=SK_RTOL)
     np.testing.assert_allclose(mle[..., 1], sk.var_, rtol=SK_RTOL)
     x_new = rng.normal(0, 2, size=(25, 3))
-    np.testing.assert_allclose(np.exp(ans.predictive.plugin_log_proba(x_new)),
-                               sk.predict_proba(x_new), rtol=SK_RTOL, atol=1e-14)
+    np.testing.assert_allclose(
+        np.exp(ans.predictive.plugin_log_proba(x_new)),
+        sk.predict_proba(x_new),
+        rtol=SK_RTOL,
+        atol=1e-14,
+    )
 
 
 def test_gaussian_blocks_are_the_nig_topic_posteriors(rng):
@@ -330,15 +381,14 @@ def test_gaussian_blocks_are_the_nig_topic_posteriors(rng):
     x, y = _gaussian_data(rng, n=40, p=2, c=2)
     post = _solve_gaussian(x, y, 2).posterior
     assert isinstance(post, ExactPosterior)
-    assert post.parameters[:5] == ("pi[c0]", "pi[c1]", "mu[c0,f0]", "sigma2[c0,f0]",
-                                   "mu[c0,f1]")
+    assert post.parameters[:5] == ("pi[c0]", "pi[c1]", "mu[c0,f0]", "sigma2[c0,f0]", "mu[c0,f1]")
     for c in range(2):
         for j in range(2):
             ref = nig.posterior(x=x[y == c, j], **GAUSS_PRIOR)
             i = 2 + 2 * (2 * c + j)
-            np.testing.assert_allclose(post.mean[i:i + 2], ref.mean, rtol=RTOL)
-            np.testing.assert_allclose(post.cov[i:i + 2, i:i + 2], ref.cov, rtol=RTOL)
-            np.testing.assert_allclose(post.mode[i:i + 2], ref.mode, rtol=RTOL)
+            np.testing.assert_allclose(post.mean[i : i + 2], ref.mean, rtol=RTOL)
+            np.testing.assert_allclose(post.cov[i : i + 2, i : i + 2], ref.cov, rtol=RTOL)
+            np.testing.assert_allclose(post.mode[i : i + 2], ref.mode, rtol=RTOL)
     col = x[y == 1, 0]
     n, xbar = col.size, col.mean()
     kappa = 0.8 + n
@@ -348,9 +398,9 @@ def test_gaussian_blocks_are_the_nig_topic_posteriors(rng):
     assert post.marginal(i).mean() == pytest.approx((0.8 * 0.4 + n * xbar) / kappa, rel=RTOL)
     assert post.marginal(i + 1).mean() == pytest.approx(beta / (alpha - 1), rel=RTOL)
     assert post.marginal(i + 1).var() == pytest.approx(
-        stats.invgamma(alpha, scale=beta).var(), rel=RTOL)
-    assert post.moments_below == pytest.approx(min(
-        2.5 + np.sum(y == k) / 2 for k in range(2)))
+        stats.invgamma(alpha, scale=beta).var(), rel=RTOL
+    )
+    assert post.moments_below == pytest.approx(min(2.5 + np.sum(y == k) / 2 for k in range(2)))
     assert np.all(post.cov[:2, 2:] == 0) and post.cov[2, 4] == 0  # independent blocks
     assert post.free == tuple([0] + list(range(2, 10)))
 
@@ -371,8 +421,7 @@ def test_gaussian_predictive_is_a_product_of_student_t(rng):
             for j in range(3):
                 t = nig.solve(x=x[y == c, j], **GAUSS_PRIOR).predictive
                 joint[c] += t.logpdf(row[j])
-        np.testing.assert_allclose(got[i], joint - special.logsumexp(joint), rtol=RTOL,
-                                   atol=1e-12)
+        np.testing.assert_allclose(got[i], joint - special.logsumexp(joint), rtol=RTOL, atol=1e-12)
     plugin = ans.predictive.plugin_log_proba(x_new)
     assert np.max(np.abs(np.exp(got) - np.exp(plugin))) > 1e-4  # two different classifiers
 
@@ -405,10 +454,19 @@ def test_gaussian_chunks_merge_to_one_batch(rng):
     np.testing.assert_allclose(merged.mean, whole.mean, rtol=1e-12)
     np.testing.assert_allclose(merged.m2, whole.m2, rtol=1e-12)
     post = _solve_gaussian(x, y, 3).posterior
-    np.testing.assert_allclose(nb.update(suff=merged, variant="gaussian",
-                                         classes=post.classes, feature_names=post.feature_names,
-                                         alpha=1.0, class_concentration=1.3,
-                                         **GAUSS_PRIOR).mean, post.mean, rtol=1e-12)
+    np.testing.assert_allclose(
+        nb.update(
+            suff=merged,
+            variant="gaussian",
+            classes=post.classes,
+            feature_names=post.feature_names,
+            alpha=1.0,
+            class_concentration=1.3,
+            **GAUSS_PRIOR,
+        ).mean,
+        post.mean,
+        rtol=1e-12,
+    )
 
 
 def test_gaussian_stats_keep_their_digits_at_large_offsets(rng):
@@ -418,13 +476,21 @@ def test_gaussian_stats_keep_their_digits_at_large_offsets(rng):
     x, y = _gaussian_data(rng)
     x = 1e8 + 0.1 * x
     whole = nb.gaussian_stats(x=x, y=y, n_classes=3)
-    ref = np.array([[np.sum((x[y == c, j] - x[y == c, j].mean()) ** 2) for j in range(3)]
-                    for c in range(3)])
+    ref = np.array(
+        [[np.sum((x[y == c, j] - x[y == c, j].mean()) ** 2) for j in range(3)] for c in range(3)]
+    )
     # Our class means come from a BLAS sum and may differ from numpy's by an ulp of 1e8
     # (1.5e-8); that moves m2 by n * (1.5e-8)^2 ~ 1e-14, far below 1e-9 relative.
     np.testing.assert_allclose(whole.m2, ref, rtol=1e-9)
-    naive = np.array([[np.sum(x[y == c, j] ** 2) - np.sum(y == c) * x[y == c, j].mean() ** 2
-                       for j in range(3)] for c in range(3)])
+    naive = np.array(
+        [
+            [
+                np.sum(x[y == c, j] ** 2) - np.sum(y == c) * x[y == c, j].mean() ** 2
+                for j in range(3)
+            ]
+            for c in range(3)
+        ]
+    )
     assert np.max(np.abs(naive - ref) / ref) > 1e-3
 
 
@@ -432,8 +498,11 @@ def test_gaussian_empty_class_keeps_the_prior_and_has_no_mle(rng):
     x, y = _gaussian_data(rng, n=20, p=2, c=2)
     ans = _solve_gaussian(x, y, 3)  # class c2 has no rows
     g = ans.posterior.gaussian
-    np.testing.assert_allclose([g.mu[2], g.kappa[2], g.alpha[2], g.beta[2]],
-                               [[0.4] * 2, [0.8] * 2, [2.5] * 2, [1.7] * 2], rtol=RTOL)
+    np.testing.assert_allclose(
+        [g.mu[2], g.kappa[2], g.alpha[2], g.beta[2]],
+        [[0.4] * 2, [0.8] * 2, [2.5] * 2, [1.7] * 2],
+        rtol=RTOL,
+    )
     assert ans.mle is None
     with pytest.raises(ValueError, match="class 2 has no training rows"):
         ans.predictive.plugin_log_proba(x[:2])
@@ -444,7 +513,7 @@ def test_gaussian_bad_input_is_refused():
     y = np.array([0, 1])
     with pytest.raises(ValueError, match="non-finite"):
         nb.gaussian_stats(x=np.array([[np.nan], [0.0]]), y=y, n_classes=2)
-    with pytest.raises(ValueError, match="kappa0 must be a finite number > 0, got -1.0"):
+    with pytest.raises(ValueError, match=r"kappa0 must be a finite number > 0, got -1.0"):
         _solve_gaussian(np.array([[0.0], [1.0]]), y, 2, kappa0=-1.0)
     with pytest.raises(ValueError, match="mu0 must be a finite number"):
         _solve_gaussian(np.array([[0.0], [1.0]]), y, 2, mu0=np.inf)

@@ -56,17 +56,24 @@ def _recursive_update(x, *, mu0, kappa0, alpha0, beta0) -> tuple[float, float, f
 
 def _log_joint_scipy(mu, s2, x, *, mu0, kappa0, alpha0, beta0) -> float:
     """log NIG prior + log likelihood, from scipy.stats densities."""
-    return float(stats.invgamma.logpdf(s2, alpha0, scale=beta0)
-                 + stats.norm.logpdf(mu, mu0, math.sqrt(s2 / kappa0))
-                 + stats.norm.logpdf(x, mu, math.sqrt(s2)).sum())
+    return float(
+        stats.invgamma.logpdf(s2, alpha0, scale=beta0)
+        + stats.norm.logpdf(mu, mu0, math.sqrt(s2 / kappa0))
+        + stats.norm.logpdf(x, mu, math.sqrt(s2)).sum()
+    )
 
 
 def _log_joint_math(mu, s2, x, *, mu0, kappa0, alpha0, beta0) -> float:
     """The same, written out with the math module (fast enough for dblquad)."""
     n = len(x)
-    log_prior = (alpha0 * math.log(beta0) - math.lgamma(alpha0) - (alpha0 + 1.0) * math.log(s2)
-                 - beta0 / s2 - 0.5 * math.log(2.0 * math.pi * s2 / kappa0)
-                 - kappa0 * (mu - mu0) ** 2 / (2.0 * s2))
+    log_prior = (
+        alpha0 * math.log(beta0)
+        - math.lgamma(alpha0)
+        - (alpha0 + 1.0) * math.log(s2)
+        - beta0 / s2
+        - 0.5 * math.log(2.0 * math.pi * s2 / kappa0)
+        - kappa0 * (mu - mu0) ** 2 / (2.0 * s2)
+    )
     log_lik = -0.5 * n * math.log(2.0 * math.pi * s2) - sum((v - mu) ** 2 for v in x) / (2.0 * s2)
     return log_prior + log_lik
 
@@ -76,8 +83,9 @@ def _log_joint_math(mu, s2, x, *, mu0, kappa0, alpha0, beta0) -> float:
 
 def test_posterior_matches_one_at_a_time_recursion(x):
     post = nig.posterior(x=x, **PRIOR)
-    np.testing.assert_allclose([post.mu, post.kappa, post.alpha, post.beta],
-                               _recursive_update(x, **PRIOR), rtol=1e-12)
+    np.testing.assert_allclose(
+        [post.mu, post.kappa, post.alpha, post.beta], _recursive_update(x, **PRIOR), rtol=1e-12
+    )
 
 
 def test_bayes_rule_holds_pointwise(x):
@@ -93,7 +101,7 @@ def test_marginal_of_mu_is_the_joint_with_sigma2_integrated_out(x):
     for mu in (post.mu - 1.0, post.mu, post.mu + 0.3):
         # Split at the conditional mode of sigma2 given mu, where the integrand peaks.
         split = (post.beta + 0.5 * post.kappa * (mu - post.mu) ** 2) / (post.alpha + 1.5)
-        f = lambda s2: math.exp(float(post.logpdf(np.array([mu, s2]))))  # noqa: E731
+        f = lambda s2: math.exp(float(post.logpdf(np.array([mu, s2]))))
         ref = integrate.quad(f, 0.0, split, **QUAD)[0] + integrate.quad(f, split, np.inf, **QUAD)[0]
         assert post.marginal(0).pdf(mu) == pytest.approx(ref, rel=RTOL)
 
@@ -101,9 +109,11 @@ def test_marginal_of_mu_is_the_joint_with_sigma2_integrated_out(x):
 def test_marginal_of_sigma2_is_the_joint_with_mu_integrated_out(x):
     post = nig.posterior(x=x, **PRIOR)
     for s2 in (0.2, 0.5, 1.0):
-        f = lambda mu: math.exp(float(post.logpdf(np.array([mu, s2]))))  # noqa: E731
-        ref = (integrate.quad(f, -np.inf, post.mu, **QUAD)[0]
-               + integrate.quad(f, post.mu, np.inf, **QUAD)[0])
+        f = lambda mu: math.exp(float(post.logpdf(np.array([mu, s2]))))
+        ref = (
+            integrate.quad(f, -np.inf, post.mu, **QUAD)[0]
+            + integrate.quad(f, post.mu, np.inf, **QUAD)[0]
+        )
         assert post.marginal(1).pdf(s2) == pytest.approx(ref, rel=RTOL)
 
 
@@ -113,6 +123,7 @@ def test_mean_and_cov_match_quad_on_the_marginals(x):
     def moments(dist, lo, split, hi):
         def integral(g):
             return integrate.quad(g, lo, split, **QUAD)[0] + integrate.quad(g, split, hi, **QUAD)[0]
+
         m = integral(lambda t: t * dist.pdf(t))
         return m, integral(lambda t: (t - m) ** 2 * dist.pdf(t))
 
@@ -158,10 +169,11 @@ def test_log_evidence_matches_dblquad():
     x = X_SMALL
     # The fast integrand is the scipy one, written out.
     assert _log_joint_math(0.4, 0.7, x, **PRIOR) == pytest.approx(
-        _log_joint_scipy(0.4, 0.7, x, **PRIOR), rel=1e-13)
+        _log_joint_scipy(0.4, 0.7, x, **PRIOR), rel=1e-13
+    )
     xbar, v = float(x.mean()), float(x.var())
     c = _log_joint_math(xbar, v, x, **PRIOR)  # shift so the integrand is O(1)
-    integrand = lambda mu, s2: math.exp(_log_joint_math(mu, s2, x, **PRIOR) - c)  # noqa: E731
+    integrand = lambda mu, s2: math.exp(_log_joint_math(mu, s2, x, **PRIOR) - c)
     val, err = integrate.dblquad(integrand, 0.0, np.inf, -np.inf, np.inf, epsabs=0.0, epsrel=1e-10)
     assert err < 1e-8 * val
     log_z = c + math.log(val)
@@ -205,8 +217,12 @@ def test_sampler_check_detects_planted_bug(x, rng):
     post = nig.posterior(x=x, **PRIOR)
     s2 = post.beta / rng.gamma(post.alpha + 0.5, 1.0, size=N_DRAWS)
     mu = post.mu + np.sqrt(s2 / post.kappa) * rng.standard_normal(N_DRAWS)
-    z = sampler_z_scores(np.column_stack([mu, s2]), mean=post.mean, cov=post.cov,
-                          marginals=[post.marginal(0), post.marginal(1)])
+    z = sampler_z_scores(
+        np.column_stack([mu, s2]),
+        mean=post.mean,
+        cov=post.cov,
+        marginals=[post.marginal(0), post.marginal(1)],
+    )
     assert max(abs(v) for v in z.values()) > Z_MAX
 
 
@@ -214,10 +230,17 @@ def test_logpdf_integrates_to_one():
     """dblquad over sigma2 in (0, inf) and mu within 8 conditional sds of mu_n
     (the Gaussian tail beyond is 1.2e-15): 1 to 1e-6."""
     post = nig.posterior(x=X_SMALL[:3], **PRIOR)
-    f = lambda mu, s2: math.exp(float(post.logpdf(np.array([mu, s2]))))  # noqa: E731
-    half = lambda s2: 8.0 * math.sqrt(s2 / post.kappa)  # noqa: E731
-    val, _ = integrate.dblquad(f, 0.0, np.inf, lambda s2: post.mu - half(s2),
-                               lambda s2: post.mu + half(s2), epsabs=0.0, epsrel=1e-7)
+    f = lambda mu, s2: math.exp(float(post.logpdf(np.array([mu, s2]))))
+    half = lambda s2: 8.0 * math.sqrt(s2 / post.kappa)
+    val, _ = integrate.dblquad(
+        f,
+        0.0,
+        np.inf,
+        lambda s2: post.mu - half(s2),
+        lambda s2: post.mu + half(s2),
+        epsabs=0.0,
+        epsrel=1e-7,
+    )
     assert val == pytest.approx(1.0, rel=1e-6)
 
 
@@ -225,14 +248,18 @@ def test_logpdf_matches_scipy_and_broadcasts(x):
     # NIG density = InvGamma(s2; alpha, beta) N(mu; mu_n, s2 / kappa), parameters from the recursion.
     mu, kappa, alpha, beta = _recursive_update(x, **PRIOR)
     post = nig.posterior(x=x, **PRIOR)
-    pts = np.array([[[0.0, 0.3], [1.0, 0.6], [2.0, 1.2]],
-                    [[0.5, 0.4], [1.5, 2.0], [-1.0, 0.9]]])  # shape (2, 3, 2)
+    pts = np.array(
+        [[[0.0, 0.3], [1.0, 0.6], [2.0, 1.2]], [[0.5, 0.4], [1.5, 2.0], [-1.0, 0.9]]]
+    )  # shape (2, 3, 2)
     out = post.logpdf(pts)
     assert out.shape == (2, 3)
-    ref = (stats.invgamma.logpdf(pts[..., 1], alpha, scale=beta)
-           + stats.norm.logpdf(pts[..., 0], mu, np.sqrt(pts[..., 1] / kappa)))
+    ref = stats.invgamma.logpdf(pts[..., 1], alpha, scale=beta) + stats.norm.logpdf(
+        pts[..., 0], mu, np.sqrt(pts[..., 1] / kappa)
+    )
     np.testing.assert_allclose(out, ref, rtol=RTOL)
-    np.testing.assert_array_equal(post.logpdf(np.array([[1.0, 0.0], [1.0, -1.0]])), [-np.inf, -np.inf])
+    np.testing.assert_array_equal(
+        post.logpdf(np.array([[1.0, 0.0], [1.0, -1.0]])), [-np.inf, -np.inf]
+    )
 
 
 # ---------------------------------------------------------------- 5. predictive
@@ -244,8 +271,10 @@ def test_predictive_matches_numerical_mixture(x):
     mu, kappa, alpha, beta = _recursive_update(x, **PRIOR)
     pred = nig.solve(x=x, **PRIOR).predictive
     for y in (-2.0, 0.0, mu, 2.5, 6.0):
-        f = lambda s2: (stats.norm.pdf(y, mu, math.sqrt(s2 * (1.0 + 1.0 / kappa)))  # noqa: E731
-                        * stats.invgamma.pdf(s2, alpha, scale=beta))
+        f = lambda s2: (
+            stats.norm.pdf(y, mu, math.sqrt(s2 * (1.0 + 1.0 / kappa)))
+            * stats.invgamma.pdf(s2, alpha, scale=beta)
+        )
         split = beta / (alpha + 1.0)
         ref = integrate.quad(f, 0.0, split, **QUAD)[0] + integrate.quad(f, split, np.inf, **QUAD)[0]
         assert pred.pdf(y) == pytest.approx(ref, rel=RTOL)
@@ -290,8 +319,12 @@ def test_mode_maximises_logpdf(x):
     post = nig.posterior(x=x, **PRIOR)
     np.testing.assert_allclose(post.mode, [post.mu, post.beta / (post.alpha + 1.5)], rtol=RTOL)
     start = post.mode * np.array([1.3, 0.6])
-    res = optimize.minimize(lambda t: -float(post.logpdf(t)), start, method="Nelder-Mead",
-                            options={"xatol": 1e-11, "fatol": 1e-14, "maxiter": 5000})
+    res = optimize.minimize(
+        lambda t: -float(post.logpdf(t)),
+        start,
+        method="Nelder-Mead",
+        options={"xatol": 1e-11, "fatol": 1e-14, "maxiter": 5000},
+    )
     assert res.success
     np.testing.assert_allclose(post.mode, res.x, rtol=1e-6)
     assert post.mode_interior is True

@@ -37,9 +37,13 @@ def x(rng) -> np.ndarray:
 # ---------------------------------------------------------------- helpers
 
 
-def _log_joint(mu: float, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float) -> float:
+def _log_joint(
+    mu: float, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float
+) -> float:
     """log prior + log likelihood from scipy.stats, independent of the module."""
-    return float(stats.norm.logpdf(mu, prior_mean, prior_sd) + stats.norm.logpdf(x, mu, noise_sd).sum())
+    return float(
+        stats.norm.logpdf(mu, prior_mean, prior_sd) + stats.norm.logpdf(x, mu, noise_sd).sum()
+    )
 
 
 # ---------------------------------------------------------------- 1. posterior
@@ -47,7 +51,7 @@ def _log_joint(mu: float, x: np.ndarray, prior_mean: float, prior_sd: float, noi
 
 def test_posterior_matches_numerical_integration(x):
     post = nkv.posterior(x=x, **PRIOR)
-    log_f = lambda mu: _log_joint(mu, x, **PRIOR)  # noqa: E731
+    log_f = lambda mu: _log_joint(mu, x, **PRIOR)
     split = float(x.mean())
     z = integrate_split(log_f, -np.inf, np.inf, split)
     mean = integrate_split(log_f, -np.inf, np.inf, split, weight=lambda t: t) / z
@@ -106,7 +110,7 @@ def test_log_evidence_matches_multivariate_normal(x):
 
 
 def test_log_evidence_matches_quad(x):
-    log_f = lambda mu: _log_joint(mu, x, **PRIOR)  # noqa: E731
+    log_f = lambda mu: _log_joint(mu, x, **PRIOR)
     split = float(x.mean())
     log_z = log_f(split) + math.log(integrate_split(log_f, -np.inf, np.inf, split))
     assert nkv.solve(x=x, **PRIOR).log_evidence == pytest.approx(log_z, rel=RTOL)
@@ -188,8 +192,9 @@ def test_predictive_matches_numerical_mixture(x):
     pred = nkv.solve(x=x, **PRIOR).predictive
     s = PRIOR["noise_sd"]
     for y in (-3.0, 0.0, 0.3, 1.7, 5.0):
-        log_f = lambda mu: float(stats.norm.logpdf(y, mu, s)  # noqa: E731
-                                 + stats.norm.logpdf(mu, post.loc, post.sd))
+        log_f = lambda mu: float(
+            stats.norm.logpdf(y, mu, s) + stats.norm.logpdf(mu, post.loc, post.sd)
+        )
         ref = math.exp(log_f(post.loc)) * integrate_split(log_f, -np.inf, np.inf, post.loc)
         assert pred.pdf(y) == pytest.approx(ref, rel=RTOL)
     # Law of total variance: Var y = E[s^2] + Var mu = s^2 + s_n^2.

@@ -28,8 +28,10 @@ PRIOR = dict(scale=1.0, shape=2.5)
 
 
 # The prior's scale below the data maximum (the data move the lower end) and above it.
-PRIORS = [pytest.param(dict(scale=1.0, shape=2.5), id="scale<max"),
-          pytest.param(dict(scale=4.0, shape=2.5), id="scale>max")]
+PRIORS = [
+    pytest.param(dict(scale=1.0, shape=2.5), id="scale<max"),
+    pytest.param(dict(scale=4.0, shape=2.5), id="scale>max"),
+]
 
 
 @pytest.fixture
@@ -42,8 +44,9 @@ def x(rng) -> np.ndarray:
 
 def _log_joint(theta: float, x: np.ndarray, scale: float, shape: float) -> float:
     """log prior + log likelihood from scipy.stats (-inf where theta < max(scale, max x))."""
-    return float(stats.pareto.logpdf(theta, shape, scale=scale)
-                 + stats.uniform.logpdf(x, 0.0, theta).sum())
+    return float(
+        stats.pareto.logpdf(theta, shape, scale=scale) + stats.uniform.logpdf(x, 0.0, theta).sum()
+    )
 
 
 def _integrate(log_f, split: float, weight=lambda t: 1.0, hi: float = np.inf) -> float:
@@ -63,7 +66,7 @@ def _integrate(log_f, split: float, weight=lambda t: 1.0, hi: float = np.inf) ->
 @pytest.mark.parametrize("prior", PRIORS)
 def test_posterior_matches_numerical_integration(x, prior):
     post = pu.posterior(x=x, **prior)
-    log_f = lambda t: _log_joint(t, x, **prior)  # noqa: E731
+    log_f = lambda t: _log_joint(t, x, **prior)
     lower = max(prior["scale"], x.max())
     z = _integrate(log_f, lower)
     mean = _integrate(log_f, lower, weight=lambda t: t) / z
@@ -105,8 +108,10 @@ def test_satisfies_protocol(x):
     assert post.is_gaussian is False
 
 
-@pytest.mark.parametrize(("shape", "mean_finite", "var_finite"),
-                         [(0.7, False, False), (1.0, False, False), (1.5, True, False), (2.0, True, False)])
+@pytest.mark.parametrize(
+    ("shape", "mean_finite", "var_finite"),
+    [(0.7, False, False), (1.0, False, False), (1.5, True, False), (2.0, True, False)],
+)
 def test_moments_that_do_not_exist_are_inf(shape, mean_finite, var_finite):
     post = pu.posterior(x=np.array([]), scale=1.0, shape=shape)
     pred = pu.solve(x=np.array([]), scale=1.0, shape=shape).predictive
@@ -122,7 +127,7 @@ def test_moments_that_do_not_exist_are_inf(shape, mean_finite, var_finite):
 
 @pytest.mark.parametrize("prior", PRIORS)
 def test_log_evidence_matches_quad(x, prior):
-    log_f = lambda t: _log_joint(t, x, **prior)  # noqa: E731
+    log_f = lambda t: _log_joint(t, x, **prior)
     lower = max(prior["scale"], float(x.max()))
     log_z = log_f(lower) + math.log(_integrate(log_f, lower))
     assert pu.solve(x=x, **prior).log_evidence == pytest.approx(log_z, rel=RTOL)
@@ -154,7 +159,9 @@ def test_logpdf_matches_scipy_and_broadcasts(x):
     pts = np.array([[m, 1.1 * m, 1.5 * m], [2 * m, 5 * m, 50 * m]])[..., None]  # shape (2, 3, 1)
     out = post.logpdf(pts)
     assert out.shape == (2, 3)
-    np.testing.assert_allclose(out, stats.pareto.logpdf(pts[..., 0], post.shape, scale=m), rtol=RTOL)
+    np.testing.assert_allclose(
+        out, stats.pareto.logpdf(pts[..., 0], post.shape, scale=m), rtol=RTOL
+    )
     assert post.logpdf(np.array([0.999 * m])) == -np.inf
 
 
@@ -176,7 +183,7 @@ def test_predictive_cdf_limits(pred):
 
 def test_predictive_density_integrates_to_one_and_matches_its_cdf(pred):
     m = pred.scale
-    f = lambda y: math.exp(float(pred.logpdf(y)))  # noqa: E731
+    f = lambda y: math.exp(float(pred.logpdf(y)))
     total = integrate.quad(f, 0.0, m, **QUAD)[0] + integrate.quad(f, m, np.inf, **QUAD)[0]
     assert total == pytest.approx(1.0, rel=RTOL)
     for y in (0.5 * m, m, 1.3 * m, 4 * m):
@@ -191,14 +198,14 @@ def test_predictive_density_matches_numerical_mixture(x, pred):
     m_n, k_n = max(PRIOR["scale"], float(x.max())), PRIOR["shape"] + x.size
     for y in (0.0, 0.4 * m_n, m_n, 1.2 * m_n, 3.0 * m_n):
         lo = max(m_n, y)  # both factors are positive only for theta >= max(m_n, y)
-        f = lambda t: stats.uniform.pdf(y, 0.0, t) * stats.pareto.pdf(t, k_n, scale=m_n)  # noqa: E731
+        f = lambda t: stats.uniform.pdf(y, 0.0, t) * stats.pareto.pdf(t, k_n, scale=m_n)
         ref = integrate.quad(f, lo, np.inf, **QUAD)[0]
         assert math.exp(float(pred.logpdf(y))) == pytest.approx(ref, rel=RTOL)
 
 
 def test_predictive_mean_and_variance_match_quad(pred):
     m = pred.scale
-    f = lambda y: math.exp(float(pred.logpdf(y)))  # noqa: E731
+    f = lambda y: math.exp(float(pred.logpdf(y)))
 
     def integral(g):
         return integrate.quad(g, 0.0, m, **QUAD)[0] + integrate.quad(g, m, np.inf, **QUAD)[0]

@@ -34,9 +34,15 @@ def imports(path: Path, known: dict[str, Path]) -> list[tuple[str, int]]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
-            found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "compare"]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                and node.module.split(".")[0] == "compare":
+            found += [
+                (a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "compare"
+            ]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] == "compare"
+        ):
             for a in node.names:
                 sub = f"{node.module}.{a.name}"
                 found.append((sub if sub in known else node.module, node.lineno))
@@ -56,10 +62,13 @@ def graph() -> dict[str, dict[str, int]]:
 
 
 def test_no_upward_import() -> None:
-    upward = [f"{m} (layer {LAYERS[layer(m)] if layer(m) < TOP else 'top'}) imports {t} "
-              f"(layer {LAYERS[layer(t)] if layer(t) < TOP else 'top'}) at line {line}"
-              for m, targets in graph().items() for t, line in targets.items()
-              if layer(t) > layer(m)]
+    upward = [
+        f"{m} (layer {LAYERS[layer(m)] if layer(m) < TOP else 'top'}) imports {t} "
+        f"(layer {LAYERS[layer(t)] if layer(t) < TOP else 'top'}) at line {line}"
+        for m, targets in graph().items()
+        for t, line in targets.items()
+        if layer(t) > layer(m)
+    ]
     assert not upward, "\n".join(upward)
 
 

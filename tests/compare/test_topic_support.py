@@ -40,8 +40,9 @@ def _declared(value: object, kind: type, what: str) -> State:
     if isinstance(value, Unsupported):
         assert value.reason.strip(), f"{what}: Unsupported with an empty reason"
         return value.reason
-    assert isinstance(value, kind), (f"{what}: expected a {kind.__name__} or "
-                                     f"Unsupported(reason), got {value!r}")
+    assert isinstance(value, kind), (
+        f"{what}: expected a {kind.__name__} or Unsupported(reason), got {value!r}"
+    )
     return None
 
 
@@ -75,7 +76,8 @@ def _planted(t: Topic) -> State:
         return _declared(t.planted, tuple, "Topic.planted")
     assert isinstance(t.planted, tuple) and t.planted, (
         "Topic.planted: expected a non-empty tuple of PlantedBug or Unsupported(reason), got "
-        f"{t.planted!r} (an empty tuple declares nothing)")
+        f"{t.planted!r} (an empty tuple declares nothing)"
+    )
     assert all(isinstance(b, PlantedBug) for b in t.planted), t.planted
     names = [b.name for b in t.planted]
     assert len(set(names)) == len(names), f"planted bugs named twice: {names}"
@@ -85,8 +87,9 @@ def _planted(t: Topic) -> State:
 def _sensitivity(t: Topic) -> State:
     if isinstance(t.sensitivity, Unsupported):
         return _declared(t.sensitivity, object, "Topic.sensitivity")
-    assert t.sensitivity is not None, ("Topic.sensitivity: expected a declaration or "
-                                       "Unsupported(reason), got None")
+    assert t.sensitivity is not None, (
+        "Topic.sensitivity: expected a declaration or Unsupported(reason), got None"
+    )
     return None
 
 
@@ -95,7 +98,8 @@ def _closed_form(t: Topic) -> State:
     if t.not_closed_form is None:
         return None
     assert isinstance(t.not_closed_form, str) and t.not_closed_form.strip(), (
-        f"Topic.not_closed_form: expected None or a reason, got {t.not_closed_form!r}")
+        f"Topic.not_closed_form: expected None or a reason, got {t.not_closed_form!r}"
+    )
     return t.not_closed_form
 
 
@@ -112,8 +116,10 @@ def _text_tables(t: Topic) -> State:
         return None
     if isinstance(t.text_table, Unsupported):
         return _declared(t.text_table, object, "Topic.text_table")
-    assert callable(t.text_table), ("Topic.text_table: a table topic gives a reader of text "
-                                    f"cells or Unsupported(reason), got {t.text_table!r}")
+    assert callable(t.text_table), (
+        "Topic.text_table: a table topic gives a reader of text "
+        f"cells or Unsupported(reason), got {t.text_table!r}"
+    )
     return None
 
 
@@ -154,22 +160,26 @@ def _check(topic: Topic, capability: str) -> State:
     try:
         return CAPABILITIES[capability](topic)
     except AssertionError as error:
-        pytest.fail(f"topic {topic.name!r}, capability {capability!r}: neither supported nor "
-                    f"declared Unsupported with a reason: {error}")
+        pytest.fail(
+            f"topic {topic.name!r}, capability {capability!r}: neither supported nor "
+            f"declared Unsupported with a reason: {error}"
+        )
 
 
 def test_a_missing_declaration_fails_naming_the_topic_and_the_capability():
     import dataclasses
 
     topic = next(iter(TOPICS.values()))
-    for capability, blank in (("planted bugs", {"planted": ()}),
-                              ("null calibration", {"calibration": None}),
-                              ("posteriordb export", {"not_closed_form": " "})):
-        with pytest.raises(pytest.fail.Exception,
-                           match=f"topic '{topic.name}', capability '{capability}'"):
+    for capability, blank in (
+        ("planted bugs", {"planted": ()}),
+        ("null calibration", {"calibration": None}),
+        ("posteriordb export", {"not_closed_form": " "}),
+    ):
+        with pytest.raises(
+            pytest.fail.Exception, match=f"topic '{topic.name}', capability '{capability}'"
+        ):
             _check(dataclasses.replace(topic, **blank), capability)
-    reason = _check(dataclasses.replace(topic, planted=Unsupported("no variance")),
-                    "planted bugs")
+    reason = _check(dataclasses.replace(topic, planted=Unsupported("no variance")), "planted bugs")
     assert reason == "no variance"
 
 
@@ -191,9 +201,13 @@ def _string_constants(path: Path) -> list[tuple[int, str]]:
             first = node.body[0] if node.body else None
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 docstrings.add(id(first.value))
-    return [(node.lineno, node.value) for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and id(node) not in docstrings]
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
 
 
 BUILTIN = tuple(t.name for t in all_topics() if t.name.replace("-", "_") in CATALOGUE)
@@ -204,13 +218,18 @@ def _named(path: Path, relative: str | None = None) -> list[str]:
     """Where ``path`` (at ``relative`` in the repository) names a builtin topic it is
     not the module of."""
     relative = relative or path.relative_to(ROOT).as_posix()
-    return [f"{relative}:{line}: {value!r}" for line, value in _string_constants(path)
-            if value in BUILTIN and relative not in (
-                f"compare/topics/{value.replace('-', '_')}.py", "compare/topics/catalogue.py")]
+    return [
+        f"{relative}:{line}: {value!r}"
+        for line, value in _string_constants(path)
+        if value in BUILTIN
+        and relative
+        not in (f"compare/topics/{value.replace('-', '_')}.py", "compare/topics/catalogue.py")
+    ]
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(p, id=p.relative_to(ROOT).as_posix()) for p in MODULES])
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, id=p.relative_to(ROOT).as_posix()) for p in MODULES]
+)
 def test_no_module_names_a_topic(path):
     """A topic's name as a string constant outside its module means a study or an
     output decides by name (``topic.name == ...``, a dict keyed by names) instead
@@ -224,8 +243,10 @@ def test_the_name_check_sees_a_planted_name(tmp_path):
     a docstring mentioning one is not, and a topic's own module may name itself."""
     first, last = BUILTIN[0], BUILTIN[-1]
     fake = tmp_path / "probe.py"
-    fake.write_text(f'"""Mentions {first} in a docstring."""\n'
-                    f'def skip(topic):\n    """{first} again."""\n'
-                    f'    return topic.name == "{last}"\n')
+    fake.write_text(
+        f'"""Mentions {first} in a docstring."""\n'
+        f'def skip(topic):\n    """{first} again."""\n'
+        f'    return topic.name == "{last}"\n'
+    )
     assert len(_named(fake, "compare/studies/probe.py")) == 1
     assert _named(fake, f"compare/topics/{last.replace('-', '_')}.py") == []

@@ -27,8 +27,9 @@ def x(rng) -> np.ndarray:
 
 def _model(x: np.ndarray, shape: float, rate: float) -> pm.Model:
     model = m_eg.build_model(n_obs=x.size)
-    pm.set_data(m_eg.model_data(x=x, shape=shape, rate=rate), model=model,
-                coords={"obs": np.arange(x.size)})
+    pm.set_data(
+        m_eg.model_data(x=x, shape=shape, rate=rate), model=model, coords={"obs": np.arange(x.size)}
+    )
     return model
 
 

@@ -34,12 +34,14 @@ def test_pymc_gp_is_the_exact_gp(kernel, rng):
     table = _table(rng)
     x_test = rng.uniform(0.0, 5.0, size=(3, 2))
     model = m_gp.build_model(kernel=kernel, input_dim=2, n_test=3)
-    pm.set_data(m_gp.model_data(x=table.x, y=table.y, x_test=x_test, **HYPER), model=model,
-                coords={"obs": np.arange(table.n)})
+    pm.set_data(
+        m_gp.model_data(x=table.x, y=table.y, x_test=x_test, **HYPER),
+        model=model,
+        coords={"obs": np.arange(table.n)},
+    )
     mu, cov = model["f"].owner.inputs[-2:]
     loglik = model.logp(vars=[model["y_obs"]], jacobian=False)
-    got_mu, got_cov, got_loglik = pytensor.function([], [mu, cov, loglik],
-                                                    mode="FAST_COMPILE")()
+    got_mu, got_cov, got_loglik = pytensor.function([], [mu, cov, loglik], mode="FAST_COMPILE")()
     ans = agp.solve(x=table.x, y=table.y, x_test=x_test, kernel=kernel, **HYPER)
     np.testing.assert_allclose(got_mu, ans.posterior.mean, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(got_cov, ans.posterior.cov, rtol=1e-8, atol=1e-8)
@@ -55,13 +57,12 @@ def test_hyperparameter_model_is_lognormal_priors_times_the_evidence(rng):
     table = _table(rng, n=15, p=1)
     medians = {"lengthscale": 1.0, "signal_sd": 2.0, "noise_sd": 0.5}
     log_sds = {"lengthscale": 0.5, "signal_sd": 0.7, "noise_sd": 0.3}
-    model = m_gp.build_hyper_model(kernel="matern32", x=table.x, y=table.y, medians=medians,
-                                   log_sds=log_sds, jitter=1e-8)
+    model = m_gp.build_hyper_model(
+        kernel="matern32", x=table.x, y=table.y, medians=medians, log_sds=log_sds, jitter=1e-8
+    )
     logp = model.compile_logp(jacobian=False, mode="FAST_COMPILE")
     point = {"lengthscale": 1.4, "signal_sd": 0.8, "noise_sd": 0.35}
     got = logp({f"{k}_log__": np.log(v) for k, v in point.items()})
     prior = sum(stats.lognorm(log_sds[k], scale=medians[k]).logpdf(v) for k, v in point.items())
-    lml = agp.log_marginal_likelihood(x=table.x, y=table.y, kernel="matern32", jitter=1e-8,
-                                      **point)
+    lml = agp.log_marginal_likelihood(x=table.x, y=table.y, kernel="matern32", jitter=1e-8, **point)
     assert float(got) == pytest.approx(prior + lml, rel=1e-8)
-

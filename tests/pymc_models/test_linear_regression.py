@@ -27,10 +27,18 @@ def test_sufficient_statistics_likelihood_equals_the_plain_one(rng):
     suff = m_lr.build_model(n_features=4, n_grid=design.grid_phi.shape[0])
     pm.set_data(m_lr.model_data(**regression.suff_data(design), **hyper), model=suff)
     plain = m_lr.build_plain_model(n_features=4, n_obs=table.n, n_grid=design.grid_phi.shape[0])
-    pm.set_data({"phi": design.phi, "y": design.y, "phi_grid": design.grid_phi,
-                 "hp_prior_mean": 0.1, "hp_prior_sd": 2.0, "hp_noise_sd": 0.3}, model=plain,
-                coords={"obs": np.arange(table.n)})
+    pm.set_data(
+        {
+            "phi": design.phi,
+            "y": design.y,
+            "phi_grid": design.grid_phi,
+            "hp_prior_mean": 0.1,
+            "hp_prior_sd": 2.0,
+            "hp_noise_sd": 0.3,
+        },
+        model=plain,
+        coords={"obs": np.arange(table.n)},
+    )
     f_suff, f_plain = suff.compile_logp(), plain.compile_logp()
     for w in rng.normal(0, 2, size=(5, 4)):
         assert f_suff({"w": w}) == pytest.approx(f_plain({"w": w}), rel=1e-10)
-

@@ -53,9 +53,9 @@ TOPICS = all_topics()
 #: Topics whose PyMC free variables are not the exact posterior's parameters, and why.
 NOT_ONE_TO_ONE = {
     "bayes-optimal": "the model's free variables are the hypothesis' discrete digits (sampled "
-                     "by step methods) and its compared parameters a Deterministic of them; "
-                     "there is no density over the exact parameters (its evidence is checked "
-                     "by summing the digits in tests/compare/outputs/test_export.py)",
+    "by step methods) and its compared parameters a Deterministic of them; "
+    "there is no density over the exact parameters (its evidence is checked "
+    "by summing the digits in tests/compare/outputs/test_export.py)",
 }
 
 #: Draws from the exact posterior at which the densities are compared.
@@ -67,8 +67,11 @@ RTOL = 1e-8
 def _cases() -> list[Any]:
     cases = []
     for t in TOPICS:
-        marks = ([pytest.mark.skip(reason=f"{t.name}: {NOT_ONE_TO_ONE[t.name]}")]
-                 if t.name in NOT_ONE_TO_ONE else [])
+        marks = (
+            [pytest.mark.skip(reason=f"{t.name}: {NOT_ONE_TO_ONE[t.name]}")]
+            if t.name in NOT_ONE_TO_ONE
+            else []
+        )
         cases.append(pytest.param(t, id=t.name, marks=marks))
     return cases
 
@@ -97,9 +100,11 @@ def _value_point(model: pm.Model, topic: Topic, theta: np.ndarray) -> dict[str, 
     constrained, start = {}, 0
     for v in topic.variables:
         size = int(np.prod(shapes[v])) if shapes[v] else 1
-        constrained[v] = theta[start:start + size].reshape(shapes[v])
+        constrained[v] = theta[start : start + size].reshape(shapes[v])
         start += size
-    assert start == theta.size, f"{topic.variables} flatten to {start} values, theta has {theta.size}"
+    assert start == theta.size, (
+        f"{topic.variables} flatten to {start} values, theta has {theta.size}"
+    )
     point = {}
     for rv in model.free_RVs:
         transform = model.rvs_to_transforms[rv]
@@ -116,7 +121,8 @@ def _differences(model: pm.Model, topic: Topic, exact: Any, rng) -> tuple[np.nda
     free = sorted(rv.name for rv in model.free_RVs)
     assert free == sorted(topic.variables), (
         f"{topic.name}: the model's free variables {free} are not the compared variables "
-        f"{sorted(topic.variables)}; declare the topic in NOT_ONE_TO_ONE with the reason")
+        f"{sorted(topic.variables)}; declare the topic in NOT_ONE_TO_ONE with the reason"
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # Python-mode graph: compiled in ~1 s where C mode took ~50 s for the Wishart models.
@@ -139,7 +145,8 @@ def test_model_log_density_is_the_exact_one_up_to_a_constant(topic, rng):
     spread = float(np.ptp(diffs))
     assert spread <= RTOL * size, (
         f"{topic.name}: log p_model - log p_exact varies by {spread:.3g} over exact draws "
-        f"(allowed {RTOL * size:.3g}): {diffs}")
+        f"(allowed {RTOL * size:.3g}): {diffs}"
+    )
 
 
 @pytest.mark.parametrize("topic", _cases())

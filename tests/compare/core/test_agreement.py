@@ -55,8 +55,9 @@ def test_iid_null_is_calibrated(name, rng):
     posterior; the rate check fails by chance with probability <= 0.13%
     when the realised rate equals alpha (Bonferroni makes it smaller).
     """
-    study = iid_null(POSTERIORS[name], replications=REPLICATIONS, chains=CHAINS,
-                     draws=DRAWS, rng=rng)
+    study = iid_null(
+        POSTERIORS[name], replications=REPLICATIONS, chains=CHAINS, draws=DRAWS, rng=rng
+    )
     m = len(study.names)
     ks = np.array([stats.kstest(study.z[:, j], "norm").pvalue for j in range(m)])
     assert ks.min() * m > 1e-5, dict(zip(study.names, ks.round(6)))
@@ -83,13 +84,16 @@ def test_quantities_follow_the_moments_that_exist():
     assert "mean:p[c]" not in names["dirichlet"] and "q50:p[c]" in names["dirichlet"]
 
 
-@pytest.mark.parametrize("name, wrong", [
-    ("normal", nkv.NormalPosterior(loc=0.3, sd=0.7 * 1.1)),            # sd 10% too wide
-    ("normal", nkv.NormalPosterior(loc=0.3 + 0.7 * 0.1, sd=0.7)),      # mean off by 0.1 sd
-    ("beta", bb.BetaPosterior(3.5 * 1.1, 12.0)),
-    ("nig", nig.NIGPosterior(mu=0.4, kappa=8.0, alpha=9.5, beta=6.0 * 1.1)),
-    ("dirichlet", dc.DirichletPosterior(np.array([3.0, 5.5, 9.0]) * 1.2, ("a", "b", "c"))),
-])
+@pytest.mark.parametrize(
+    "name, wrong",
+    [
+        ("normal", nkv.NormalPosterior(loc=0.3, sd=0.7 * 1.1)),  # sd 10% too wide
+        ("normal", nkv.NormalPosterior(loc=0.3 + 0.7 * 0.1, sd=0.7)),  # mean off by 0.1 sd
+        ("beta", bb.BetaPosterior(3.5 * 1.1, 12.0)),
+        ("nig", nig.NIGPosterior(mu=0.4, kappa=8.0, alpha=9.5, beta=6.0 * 1.1)),
+        ("dirichlet", dc.DirichletPosterior(np.array([3.0, 5.5, 9.0]) * 1.2, ("a", "b", "c"))),
+    ],
+)
 def test_draws_from_a_wrong_posterior_are_caught(name, wrong, rng):
     """Power with iid draws: 40 replications at the default alpha, all caught.
 
@@ -148,7 +152,9 @@ def test_one_free_coordinate_without_a_marginal_uses_exact_draws():
     n_ref = 200_000
     var_sq, var_prod = _square_null_variances(post, n_ref, 7)
     exact = float(beta.marginal(0).stats(moments="k")) + 2.0
-    u = (beta.sample(np.random.default_rng(8), n_ref)[:, 0] - beta.mean[0]) / np.sqrt(beta.cov[0, 0])
+    u = (beta.sample(np.random.default_rng(8), n_ref)[:, 0] - beta.mean[0]) / np.sqrt(
+        beta.cov[0, 0]
+    )
     se = np.std((u * u - 1.0) ** 2) / np.sqrt(n_ref)
     assert var_prod.size == 0 and abs(var_sq[0] - exact) < 5 * se
     draws = beta.sample(np.random.default_rng(9), 2000).reshape(2, 1000, 1)

@@ -29,7 +29,7 @@ def test_labels_keep_text_and_reject_missing(tmp_path):
     path.write_text("c\nred\n blue \n")
     assert list(parse_column(read_column(path, None), "labels")) == ["red", "blue"]
     path.write_text("c\nred\nNA\n")
-    with pytest.raises(InputError, match="line 3.*missing label"):
+    with pytest.raises(InputError, match=r"line 3.*missing label"):
         parse_column(read_column(path, None), "labels")
 
 
@@ -38,14 +38,17 @@ def test_natural_sort():
     assert natural_sort(["b", "a", "10"]) == ["10", "a", "b"]
 
 
-@pytest.mark.parametrize("values, kind, word", [
-    ([0.0, 2.0], "binary", "not 0 or 1"),
-    ([1.0, 0.5], "counts", "not a count"),
-    ([1.0, -0.5], "nonnegative", "negative"),
-    ([1.0, np.nan], "reals", "not a finite number"),
-    ([], "reals", "no observations"),
-    ([[1.0]], "reals", "one column"),
-])
+@pytest.mark.parametrize(
+    "values, kind, word",
+    [
+        ([0.0, 2.0], "binary", "not 0 or 1"),
+        ([1.0, 0.5], "counts", "not a count"),
+        ([1.0, -0.5], "nonnegative", "negative"),
+        ([1.0, np.nan], "reals", "not a finite number"),
+        ([], "reals", "no observations"),
+        ([[1.0]], "reals", "one column"),
+    ],
+)
 def test_array_checks(values, kind, word):
     with pytest.raises(InputError, match=word):
         check_array(np.array(values), kind, "data")

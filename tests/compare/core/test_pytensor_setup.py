@@ -58,9 +58,25 @@ def test_sampling_command_stderr_has_no_pytensor_warning(tmp_path):
         NUMBA_CACHE_DIR=str(tmp_path / "numba"),
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "compare.interfaces.cli", "run", "beta-binomial",
-         "--draws", "100", "--chains", "2", "--out", str(tmp_path / "run")],
-        check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "compare.interfaces.cli",
+            "run",
+            "beta-binomial",
+            "--draws",
+            "100",
+            "--chains",
+            "2",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode in (0, 2), proc.stderr  # 100 draws may be inconclusive
     for word in ("BLAS", "PyTensor", "pytensor", "Warning", "warnings.warn"):
@@ -71,9 +87,17 @@ def test_sampling_command_stderr_has_no_pytensor_warning(tmp_path):
 def test_planted_warning_is_seen(tmp_path):
     """Power of the stderr check: with the setting undone, the warning appears."""
     env = dict(os.environ)
-    env.update(PYTENSORRC=str(tmp_path / "no.rc"),
-               PYTENSOR_FLAGS=f"compiledir={tmp_path / 'pytensor'}")
+    env.update(
+        PYTENSORRC=str(tmp_path / "no.rc"), PYTENSOR_FLAGS=f"compiledir={tmp_path / 'pytensor'}"
+    )
     code = "import pytensor; pytensor.config.blas__ldflags\n"  # the first read warns
-    proc = subprocess.run([sys.executable, "-c", code], check=False, cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "could not link to a BLAS" in proc.stderr

@@ -13,8 +13,8 @@ import analytic.pareto_uniform as pu
 from compare.core.defaults import DEFAULT, Settings
 from compare.core.files import atomic_write
 from compare.core.files import clean as _clean
-from compare.outputs.document import summary_markdown
 from compare.core.runner import Check, decide, map_check
+from compare.outputs.document import summary_markdown
 
 
 def _checks(**passed):
@@ -64,8 +64,14 @@ def test_settings_validate():
 
 
 def test_clean_makes_json_safe():
-    doc = _clean({"a": np.array([1.0, np.inf]), "b": np.float64(np.nan), "c": (np.int64(2),),
-                  "d": np.bool_(True)})
+    doc = _clean(
+        {
+            "a": np.array([1.0, np.inf]),
+            "b": np.float64(np.nan),
+            "c": (np.int64(2),),
+            "d": np.bool_(True),
+        }
+    )
     assert doc == {"a": [1.0, None], "b": None, "c": [2], "d": True}
     json.dumps(doc, allow_nan=False)
 
@@ -81,17 +87,23 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path):
 
 
 def test_summary_has_a_row_per_run():
-    doc = {"topic": "t", "verdict": "agree", "decided_by": "agreement",
-           "data": {"source": "builtin:x", "n": 3},
-           "checks": [{"name": "rhat", "statistic": 1.001}, {"name": "agreement",
-                                                             "statistic": 1.2, "threshold": 4.3},
-                      {"name": "map", "statistic": 1e-9}],
-           "mcmc": {"ess_bulk": [900.0], "ess_tail": [800.0], "divergences": 0},
-           "timings": {"total": 0.2},
-           "settings": {"chains": 4, "draws": 10, "tune": 5, "seed": 1, "alpha": 1e-4},
-           "versions": {"pymc": "6"}}
+    doc = {
+        "topic": "t",
+        "verdict": "agree",
+        "decided_by": "agreement",
+        "data": {"source": "builtin:x", "n": 3},
+        "checks": [
+            {"name": "rhat", "statistic": 1.001},
+            {"name": "agreement", "statistic": 1.2, "threshold": 4.3},
+            {"name": "map", "statistic": 1e-9},
+        ],
+        "mcmc": {"ess_bulk": [900.0], "ess_tail": [800.0], "divergences": 0},
+        "timings": {"total": 0.2},
+        "settings": {"chains": 4, "draws": 10, "tune": 5, "seed": 1, "alpha": 1e-4},
+        "versions": {"pymc": "6"},
+    }
     text = summary_markdown([doc, {**doc, "topic": "u"}])
-    rows = [line for line in text.splitlines() if line.startswith("| t ") or line.startswith("| u ")]
+    rows = [line for line in text.splitlines() if line.startswith(("| t ", "| u "))]
     assert len(rows) == 2 and "| 800 |" in rows[0] and "**agree**" in rows[0]
 
 

@@ -15,9 +15,9 @@ import pytest
 
 from compare.core.checks import CONVERGED, DIVERGENT, MODES, SHORT, diagnose
 from compare.core.defaults import DEFAULT, Settings
-from compare.topics.gaussian_mixture import _convergence
-from compare.topics import get_topic
 from compare.core.runner import extension_seed, next_draws, run
+from compare.topics import get_topic
+from compare.topics.gaussian_mixture import _convergence
 
 
 def _ar1(rng, *, phi, chains=4, draws=500, dims=10):
@@ -119,8 +119,13 @@ def test_a_run_far_too_short_is_extended_until_the_gate_holds(test_settings):
     topic = get_topic("beta-binomial")
     ds = topic.builtin[0]
     settings = dataclasses.replace(test_settings, draws=30, tune=300, max_extensions=3)
-    result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=settings,
-                 source=f"builtin:{ds.name}")
+    result = run(
+        topic,
+        data=ds.load(),
+        hyper=topic.hyper(dataset=ds),
+        settings=settings,
+        source=f"builtin:{ds.name}",
+    )
     ext = result.extra.sections["extension"]
     first, last = ext["samplings"][0], ext["samplings"][-1]
     assert first["draws"] == 30 and first["min_ess"] < settings.ess_min
@@ -139,12 +144,20 @@ def test_a_run_capped_too_low_stays_inconclusive_and_says_why(test_settings, cap
     topic = get_topic("beta-binomial")
     ds = topic.builtin[0]
     settings = dataclasses.replace(test_settings, draws=30, tune=300, **cap)
-    result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=settings,
-                 source=f"builtin:{ds.name}")
+    result = run(
+        topic,
+        data=ds.load(),
+        hyper=topic.hyper(dataset=ds),
+        settings=settings,
+        source=f"builtin:{ds.name}",
+    )
     assert result.verdict == "inconclusive"
     assert result.decided_by in ("rhat", "ess_bulk", "ess_tail")
     assert result.extra.sections["extension"]["extensions"] == 0
     decider = next(c for c in result.checks if c.name == result.decided_by)
     assert "too few effective draws" in decider.note
-    assert ("extension off" in decider.note) if "max_extensions" in cap else \
-        ("the cap" in decider.note)
+    assert (
+        ("extension off" in decider.note)
+        if "max_extensions" in cap
+        else ("the cap" in decider.note)
+    )

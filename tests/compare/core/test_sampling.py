@@ -9,17 +9,20 @@ import pymc as pm
 import pytest
 import xarray as xr
 
-from compare.topics import get_topic
 from compare.core.sampling import MapFinder, posterior_array
+from compare.topics import get_topic
 
 pytestmark = pytest.mark.mcmc
 
 
-@pytest.mark.parametrize("name, dataset", [
-    ("normal-inverse-gamma", "newcomb"),
-    ("dirichlet-categorical", "hair-colour"),
-    ("gamma-poisson", "discoveries"),
-])
+@pytest.mark.parametrize(
+    "name, dataset",
+    [
+        ("normal-inverse-gamma", "newcomb"),
+        ("dirichlet-categorical", "hair-colour"),
+        ("gamma-poisson", "discoveries"),
+    ],
+)
 def test_map_finder_equals_pm_find_map(name, dataset):
     """Same objective and optimiser as pm.find_MAP, compiled once: same optimum."""
     topic = get_topic(name)
@@ -47,8 +50,9 @@ def test_map_finder_follows_new_data_without_recompiling():
         x = np.linspace(-1, 1, 7) + shift
         pm.set_data(topic.model_data(x=x, **hyper), model=model, coords={"obs": np.arange(7)})
         finder = finder or MapFinder(model, topic.variables)
-        np.testing.assert_allclose(finder.find(), topic.solve(x=x, **hyper).posterior.mode,
-                                   rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(
+            finder.find(), topic.solve(x=x, **hyper).posterior.mode, rtol=1e-8, atol=1e-8
+        )
 
 
 def test_map_finder_restarts_when_the_iterations_run_out(monkeypatch):
@@ -73,8 +77,12 @@ def test_map_finder_restarts_when_the_iterations_run_out(monkeypatch):
 
 
 def test_posterior_array_flattens_in_c_order():
-    ds = xr.Dataset({"a": (("chain", "draw"), np.zeros((2, 3))),
-                     "p": (("chain", "draw", "k"), np.arange(18.0).reshape(2, 3, 3))})
+    ds = xr.Dataset(
+        {
+            "a": (("chain", "draw"), np.zeros((2, 3))),
+            "p": (("chain", "draw", "k"), np.arange(18.0).reshape(2, 3, 3)),
+        }
+    )
     arr = posterior_array(ds, ("a", "p"))
     assert arr.shape == (2, 3, 4)
     np.testing.assert_array_equal(arr[1, 2], [0.0, 15.0, 16.0, 17.0])

@@ -15,29 +15,40 @@ def _run(checks, *, d=2, agreement_alpha=5e-05, settings_alpha=1e-04, flagged=()
     quantities = tuple(SimpleNamespace(name=f"q{i}") for i in range(7))
     agreement = SimpleNamespace(quantities=quantities, alpha=agreement_alpha, flagged=flagged)
     return SimpleNamespace(
-        checks=tuple(checks), agreement=agreement, parameters=tuple(f"p{i}" for i in range(d)),
+        checks=tuple(checks),
+        agreement=agreement,
+        parameters=tuple(f"p{i}" for i in range(d)),
         settings=SimpleNamespace(alpha=settings_alpha),
         mcmc=SimpleNamespace(map=np.arange(d, dtype=float)),
-        exact=SimpleNamespace(posterior=SimpleNamespace(mode=np.arange(d, dtype=float))))
+        exact=SimpleNamespace(posterior=SimpleNamespace(mode=np.arange(d, dtype=float))),
+    )
 
 
 def test_each_check_has_its_line():
-    run = _run([Check("rhat", 1.0014, 1.01, True), Check("ess_bulk", 7375.2, 400.0, True),
-                Check("divergences", 0, 0.5, True), Check("agreement", 1.28, 4.44, True),
-                Check("evidence", 0.0936, 0.5, True, "|exact - SMC|")])
+    run = _run(
+        [
+            Check("rhat", 1.0014, 1.01, True),
+            Check("ess_bulk", 7375.2, 400.0, True),
+            Check("divergences", 0, 0.5, True),
+            Check("agreement", 1.28, 4.44, True),
+            Check("evidence", 0.0936, 0.5, True, "|exact - SMC|"),
+        ]
+    )
     assert check_lines(run) == [
         "checks:",
         "  ok   rhat         1.0014 < 1.01 (worst rank-normalised split R-hat)",
         "  ok   ess_bulk     7375 > 400 (smallest over parameters)",
         "  ok   divergences  0 divergent transitions",
         "  ok   agreement    max |z| 1.28 <= 4.44 (Bonferroni over 7 quantities, alpha=5e-05)",
-        "  ok   evidence     0.0936 vs threshold 0.5 (|exact - SMC|)"]
+        "  ok   evidence     0.0936 vs threshold 0.5 (|exact - SMC|)",
+    ]
 
 
 def test_agreement_line_states_the_alpha_the_test_used():
     """Not the run's alpha: the runner splits it over the topic's extra tests."""
-    line = check_lines(_run([Check("agreement", 1.0, 4.6, True)], agreement_alpha=5e-05,
-                            settings_alpha=1e-04))[1]
+    line = check_lines(
+        _run([Check("agreement", 1.0, 4.6, True)], agreement_alpha=5e-05, settings_alpha=1e-04)
+    )[1]
     assert line.endswith("alpha=5e-05)")
 
 

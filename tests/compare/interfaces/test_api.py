@@ -47,8 +47,9 @@ def user_model():
 
 @pytest.fixture(scope="module")
 def agreeing(user_model, test_alpha):
-    return compare.check(user_model, _exact_normal_mean(Y), var_names=["mu"], draws=1000,
-                         alpha=test_alpha)
+    return compare.check(
+        user_model, _exact_normal_mean(Y), var_names=["mu"], draws=1000, alpha=test_alpha
+    )
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +80,9 @@ def test_user_model_agrees_with_its_closed_form(agreeing):
 def test_a_user_model_too_short_is_extended_as_a_topic_is(user_model, test_alpha):
     """4 x 30 draws (ESS < 400 whatever the sampler): compare.check draws more, as
     compare.core.runner.run does for a built-in topic, and says so in its document."""
-    result = compare.check(user_model, _exact_normal_mean(Y), var_names=["mu"], draws=30,
-                           alpha=test_alpha)
+    result = compare.check(
+        user_model, _exact_normal_mean(Y), var_names=["mu"], draws=30, alpha=test_alpha
+    )
     doc = result.to_dict()
     ext = doc["extension"]
     assert ext["extensions"] >= 1 and ext["draws_final"] > 30, ext
@@ -98,9 +100,22 @@ def test_planted_bug_is_caught_as_the_cli_would(planted_bug):
 
 
 #: The run document's top-level keys (README, "The command line": a public contract).
-DOCUMENT_KEYS = {"topic", "verdict", "decided_by", "parameters", "exact", "mcmc", "checks",
-                 "quantities", "settings", "data", "hyperparameters", "timings", "versions",
-                 "extension"}  # how the run was extended (issue 15); every sampled run has it
+DOCUMENT_KEYS = {
+    "topic",
+    "verdict",
+    "decided_by",
+    "parameters",
+    "exact",
+    "mcmc",
+    "checks",
+    "quantities",
+    "settings",
+    "data",
+    "hyperparameters",
+    "timings",
+    "versions",
+    "extension",
+}  # how the run was extended (issue 15); every sampled run has it
 
 
 @pytest.mark.mcmc
@@ -110,13 +125,19 @@ def test_same_document_and_exact_side_as_the_builtin_topic(agreeing):
 
     doc = json.loads(agreeing.to_json())
     assert set(doc) == DOCUMENT_KEYS
-    assert {"mean", "cov", "sd", "map", "mle", "marginals", "log_evidence",
-            "quantiles"} <= set(doc["exact"])
-    assert [c["name"] for c in doc["checks"]] == ["rhat", "ess_bulk", "ess_tail", "divergences",
-                                                  "agreement", "map"]
+    assert {"mean", "cov", "sd", "map", "mle", "marginals", "log_evidence", "quantiles"} <= set(
+        doc["exact"]
+    )
+    assert [c["name"] for c in doc["checks"]] == [
+        "rhat",
+        "ess_bulk",
+        "ess_tail",
+        "divergences",
+        "agreement",
+        "map",
+    ]
     topic = get_topic("normal-known-variance")
-    post = topic.solve(x=Y, prior_mean=PRIOR_MEAN, prior_sd=PRIOR_SD,
-                       noise_sd=NOISE_SD).posterior
+    post = topic.solve(x=Y, prior_mean=PRIOR_MEAN, prior_sd=PRIOR_SD, noise_sd=NOISE_SD).posterior
     np.testing.assert_allclose(doc["exact"]["mean"], post.mean, rtol=1e-12)
     np.testing.assert_allclose(doc["exact"]["cov"], post.cov, rtol=1e-12)
     assert doc["exact"]["marginals"][0]["family"] == "norm"
@@ -144,9 +165,13 @@ def _dirichlet_exact() -> compare.Exact:
     dist = stats.dirichlet(alpha)
     a0 = alpha.sum()
     return compare.Exact(
-        mean=dist.mean(), cov=dist.cov(), free=[0, 1], parameters=["p[a]", "p[b]", "p[c]"],
+        mean=dist.mean(),
+        cov=dist.cov(),
+        free=[0, 1],
+        parameters=["p[a]", "p[b]", "p[c]"],
         marginals=[stats.beta(a, a0 - a) for a in alpha],
-        sample=lambda rng, size: rng.dirichlet(alpha, size=size))
+        sample=lambda rng, size: rng.dirichlet(alpha, size=size),
+    )
 
 
 @pytest.mark.verdict
@@ -154,8 +179,11 @@ def _dirichlet_exact() -> compare.Exact:
 def test_iid_exact_draws_agree(kind, rng, test_alpha):
     if kind == "gaussian":
         exact = compare.Exact(mean=[1.0, -2.0], cov=[[1.0, 0.6], [0.6, 2.0]], gaussian=True)
-        draws = stats.multivariate_normal(exact.mean, exact.cov).rvs(
-            size=4000, random_state=rng).reshape(4, 1000, 2)
+        draws = (
+            stats.multivariate_normal(exact.mean, exact.cov)
+            .rvs(size=4000, random_state=rng)
+            .reshape(4, 1000, 2)
+        )
     else:
         exact = _dirichlet_exact()
         draws = rng.dirichlet([3.0, 4.0, 5.0], size=4000).reshape(4, 1000, 3)
@@ -178,10 +206,12 @@ def test_shifted_draws_disagree(rng):
 def test_datatree_draws_and_a_sampler_only_exact(rng, test_alpha):
     """An ArviZ DataTree, one variable with a vector dim; exact given by a sampler alone."""
     draws = rng.gamma(5.0, 0.5, size=(4, 1000, 1))
-    tree = xr.DataTree.from_dict({"/posterior": xr.Dataset(
-        {"rate": (("chain", "draw", "k"), draws)})})
-    exact = compare.Exact(mean=[2.5], cov=[[1.25]],
-                          sample=lambda g, size: g.gamma(5.0, 0.5, size=(size, 1)))
+    tree = xr.DataTree.from_dict(
+        {"/posterior": xr.Dataset({"rate": (("chain", "draw", "k"), draws)})}
+    )
+    exact = compare.Exact(
+        mean=[2.5], cov=[[1.25]], sample=lambda g, size: g.gamma(5.0, 0.5, size=(size, 1))
+    )
     result = compare.check_draws(tree, exact, alpha=test_alpha)
     assert result.parameters == ("rate[0]",)
     assert {"mean:rate[0]", "var:rate[0]", "q50:rate[0]"} <= {q.name for q in result.quantities}
@@ -198,17 +228,26 @@ def test_mean_and_cov_alone_test_means_only():
 
 
 # --- bad input: one clear message naming the parameter, the value and the fix ----------
-@pytest.mark.parametrize("kwargs, words", [
-    ({"mean": [0, 0], "cov": [[1, 0.5], [0.2, 1]]}, ["not symmetric", "cov[0, 1] = 0.5",
-                                                      "(cov + cov.T) / 2"]),
-    ({"mean": [0, 0], "cov": [[1, 2], [2, 1]]}, ["not positive definite", "eigenvalue -1",
-                                                  "correlations in (-1, 1)"]),
-    ({"mean": [0, 0], "cov": [[1.0]]}, ["exact.cov has shape (1, 1)", "(2, 2)"]),
-    ({"mean": [0, np.nan], "cov": np.eye(2)}, ["exact.mean[1] is nan", "finite"]),
-    ({"mean": [0], "cov": [[1]], "parameters": ["a", "b"]}, ["2 names", "1 entries"]),
-    ({"mean": [0], "cov": [[1]], "marginals": ["beta"]}, ["exact.marginals[0]",
-                                                          "scipy.stats.beta(12, 8)"]),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (
+            {"mean": [0, 0], "cov": [[1, 0.5], [0.2, 1]]},
+            ["not symmetric", "cov[0, 1] = 0.5", "(cov + cov.T) / 2"],
+        ),
+        (
+            {"mean": [0, 0], "cov": [[1, 2], [2, 1]]},
+            ["not positive definite", "eigenvalue -1", "correlations in (-1, 1)"],
+        ),
+        ({"mean": [0, 0], "cov": [[1.0]]}, ["exact.cov has shape (1, 1)", "(2, 2)"]),
+        ({"mean": [0, np.nan], "cov": np.eye(2)}, ["exact.mean[1] is nan", "finite"]),
+        ({"mean": [0], "cov": [[1]], "parameters": ["a", "b"]}, ["2 names", "1 entries"]),
+        (
+            {"mean": [0], "cov": [[1]], "marginals": ["beta"]},
+            ["exact.marginals[0]", "scipy.stats.beta(12, 8)"],
+        ),
+    ],
+)
 def test_bad_exact(kwargs, words):
     with pytest.raises(InputError) as err:
         compare.Exact(**kwargs)
@@ -219,11 +258,17 @@ def test_bad_exact(kwargs, words):
 
 def test_dimension_mismatch_names_the_variables(user_model):
     exact = compare.Exact(mean=[0.0, 1.0], cov=np.eye(2))
-    with pytest.raises(InputError, match=r"var_names \['mu'\] give 1 values per draw "
-                                         r"\(mu: 1\) but exact.mean has 2"):
+    with pytest.raises(
+        InputError,
+        match=r"var_names \['mu'\] give 1 values per draw "
+        r"\(mu: 1\) but exact.mean has 2",
+    ):
         compare.check(user_model, exact, var_names=["mu"])
-    with pytest.raises(InputError, match=r"no variable\(s\) \['sigma'\]; its free variables "
-                                         r"are \['mu'\]"):
+    with pytest.raises(
+        InputError,
+        match=r"no variable\(s\) \['sigma'\]; its free variables "
+        r"are \['mu'\]",
+    ):
         compare.check(user_model, _exact_normal_mean(Y), var_names=["sigma"])
 
 
@@ -242,8 +287,11 @@ def test_bad_sampler_and_settings(user_model):
         compare.check(user_model, exact, var_names=["mu"])
     with pytest.raises(InputError, match="draws must be an integer >= 1, got 0"):
         compare.check(user_model, _exact_normal_mean(Y), draws=0)
-    with pytest.raises(InputError, match=r"draws must have shape \(chain, draw, d\) = "
-                                         r"\(chain, draw, 1\), got shape \(10,\)"):
+    with pytest.raises(
+        InputError,
+        match=r"draws must have shape \(chain, draw, d\) = "
+        r"\(chain, draw, 1\), got shape \(10,\)",
+    ):
         compare.check_draws(np.zeros(10), _exact_normal_mean(Y))
     with pytest.raises(InputError, match=r"draws have 2 values per draw but exact.mean has 1"):
         compare.check_draws(np.zeros((2, 10, 2)), _exact_normal_mean(Y))
@@ -253,16 +301,18 @@ def test_bad_sampler_and_settings(user_model):
 
 # --- the examples a user copies --------------------------------------------------------
 def _run_example(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
 
 
 @pytest.mark.mcmc
 @pytest.mark.verdict
 def test_example_conjugate_model(test_alpha):
     """A user's Gamma-Poisson model with exposures agrees (its report page: to_html above)."""
-    out = _run_example("examples/conjugate_model.py", "--draws", "1000",
-                       "--alpha", repr(test_alpha))
+    out = _run_example(
+        "examples/conjugate_model.py", "--draws", "1000", "--alpha", repr(test_alpha)
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "AGREE" in out.stdout and "ok   map" in out.stdout
 
@@ -274,15 +324,17 @@ def test_example_user_draws_and_its_planted_bug(test_alpha):
     Run through runpy in one interpreter, which also shows that checking
     draws never imports PyMC.
     """
-    code = ("import runpy, sys\n"
-            "codes = []\n"
-            "for args in (['--alpha', sys.argv[1]], ['--bug']):\n"
-            "    sys.argv = ['user_draws.py', *args]\n"
-            "    try:\n"
-            "        runpy.run_path('examples/user_draws.py', run_name='__main__')\n"
-            "    except SystemExit as e:\n"
-            "        codes.append(e.code)\n"
-            "print('EXIT-CODES', *codes, 'PYMC-IMPORTED', 'pymc' in sys.modules)\n")
+    code = (
+        "import runpy, sys\n"
+        "codes = []\n"
+        "for args in (['--alpha', sys.argv[1]], ['--bug']):\n"
+        "    sys.argv = ['user_draws.py', *args]\n"
+        "    try:\n"
+        "        runpy.run_path('examples/user_draws.py', run_name='__main__')\n"
+        "    except SystemExit as e:\n"
+        "        codes.append(e.code)\n"
+        "print('EXIT-CODES', *codes, 'PYMC-IMPORTED', 'pymc' in sys.modules)\n"
+    )
     out = _run_example("-c", code, repr(test_alpha))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "EXIT-CODES 0 1 PYMC-IMPORTED False" in out.stdout, out.stdout
@@ -294,12 +346,17 @@ def test_run_reads_data_as_the_cli_does():
     from compare.core.data import topic_data
     from compare.topics import get_topic
 
-    table, _, source = topic_data(get_topic("linear-regression"),
-                                   (np.arange(6.0)[:, None], np.arange(6.0) * 2), None, None,
-                                   ["x"])
+    table, _, source = topic_data(
+        get_topic("linear-regression"),
+        (np.arange(6.0)[:, None], np.arange(6.0) * 2),
+        None,
+        None,
+        ["x"],
+    )
     assert table.features == ("x",) and table.n == 6 and source == "array"
-    values, dataset, source = topic_data(get_topic("beta-binomial"), "builtin:simulated",
-                                          None, None, None)
+    values, dataset, source = topic_data(
+        get_topic("beta-binomial"), "builtin:simulated", None, None, None
+    )
     assert dataset.name == "simulated" and source == "builtin:simulated" and values.size == 40
     with pytest.raises(InputError, match=r"reads a table: pass data=\(x, y\)"):
         compare.run("linear-regression", data=np.zeros(3))
@@ -323,37 +380,42 @@ def test_text_hyperparameters_are_parsed_as_set_parses_them():
     assert via_api == parsed
     assert via_api["categories"] == ("a", "b", "c")
     assert via_api["concentration"] == (1.0, 2.0, 3.0)
-    assert topic.hyper({"categories": ("x", "y")})["categories"] == \
-        ("x", "y")
+    assert topic.hyper({"categories": ("x", "y")})["categories"] == ("x", "y")
     with pytest.raises(InputError, match=r"concentration.*'1,x'"):
         topic.hyper({"concentration": "1,x"})
     bool_topic = get_topic("logistic-regression")
-    assert bool_topic.hyper({"intercept": "false"})[
-        "intercept"] is False
+    assert bool_topic.hyper({"intercept": "false"})["intercept"] is False
 
 
 @pytest.mark.mcmc
 @pytest.mark.verdict
 def test_run_with_categories_as_text_agrees(test_alpha):
     """The API run of the issue: three categories from "a,b,c", one of them unseen."""
-    result = compare.run("dirichlet-categorical", data=np.array(["a", "b", "a", "a", "b"]),
-                         categories="a,b,c", settings={"alpha": test_alpha})
+    result = compare.run(
+        "dirichlet-categorical",
+        data=np.array(["a", "b", "a", "a", "b"]),
+        categories="a,b,c",
+        settings={"alpha": test_alpha},
+    )
     assert result.parameters == ("p[a]", "p[b]", "p[c]")
     assert result.verdict == "agree", result
 
 
 # --- Exact.from_scipy: moments that exist, independent marginals (issue 15) ---------------
-@pytest.mark.parametrize("dist, bound", [
-    (stats.t(4), 4.0),                       # E|x|^r < inf iff r < df
-    (stats.t(df=10, loc=2, scale=3), 10.0),  # loc/scale do not change the tail
-    (stats.pareto(3.0, scale=2.0), 3.0),     # r < b
-    (stats.invgamma(a=5.0), 5.0),            # r < a
-    (stats.f(3, 12), 6.0),                   # r < dfd / 2
-    (stats.lomax(6.0), 6.0),                 # r < c (scipy's moment(6) is finite by quad)
-    (stats.gamma(3.0, scale=0.5), np.inf),
-    (stats.beta(2.0, 3.0), np.inf),
-    (stats.norm(1.0, 2.0), np.inf),
-])
+@pytest.mark.parametrize(
+    "dist, bound",
+    [
+        (stats.t(4), 4.0),  # E|x|^r < inf iff r < df
+        (stats.t(df=10, loc=2, scale=3), 10.0),  # loc/scale do not change the tail
+        (stats.pareto(3.0, scale=2.0), 3.0),  # r < b
+        (stats.invgamma(a=5.0), 5.0),  # r < a
+        (stats.f(3, 12), 6.0),  # r < dfd / 2
+        (stats.lomax(6.0), 6.0),  # r < c (scipy's moment(6) is finite by quad)
+        (stats.gamma(3.0, scale=0.5), np.inf),
+        (stats.beta(2.0, 3.0), np.inf),
+        (stats.norm(1.0, 2.0), np.inf),
+    ],
+)
 def test_from_scipy_infers_the_moments_that_exist(dist, bound):
     """Tail indices from the power-law tails of the densities (Johnson & Kotz)."""
     assert compare.Exact.from_scipy(dist).moments_below == bound
@@ -383,12 +445,15 @@ def test_from_scipy_takes_independent_marginals(rng, test_alpha):
     np.testing.assert_allclose(exact.mean, [1.0, 1.5], rtol=1e-15)
     np.testing.assert_allclose(exact.cov, np.diag([4.0, 0.75]), rtol=1e-15)
     x = np.array([[0.3, 1.2], [2.0, 0.4]])
-    np.testing.assert_allclose(exact.logpdf(x), norm.logpdf(x[:, 0]) + gamma.logpdf(x[:, 1]),
-                               rtol=1e-13)
+    np.testing.assert_allclose(
+        exact.logpdf(x), norm.logpdf(x[:, 0]) + gamma.logpdf(x[:, 1]), rtol=1e-13
+    )
     assert exact.moments_below == np.inf and not exact.gaussian
     assert exact.sample(rng, 5).shape == (5, 2)
-    draws = np.stack([norm.rvs(size=(4, 1000), random_state=rng),
-                      gamma.rvs(size=(4, 1000), random_state=rng)], axis=-1)
+    draws = np.stack(
+        [norm.rvs(size=(4, 1000), random_state=rng), gamma.rvs(size=(4, 1000), random_state=rng)],
+        axis=-1,
+    )
     result = compare.check_draws(draws, exact, alpha=test_alpha)
     assert result.verdict == "agree", result
     assert {"mean:m", "var:r", "cov:m,r", "q95:r"} <= {q.name for q in result.quantities}

@@ -27,8 +27,8 @@ def guard(monkeypatch):
     """Fail any case that reaches a compile, a sampler, an SBC study or a report build."""
     import pymc as pm
 
-    from compare.outputs import report
     from compare.core import sampling
+    from compare.outputs import report
     from compare.studies import sbc
 
     def stop(*_a, **_k):
@@ -43,15 +43,15 @@ def guard(monkeypatch):
 
 
 FILES = {
-    "n.csv": b"y,x\n1,2\n\xff,3\n",            # not UTF-8 (table)
-    "n1.csv": b"x\n1\n\xff\n",                   # not UTF-8 (one column)
-    "np.csv": b"a,b\n1,2\n3,\xfe\n",             # not UTF-8 (points)
-    "nh.csv": b"\xffy,x\n1,2\n",                 # not UTF-8 in the header
+    "n.csv": b"y,x\n1,2\n\xff,3\n",  # not UTF-8 (table)
+    "n1.csv": b"x\n1\n\xff\n",  # not UTF-8 (one column)
+    "np.csv": b"a,b\n1,2\n3,\xfe\n",  # not UTF-8 (points)
+    "nh.csv": b"\xffy,x\n1,2\n",  # not UTF-8 in the header
     "good.csv": b"x,y\n1,2\n2,3\n3,5\n4,4\n",
     "pts.csv": b"a,b\n1,2\n2,1\n3,4\n4,3\n5,5\n",
     "bin.csv": b"y\n0\n1\n1\n",
-    "e.txt": b"x\n",                           # an existing file
-    "d/keep": b"",                             # an existing directory
+    "e.txt": b"x\n",  # an existing file
+    "d/keep": b"",  # an existing directory
     "runs/beta-binomial/result.json": b'{"topic": "beta-binomial", "verd',  # truncated
     "bad_topic.py": b"TOPIC = 3\n",
 }
@@ -75,10 +75,32 @@ CORPUS: list[tuple[list[str], str]] = [
     (["run", "dirichlet-categorical", "--data", "n1.csv"], "0xff"),
     (["run", "linear-regression", "--data", "nh.csv"], "0xff"),
     (["run", "linear-regression", "--data", "n.csv", "--stream"], "0xff"),
-    (["sensitivity", "linear-regression", "--param", "noise_sd", "--grid", "1,2",
-      "--data", "n.csv"], "0xff"),
-    (["sensitivity", "normal-known-variance", "--param", "noise_sd", "--grid", "1,2",
-      "--data", "n1.csv"], "0xff"),
+    (
+        [
+            "sensitivity",
+            "linear-regression",
+            "--param",
+            "noise_sd",
+            "--grid",
+            "1,2",
+            "--data",
+            "n.csv",
+        ],
+        "0xff",
+    ),
+    (
+        [
+            "sensitivity",
+            "normal-known-variance",
+            "--param",
+            "noise_sd",
+            "--grid",
+            "1,2",
+            "--data",
+            "n1.csv",
+        ],
+        "0xff",
+    ),
     (["export", "linear-regression", "--out", "o", "--data", "n.csv"], "0xff"),
     (["export", "gamma-poisson", "--out", "o", "--data", "n1.csv"], "0xff"),
     (["evidence", "linear-regression", "--data", "n.csv"], "0xff"),
@@ -86,12 +108,37 @@ CORPUS: list[tuple[list[str], str]] = [
     (["run", "beta-binomial", "--seed", "-1"], "-1"),
     (["run", "beta-binomial", "--seed", BIG], BIG),
     (["run", "linear-regression", "--seed", "-5"], "-5"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--mcmc-at", "2",
-      "--seed", "-1"], "-1"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--mcmc-at", "2",
-      "--seed", BIG], BIG),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--seed", "3"],
-     "--seed"),
+    (
+        [
+            "sensitivity",
+            "beta-binomial",
+            "--param",
+            "a",
+            "--grid",
+            "1,2",
+            "--mcmc-at",
+            "2",
+            "--seed",
+            "-1",
+        ],
+        "-1",
+    ),
+    (
+        [
+            "sensitivity",
+            "beta-binomial",
+            "--param",
+            "a",
+            "--grid",
+            "1,2",
+            "--mcmc-at",
+            "2",
+            "--seed",
+            BIG,
+        ],
+        BIG,
+    ),
+    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--seed", "3"], "--seed"),
     (["export", "beta-binomial", "--out", "o", "--seed", "-1"], "-1"),
     (["export", "beta-binomial", "--out", "o", "--seed", BIG], BIG),
     (["sbc", "beta-binomial", S, "10", "--exact-only", "--seed", "-1"], "-1"),
@@ -114,12 +161,10 @@ CORPUS: list[tuple[list[str], str]] = [
     (["summary", "--runs", "runs", "--out", "d"], "'d'"),
     (["summary", "--runs", "runs", "--out", ""], "--out"),
     (["summary", "--runs", "runs", "--out", "e.txt/s.md"], "e.txt"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--out", "e.txt"],
-     "e.txt"),
+    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--out", "e.txt"], "e.txt"),
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--out", ""], "--out"),
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--json", "d"], "'d'"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--json", ""],
-     "--json"),
+    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--json", ""], "--json"),
     (["export", "beta-binomial", "--out", "e.txt"], "e.txt"),
     (["export", "beta-binomial", "--out", ""], "--out"),
     (["sbc", "beta-binomial", S, "10", "--exact-only", "--out", "e.txt"], "e.txt"),
@@ -130,32 +175,62 @@ CORPUS: list[tuple[list[str], str]] = [
     (["report", "beta-binomial", "--out", "o", "--runs", "e.txt"], "e.txt"),
     (["report", "beta-binomial", "--out", "o", "--runs", ""], "--runs"),
     # -- unbounded sizes
-    (["sensitivity", "beta-binomial", "--param", "a", "--log-grid", "1:10:100000000"],
-     "100000000"),
+    (["sensitivity", "beta-binomial", "--param", "a", "--log-grid", "1:10:100000000"], "100000000"),
     (["sensitivity", "beta-binomial", "--param", "a", "--log-grid", "1:10:1e12"], "1e12"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid",
-      ",".join(str(i + 1) for i in range(100_001))], "100001"),
+    (
+        [
+            "sensitivity",
+            "beta-binomial",
+            "--param",
+            "a",
+            "--grid",
+            ",".join(str(i + 1) for i in range(100_001)),
+        ],
+        "100001",
+    ),
     (["evidence", "linear-regression", "--degrees", "0-100000000"], "100000000"),
     (["evidence", "linear-regression", "--degrees", "0,500"], "500"),
     (["sbc", "beta-binomial", S, "1000000000000", "--exact-only"], "1000000000000"),
     # -- options that would be silently ignored
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--set", "a=3"], "a=3"),
     # (beta-binomial's exact power-scaling reads --draws x --chains; the GP's does not exist)
-    (["sensitivity", "gaussian-process", "--param", "noise_sd", "--grid", "0.1,1", "--draws",
-      "100"], "--draws"),
-    (["sensitivity", "gaussian-process", "--param", "noise_sd", "--grid", "0.1,1", "--chains",
-      "2"], "--chains"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--tune", "10"],
-     "--tune"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--alpha", "0.01"],
-     "--alpha"),
+    (
+        [
+            "sensitivity",
+            "gaussian-process",
+            "--param",
+            "noise_sd",
+            "--grid",
+            "0.1,1",
+            "--draws",
+            "100",
+        ],
+        "--draws",
+    ),
+    (
+        [
+            "sensitivity",
+            "gaussian-process",
+            "--param",
+            "noise_sd",
+            "--grid",
+            "0.1,1",
+            "--chains",
+            "2",
+        ],
+        "--chains",
+    ),
+    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--tune", "10"], "--tune"),
+    (
+        ["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--alpha", "0.01"],
+        "--alpha",
+    ),
     (["run", "beta-binomial", "--stream"], "--stream"),
     (["run", "linear-regression", "--stream"], "--stream"),
     (["run", "--all", "--stream"], "--stream"),
     (["run", "gaussian-mixture", "--data", "pts.csv", "--stream"], "--stream"),
     (["sbc", "beta-binomial", S, "10", "--exact-only", "--workers", "2"], "--workers"),
-    (["sbc", "beta-binomial", S, "10", "--exact-only", "--scheduler", "tcp://x:1"],
-     "--scheduler"),
+    (["sbc", "beta-binomial", S, "10", "--exact-only", "--scheduler", "tcp://x:1"], "--scheduler"),
     (["sbc", "beta-binomial", S, "10", "--exact-only", "--draws", "100"], "--draws"),
     (["sbc", "beta-binomial", S, "10", "--exact-only", "--chains", "2"], "--chains"),
     (["sbc", "beta-binomial", S, "10", "--exact-only", "--tune", "10"], "--tune"),
@@ -245,8 +320,10 @@ CORPUS: list[tuple[list[str], str]] = [
     (["sensitivity", "beta-binomial", "--param", "zz", "--grid", "1,2"], "zz"),
     (["sensitivity", "beta-binomial", "--grid", "1,2"], "--param"),
     (["sensitivity", "beta-binomial", "--param", "a"], "--grid"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--log-grid", "1:2:3"],
-     "--log-grid"),
+    (
+        ["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--log-grid", "1:2:3"],
+        "--log-grid",
+    ),
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "abc"], "abc"),
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1"], "1"),
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,nan"], "nan"),
@@ -254,13 +331,10 @@ CORPUS: list[tuple[list[str], str]] = [
     (["sensitivity", "beta-binomial", "--param", "a", "--log-grid", "0:1:3"], "0:1:3"),
     (["sensitivity", "beta-binomial", "--param", "a", "--log-grid", "1:2:1.5"], "1:2:1.5"),
     (["sensitivity", "beta-binomial", "--param", "a", "--log-grid", "1:2"], "1:2"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--mcmc-at", "-1"],
-     "-1"),
+    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--mcmc-at", "-1"], "-1"),
     (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--mcmc-at", "5"], "5"),
-    (["sensitivity", "gaussian-mixture", "--param", "alpha", "--grid", "1,2"],
-     "gaussian-mixture"),
-    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--data", "n.csv"],
-     "0xff"),
+    (["sensitivity", "gaussian-mixture", "--param", "alpha", "--grid", "1,2"], "gaussian-mixture"),
+    (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--data", "n.csv"], "0xff"),
     (["export", "beta-binomial"], "--out"),
     (["export", "nope", "--out", "o"], "nope"),
     (["export", "beta-binomial", "--out", "o", "--format", "stan"], "stan"),
@@ -274,8 +348,10 @@ CORPUS: list[tuple[list[str], str]] = [
     (["sbc", "beta-binomial", S, "10", "--thin", "0"], "--thin"),
     (["sbc", "beta-binomial", S, "10", "--draws", "0"], "--draws"),
     (["sbc", "beta-binomial", S, "10", "--workers", "0"], "--workers"),
-    (["sbc", "beta-binomial", S, "10", "--workers", "2", "--scheduler", "tcp://x:1"],
-     "--scheduler"),
+    (
+        ["sbc", "beta-binomial", S, "10", "--workers", "2", "--scheduler", "tcp://x:1"],
+        "--scheduler",
+    ),
     (["sbc", "beta-binomial", S, "10", "--alpha", "2"], "alpha"),
     (["sbc", "beta-binomial", S, "10", "--set", "a=0"], "a must be > 0"),
     (["nonsense"], "nonsense"),
@@ -290,8 +366,10 @@ CORPUS: list[tuple[list[str], str]] = [
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"<dir>")
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"<dir>")
+        for p in sorted(root.rglob("*"))
+    }
 
 
 @pytest.fixture
@@ -343,33 +421,46 @@ CRASH_POINTS = {
     "describe": (["describe", "beta-binomial"], "compare.topics", "get_topic"),
     "run": (["run", "beta-binomial", "--out", "o"], "compare.core.runner", "run"),
     "evidence": (["evidence", "linear-regression"], "compare.topics._regression", "evidence_table"),
-    "summary": (["summary", "--runs", "runs", "--out", "s.md"], "compare.outputs.document",
-                "load_runs"),
+    "summary": (
+        ["summary", "--runs", "runs", "--out", "s.md"],
+        "compare.outputs.document",
+        "load_runs",
+    ),
     "report": (["report", "beta-binomial", "--out", "o"], "compare.topics", "get_topic"),
-    "sensitivity": (["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2",
-                     "--out", "o"], "compare.studies.sensitivity", "sensitivity"),
-    "sbc": (["sbc", "beta-binomial", S, "10", "--exact-only", "--out", "o"], "compare.studies.sbc",
-            "run_sbc"),
-    "export": (["export", "beta-binomial", "--out", "o"], "compare.outputs.export",
-               "export_posteriordb"),
+    "sensitivity": (
+        ["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2", "--out", "o"],
+        "compare.studies.sensitivity",
+        "sensitivity",
+    ),
+    "sbc": (
+        ["sbc", "beta-binomial", S, "10", "--exact-only", "--out", "o"],
+        "compare.studies.sbc",
+        "run_sbc",
+    ),
+    "export": (
+        ["export", "beta-binomial", "--out", "o"],
+        "compare.outputs.export",
+        "export_posteriordb",
+    ),
 }
 
 
 def test_every_command_has_a_crash_test():
     commands = {c.name or c.callback.__name__ for c in cli.app.registered_commands}
     assert commands == set(CRASH_POINTS), (
-        "a command was added or removed: give it a CRASH_POINTS entry")
+        "a command was added or removed: give it a CRASH_POINTS entry"
+    )
 
 
 @pytest.mark.parametrize("command", sorted(CRASH_POINTS))
-def test_unexpected_exception_exits_4_with_one_line(site, capsys, monkeypatch, tmp_path,
-                                                     command):
+def test_unexpected_exception_exits_4_with_one_line(site, capsys, monkeypatch, tmp_path, command):
     import importlib
 
     argv, module, name = CRASH_POINTS[command]
     if command == "summary":  # summary needs a run folder to get past its checks
         (site / "runs" / "beta-binomial" / "result.json").write_text(
-            '{"topic": "beta-binomial", "verdict": "agree"}')
+            '{"topic": "beta-binomial", "verdict": "agree"}'
+        )
 
     def boom(*_a, **_k):
         raise RuntimeError("planted failure\nsecond line")
@@ -377,6 +468,7 @@ def test_unexpected_exception_exits_4_with_one_line(site, capsys, monkeypatch, t
     monkeypatch.setattr(importlib.import_module(module), name, boom)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
+
     monkeypatch.setattr(tempfile, "tempdir", None)
     code = main(argv)
     out = capsys.readouterr()
@@ -396,16 +488,24 @@ def test_crash_exit_code_from_a_fresh_process(tmp_path):
     import subprocess
     import sys
 
-    script = ("import runpy, sys\n"
-              "import compare.topics as registry\n"
-              "def boom():\n"
-              "    raise ZeroDivisionError('planted in a fresh process')\n"
-              "registry.all_topics = boom\n"
-              "sys.argv = ['bayes-compare', 'list']\n"
-              "runpy.run_module('compare.interfaces.cli', run_name='__main__')\n")
-    proc = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True,
-                          text=True, timeout=300, cwd=Path(__file__).resolve().parents[3],
-                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    script = (
+        "import runpy, sys\n"
+        "import compare.topics as registry\n"
+        "def boom():\n"
+        "    raise ZeroDivisionError('planted in a fresh process')\n"
+        "registry.all_topics = boom\n"
+        "sys.argv = ['bayes-compare', 'list']\n"
+        "runpy.run_module('compare.interfaces.cli', run_name='__main__')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[3],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
     assert proc.returncode == EXIT_CRASH, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "ZeroDivisionError: planted" in lines[0], proc.stderr
@@ -419,12 +519,14 @@ def test_sbc_where_every_fit_failed_is_a_crash_not_inconclusive(tmp_path):
     from compare.interfaces.cli_sbc import EveryFitFailed, _check_not_all_failed
 
     def result(fitted, failed):
-        return SimpleNamespace(counts={"done": fitted + failed, "fitted": fitted,
-                                       "failed": failed}, throughput={},
-                               errors={"3": "ValueError: planted", "7": "ValueError: later"})
+        return SimpleNamespace(
+            counts={"done": fitted + failed, "fitted": fitted, "failed": failed},
+            throughput={},
+            errors={"3": "ValueError: planted", "7": "ValueError: later"},
+        )
 
     _check_not_all_failed(result(fitted=8, failed=2), tmp_path)  # data: no exception
-    with pytest.raises(EveryFitFailed, match="all 10 fits failed.*simulation 3: ValueError"):
+    with pytest.raises(EveryFitFailed, match=r"all 10 fits failed.*simulation 3: ValueError"):
         _check_not_all_failed(result(fitted=0, failed=10), tmp_path)
     assert issubclass(EveryFitFailed, Exception)  # main() maps it to exit 4
 
@@ -439,10 +541,11 @@ def test_utf8_check_names_line_and_byte_across_block_boundaries(tmp_path, chunk)
     good.write_bytes(("x\n" + "é€😀\n" * 50).encode())  # 2-, 3- and 4-byte characters
     check_text_file(good, chunk_bytes=chunk)
     for content, line, byte, shown in [
-            (("x\n" + "é\n" * 40).encode() + b"ab\xffc\n", 42, 3, "byte 0xff"),
-            (b"\xfex\n1\n", 1, 1, "byte 0xfe"),
-            ("x\né\n".encode() + b"1,\x002\n", 3, 3, "NUL byte"),
-            (b"x\n" + "é".encode()[:1] + b"\n", 2, 1, "byte 0xc3")]:
+        (("x\n" + "é\n" * 40).encode() + b"ab\xffc\n", 42, 3, "byte 0xff"),
+        (b"\xfex\n1\n", 1, 1, "byte 0xfe"),
+        ("x\né\n".encode() + b"1,\x002\n", 3, 3, "NUL byte"),
+        (b"x\n" + "é".encode()[:1] + b"\n", 2, 1, "byte 0xc3"),
+    ]:
         path = tmp_path / f"bad{line}.csv"
         path.write_bytes(content)
         with pytest.raises(InputError) as info:

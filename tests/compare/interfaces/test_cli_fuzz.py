@@ -57,15 +57,21 @@ def playground(tmp_path_factory):
 def no_sampling(playground):
     import pymc as pm
 
-    from compare.outputs import report
     from compare.core import sampling
+    from compare.outputs import report
     from compare.studies import sbc
 
     def stop(*_a, **_k):
         raise WouldSample
 
-    patches = [(sampling, "compile_model"), (sampling.ModelCache, "get"), (pm, "sample"),
-               (pm, "sample_smc"), (sbc, "run_sbc"), (report, "build_site")]
+    patches = [
+        (sampling, "compile_model"),
+        (sampling.ModelCache, "get"),
+        (pm, "sample"),
+        (pm, "sample_smc"),
+        (sbc, "run_sbc"),
+        (report, "build_site"),
+    ]
     import tempfile
 
     patches.append((tempfile, "tempdir"))  # crash files of this test stay in its folder
@@ -84,15 +90,49 @@ VALID = [
     ["describe", "beta-binomial"],
     ["run", "beta-binomial", "--draws", "100", "--chains", "2", "--out", "o"],
     ["run", "normal-known-variance", "--data", "x.csv", "--set", "noise_sd=2", "--json", "-"],
-    ["run", "linear-regression", "--data", "xy.csv", "--target", "y", "--features", "x",
-     "--set", "degree=2", "--out", "o2", "--json", "r.json"],
+    [
+        "run",
+        "linear-regression",
+        "--data",
+        "xy.csv",
+        "--target",
+        "y",
+        "--features",
+        "x",
+        "--set",
+        "degree=2",
+        "--out",
+        "o2",
+        "--json",
+        "r.json",
+    ],
     ["run", "gamma-poisson", "--data", "builtin:simulated", "--seed", "3", "--alpha", "0.01"],
     ["run", "dirichlet-categorical", "--data", "builtin:simulated"],
-    ["evidence", "linear-regression", "--degrees", "0-3", "--smc-degrees", "none",
-     "--json", "ev.json"],
+    [
+        "evidence",
+        "linear-regression",
+        "--degrees",
+        "0-3",
+        "--smc-degrees",
+        "none",
+        "--json",
+        "ev.json",
+    ],
     ["sensitivity", "beta-binomial", "--param", "a", "--grid", "1,2,4", "--out", "s"],
-    ["sensitivity", "normal-known-variance", "--param", "prior_sd", "--log-grid", "0.1:10:5",
-     "--data", "x.csv", "--json", "-", "--out", "s2"],
+    [
+        "sensitivity",
+        "normal-known-variance",
+        "--param",
+        "prior_sd",
+        "--log-grid",
+        "0.1:10:5",
+        "--data",
+        "x.csv",
+        "--json",
+        "-",
+        "--out",
+        "s2",
+    ],
     ["sbc", "beta-binomial", "--sims", "20", "--exact-only", "--out", "sbc"],
     ["sbc", "gamma-poisson", "--sims", "20", "--draws", "100", "--workers", "1"],
     ["export", "beta-binomial", "--out", "pdb", "--seed", "5"],
@@ -100,35 +140,121 @@ VALID = [
     ["report", "beta-binomial", "--out", "rep"],
 ]
 
-OPTIONS = ["--all", "--data", "--column", "--target", "--features", "--stream", "--set",
-           "--sizes", "--draws", "--chains", "--tune", "--seed", "--alpha", "--json", "--out",
-           "--topic-file", "--degrees", "--smc-degrees", "--runs", "--workers", "--param",
-           "--grid", "--log-grid", "--mcmc-at", "--sims", "--thin", "--scheduler", "--resume",
-           "--n", "--exact-only", "--format", "--help"]
+OPTIONS = [
+    "--all",
+    "--data",
+    "--column",
+    "--target",
+    "--features",
+    "--stream",
+    "--set",
+    "--sizes",
+    "--draws",
+    "--chains",
+    "--tune",
+    "--seed",
+    "--alpha",
+    "--json",
+    "--out",
+    "--topic-file",
+    "--degrees",
+    "--smc-degrees",
+    "--runs",
+    "--workers",
+    "--param",
+    "--grid",
+    "--log-grid",
+    "--mcmc-at",
+    "--sims",
+    "--thin",
+    "--scheduler",
+    "--resume",
+    "--n",
+    "--exact-only",
+    "--format",
+    "--help",
+]
 
-ODD_VALUES = ["", " ", "-", "--", "0", "-1", "1", "2", "1.5", "nan", "inf", "-inf", "1e400",
-              str(2**70), str(-(2**70)), "1e-320", "abc", "é", "日本", "\u202e", "a=", "=1",
-              "a=1", "a=nan", "noise_sd=-1", "degree=1000", "components=0", "1,2", "1,,2",
-              "0:1:3", "1:10:100000000", "builtin:", "builtin:nope", "x.csv", "bin.csv",
-              "xy.csv", "words.csv", "n.csv", "nul.csv", "empty.csv", "header.csv", "quote.csv",
-              "e.txt", "d", "e.txt/sub", "missing.csv", "topic.py", "/dev/null", ".", "..",
-              "runs", "tcp://127.0.0.1:1", "beta-binomial", "linear-regression",
-              "gaussian-mixture", "no-such-topic", "x" * 300]
+ODD_VALUES = [
+    "",
+    " ",
+    "-",
+    "--",
+    "0",
+    "-1",
+    "1",
+    "2",
+    "1.5",
+    "nan",
+    "inf",
+    "-inf",
+    "1e400",
+    str(2**70),
+    str(-(2**70)),
+    "1e-320",
+    "abc",
+    "é",
+    "日本",
+    "\u202e",
+    "a=",
+    "=1",
+    "a=1",
+    "a=nan",
+    "noise_sd=-1",
+    "degree=1000",
+    "components=0",
+    "1,2",
+    "1,,2",
+    "0:1:3",
+    "1:10:100000000",
+    "builtin:",
+    "builtin:nope",
+    "x.csv",
+    "bin.csv",
+    "xy.csv",
+    "words.csv",
+    "n.csv",
+    "nul.csv",
+    "empty.csv",
+    "header.csv",
+    "quote.csv",
+    "e.txt",
+    "d",
+    "e.txt/sub",
+    "missing.csv",
+    "topic.py",
+    "/dev/null",
+    ".",
+    "..",
+    "runs",
+    "tcp://127.0.0.1:1",
+    "beta-binomial",
+    "linear-regression",
+    "gaussian-mixture",
+    "no-such-topic",
+    "x" * 300,
+]
 
-value = st.one_of(st.sampled_from(ODD_VALUES),
-                  st.integers(min_value=-(2**80), max_value=2**80).map(str),
-                  st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                  st.text(max_size=12).filter(lambda s: "\x00" not in s))
+value = st.one_of(
+    st.sampled_from(ODD_VALUES),
+    st.integers(min_value=-(2**80), max_value=2**80).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(max_size=12).filter(lambda s: "\x00" not in s),
+)
 
 
 @st.composite
 def mutated(draw) -> list[str]:
     argv = list(draw(st.sampled_from(VALID)))
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        kind = draw(st.sampled_from(["drop", "duplicate", "swap", "replace", "value",
-                                     "value", "add"]))
-        values = [i for i in range(2, len(argv)) if argv[i - 1].startswith("--")
-                  and not argv[i].startswith("--")]
+        kind = draw(
+            st.sampled_from(["drop", "duplicate", "swap", "replace", "value", "value", "add"])
+        )
+        values = [
+            i
+            for i in range(2, len(argv))
+            if argv[i - 1].startswith("--") and not argv[i].startswith("--")
+        ]
         if kind == "value" and values:  # keep the shape, break one option's value
             argv[draw(st.sampled_from(values))] = draw(value)
             continue
@@ -136,7 +262,7 @@ def mutated(draw) -> list[str]:
             del argv[draw(st.integers(min_value=1, max_value=len(argv) - 1))]
         elif kind == "duplicate" and len(argv) > 1:
             i = draw(st.integers(min_value=1, max_value=len(argv) - 1))
-            argv[i:i] = argv[i:i + 2]
+            argv[i:i] = argv[i : i + 2]
         elif kind == "swap" and len(argv) > 2:
             i = draw(st.integers(min_value=1, max_value=len(argv) - 1))
             j = draw(st.integers(min_value=1, max_value=len(argv) - 1))
@@ -160,9 +286,13 @@ def _inside(path: Path):
 
 # Derandomised by default, so CI runs the same 200 examples every time (a suite that
 # fails at random is no suite); FUZZ_RANDOM=1 explores new ones, FUZZ_EXAMPLES more.
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "200")), deadline=None,
-          database=None, suppress_health_check=list(HealthCheck),
-          derandomize=os.environ.get("FUZZ_RANDOM", "") != "1")
+@settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "200")),
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=os.environ.get("FUZZ_RANDOM", "") != "1",
+)
 @given(argv=mutated())
 def test_mutated_command_lines_never_crash(playground, no_sampling, capsys, argv):
     with _inside(playground):

@@ -16,42 +16,83 @@ import numpy as np
 import pytest
 
 from compare.core.agreement import agreement_test
-from compare.interfaces.cli import main
-from compare.outputs.export import (POSTERIORDB_CHAINS, POSTERIORDB_DRAWS, _validate,
-                            export_posteriordb, read_zipped_json, validate_export)
 from compare.core.registry import InputError
+from compare.interfaces.cli import main
+from compare.outputs.export import (
+    POSTERIORDB_CHAINS,
+    POSTERIORDB_DRAWS,
+    _validate,
+    export_posteriordb,
+    read_zipped_json,
+    validate_export,
+)
 from compare.topics import get_topic
 
 
 def test_schemas_accept_posteriordb_shaped_files():
-    _validate({"name": "eight_schools-eight_schools_noncentered", "keywords": ["stan_benchmark"],
-               "model_name": "eight_schools_noncentered", "data_name": "eight_schools",
-               "reference_posterior_name": None, "dimensions": {"mu": 1, "theta": 8},
-               "added_by": "A Person", "added_date": "2019-08-12"}, "posterior", "posterior")
-    _validate({"name": "m", "title": "t", "keywords": "hierarchical", "urls": "http://x",
-               "prior": {"keywords": []},
-               "model_implementations": {"stan": {"model_code": "models/stan/m.stan",
-                                                  "stan_version": ">=2.26.0"}},
-               "added_by": "A", "added_date": "2019-08-12"}, "model_info", "model_info")
-    _validate({"name": "d-m", "inference": {"method": "stan_sampling", "method_arguments": {
-               "chains": 10, "iter": 20000, "warmup": 10000, "thin": 10}},
-               "diagnostics": {"ndraws": 10000, "nchains": 10, "r_hat": [1.0002]},
-               "checks_made": {"ndraws_is_10k": True}, "comments": None, "added_by": "A",
-               "added_date": "2020-05-22", "versions": {"rstan_version": "rstan 2.19.2"}},
-              "reference_posterior_info", "info")
+    _validate(
+        {
+            "name": "eight_schools-eight_schools_noncentered",
+            "keywords": ["stan_benchmark"],
+            "model_name": "eight_schools_noncentered",
+            "data_name": "eight_schools",
+            "reference_posterior_name": None,
+            "dimensions": {"mu": 1, "theta": 8},
+            "added_by": "A Person",
+            "added_date": "2019-08-12",
+        },
+        "posterior",
+        "posterior",
+    )
+    _validate(
+        {
+            "name": "m",
+            "title": "t",
+            "keywords": "hierarchical",
+            "urls": "http://x",
+            "prior": {"keywords": []},
+            "model_implementations": {
+                "stan": {"model_code": "models/stan/m.stan", "stan_version": ">=2.26.0"}
+            },
+            "added_by": "A",
+            "added_date": "2019-08-12",
+        },
+        "model_info",
+        "model_info",
+    )
+    _validate(
+        {
+            "name": "d-m",
+            "inference": {
+                "method": "stan_sampling",
+                "method_arguments": {"chains": 10, "iter": 20000, "warmup": 10000, "thin": 10},
+            },
+            "diagnostics": {"ndraws": 10000, "nchains": 10, "r_hat": [1.0002]},
+            "checks_made": {"ndraws_is_10k": True},
+            "comments": None,
+            "added_by": "A",
+            "added_date": "2020-05-22",
+            "versions": {"rstan_version": "rstan 2.19.2"},
+        },
+        "reference_posterior_info",
+        "info",
+    )
     _validate({"J": 8, "y": [28, 8, -3], "X": [[1, 2], [3, 4]]}, "data", "data")
 
 
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
     out = tmp_path_factory.mktemp("pdb")
-    return out, {name: export_posteriordb(name, out=out)
-                 for name in ("beta-binomial", "normal-inverse-gamma", "dirichlet-categorical")}
+    return out, {
+        name: export_posteriordb(name, out=out)
+        for name in ("beta-binomial", "normal-inverse-gamma", "dirichlet-categorical")
+    }
 
 
 @pytest.mark.verdict
-@pytest.mark.parametrize("topic", ["beta-binomial", "normal-inverse-gamma",
-                                   "dirichlet-categorical"])
+@pytest.mark.parametrize(
+    "topic", ["beta-binomial", "normal-inverse-gamma", "dirichlet-categorical"]
+)
 def test_export_validates_and_its_draws_pass_our_agreement_test(exports, topic, test_alpha):
     out, results = exports
     result = results[topic]
@@ -63,8 +104,9 @@ def test_export_validates_and_its_draws_pass_our_agreement_test(exports, topic, 
     draws_doc = docs["reference_posterior_draws"]
     assert len(draws_doc) == POSTERIORDB_CHAINS
     assert list(draws_doc[0]) == list(result.parameters)
-    draws = np.stack([np.column_stack([chain[p] for p in result.parameters])
-                      for chain in draws_doc])
+    draws = np.stack(
+        [np.column_stack([chain[p] for p in result.parameters]) for chain in draws_doc]
+    )
     assert draws.shape == (POSTERIORDB_CHAINS, POSTERIORDB_DRAWS, len(result.parameters))
     np.testing.assert_array_equal(draws, result.draws)
     # The written draws, read back, pass the agreement test against the exact posterior.
@@ -103,8 +145,11 @@ def test_a_broken_file_is_named(exports, tmp_path):
     info["inference"]["method"] = "mcmc"
     info_file.write_text(json.dumps(info))
     try:
-        with pytest.raises(ValueError, match=r"reference_posterior_info format at "
-                                             r"inference/method: 'mcmc' is not one of"):
+        with pytest.raises(
+            ValueError,
+            match=r"reference_posterior_info format at "
+            r"inference/method: 'mcmc' is not one of",
+        ):
             validate_export(out, result.posterior_name)
     finally:
         info["inference"]["method"] = "analytical"
@@ -116,19 +161,38 @@ def test_a_broken_file_is_named(exports, tmp_path):
 
 def test_cli_export_and_bad_input(tmp_path, capsys):
     out = tmp_path / "pdb"
-    assert main(["export", "gamma-poisson", "--format", "posteriordb", "--out", str(out),
-                 "--set", "shape=3"]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "gamma-poisson",
+                "--format",
+                "posteriordb",
+                "--out",
+                str(out),
+                "--set",
+                "shape=3",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     name = printed.split("wrote ")[1].split(":")[0]
     assert name.startswith("gamma_poisson_discoveries_") and name.endswith("-gamma_poisson")
     validate_export(out, name)
     for argv, words in [
-        (["export", "gamma-poisson", "--format", "stan", "--out", str(tmp_path / "a")],
-         ["--format 'stan' is not supported"]),
-        (["export", "logistic-regression", "--out", str(tmp_path / "a")],
-         ["numerical", "not closed form"]),
-        (["export", "beta-binomial", "--out", str(tmp_path / "a"), "--set", "a=-1"],
-         ["a must be > 0, got -1"]),
+        (
+            ["export", "gamma-poisson", "--format", "stan", "--out", str(tmp_path / "a")],
+            ["--format 'stan' is not supported"],
+        ),
+        (
+            ["export", "logistic-regression", "--out", str(tmp_path / "a")],
+            ["numerical", "not closed form"],
+        ),
+        (
+            ["export", "beta-binomial", "--out", str(tmp_path / "a"), "--set", "a=-1"],
+            ["a must be > 0, got -1"],
+        ),
         (["export", "beta-binomial"], ["--out DIR"]),
     ]:
         assert main(argv) == 3, argv
@@ -141,10 +205,22 @@ def test_cli_export_and_bad_input(tmp_path, capsys):
 
 
 # --- the model file, read as posteriordb's own client reads it (issue 15) -------------------
-BUILTIN = ("beta-binomial", "gamma-poisson", "normal-known-variance", "normal-inverse-gamma",
-           "pareto-uniform", "dirichlet-categorical", "linear-regression", "linear-regression-nig",
-           "gaussian-process", "naive-bayes", "bayes-optimal", "gaussian-classifier",
-           "gaussian-mixture", "logistic-regression")
+BUILTIN = (
+    "beta-binomial",
+    "gamma-poisson",
+    "normal-known-variance",
+    "normal-inverse-gamma",
+    "pareto-uniform",
+    "dirichlet-categorical",
+    "linear-regression",
+    "linear-regression-nig",
+    "gaussian-process",
+    "naive-bayes",
+    "bayes-optimal",
+    "gaussian-classifier",
+    "gaussian-mixture",
+    "logistic-regression",
+)
 EXPORTABLE = tuple(t for t in BUILTIN if get_topic(t).not_closed_form is None)
 
 
@@ -167,8 +243,9 @@ def _likelihood_constant(topic: str, data: dict) -> float:
     if topic == "gaussian-classifier":
         return _log_multinomial_coefficient(data["class_counts"])
     if topic == "naive-bayes":  # builtin:spam, the multinomial variant
-        return (_log_multinomial_coefficient(data["class_counts"])
-                + _log_multinomial_coefficient(data["feature_counts"]))
+        return _log_multinomial_coefficient(data["class_counts"]) + _log_multinomial_coefficient(
+            data["feature_counts"]
+        )
     return 0.0
 
 
@@ -191,8 +268,10 @@ def test_exported_model_builds_from_its_data_and_has_the_exact_density(tmp_path,
     exact = json.loads(result.files["exact"].read_text())
     namespace: dict = {}
     exec(compile(result.files["model_code"].read_text(), "model", "exec"), namespace)
-    args = {k: tuple(v) if isinstance(v, list) else v
-            for k, v in posterior_doc["build_model_arguments"].items()}
+    args = {
+        k: tuple(v) if isinstance(v, list) else v
+        for k, v in posterior_doc["build_model_arguments"].items()
+    }
     by_recipe = namespace["build_model"](**args)
     pm.set_data({k: np.asarray(v) for k, v in data.items()}, model=by_recipe)
     model = namespace["make_model"](data)
@@ -210,15 +289,18 @@ def test_exported_model_builds_from_its_data_and_has_the_exact_density(tmp_path,
         assert topic == "bayes-optimal", free
         supports = [range(k) for k in args["factors"]] + [range(2)] * bool(args["has_empty"])
         logp = model.compile_logp(mode=pytensor.compile.mode.FAST_COMPILE)
-        values = [float(logp(dict(zip(free, map(np.asarray, config)))))
-                  for config in itertools.product(*supports)]
+        values = [
+            float(logp(dict(zip(free, map(np.asarray, config)))))
+            for config in itertools.product(*supports)
+        ]
         assert logsumexp(values) == pytest.approx(exact["log_evidence"], rel=1e-8)
         return
     for rv in list(model.rvs_to_initial_values):
         model.rvs_to_initial_values[rv] = None  # remove_value_transforms refuses initvals
     plain = remove_value_transforms(model)
-    logp = plain.compile_fn(plain.logp(jacobian=False), point_fn=True,
-                            mode=pytensor.compile.mode.FAST_COMPILE)
+    logp = plain.compile_fn(
+        plain.logp(jacobian=False), point_fn=True, mode=pytensor.compile.mode.FAST_COMPILE
+    )
     shapes = {v: np.shape(plain.initial_point()[v]) for v in t.variables}
     ds = t.builtin[0]
     x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
@@ -228,14 +310,15 @@ def test_exported_model_builds_from_its_data_and_has_the_exact_density(tmp_path,
         point, start = {}, 0
         for v in t.variables:
             size = int(np.prod(shapes[v]))
-            point[v] = theta[start:start + size].reshape(shapes[v])
+            point[v] = theta[start : start + size].reshape(shapes[v])
             start += size
         diffs.append(float(logp(point)) - float(answer.posterior.logpdf(theta)))
     expected = exact["log_evidence"] + _likelihood_constant(topic, data)
     np.testing.assert_allclose(diffs, expected, rtol=1e-8)
     prior_only = namespace["make_model"](data, prior_only=True)
-    assert not prior_only.observed_RVs and sorted(r.name for r in prior_only.free_RVs) == \
-        sorted(free)
+    assert not prior_only.observed_RVs and sorted(r.name for r in prior_only.free_RVs) == sorted(
+        free
+    )
 
 
 def test_gaussian_mixture_is_not_exported(tmp_path, capsys):

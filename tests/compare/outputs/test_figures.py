@@ -13,23 +13,31 @@ pytestmark = pytest.mark.mcmc
 #: labelled data with a singular covariance, a regression (predictive), a
 #: Gaussian process (its function and kernel figures) and two parameters (the
 #: narrowest pair plot; a MAP path that differs from the mean on one panel only).
-TINY_TOPICS = ("beta-binomial", "dirichlet-categorical", "linear-regression",
-               "gaussian-process", "normal-inverse-gamma")
-NOT_APPLICABLE = {("beta-binomial", "pair"), ("beta-binomial", "predictive"),
-                  ("dirichlet-categorical", "predictive"), ("normal-inverse-gamma", "predictive"),
-                  *((t, k) for t in (*TINY_TOPICS[:3], TINY_TOPICS[4])
-                    for k in ("gp_function", "gp_kernel")),
-                  # The classifiers' figures (test_report.py draws them for the classifiers).
-                  *((t, k) for t in TINY_TOPICS
-                    for k in ("decision_boundary", "calibration", "laplace_overlay"))}
+TINY_TOPICS = (
+    "beta-binomial",
+    "dirichlet-categorical",
+    "linear-regression",
+    "gaussian-process",
+    "normal-inverse-gamma",
+)
+NOT_APPLICABLE = {
+    ("beta-binomial", "pair"),
+    ("beta-binomial", "predictive"),
+    ("dirichlet-categorical", "predictive"),
+    ("normal-inverse-gamma", "predictive"),
+    *((t, k) for t in (*TINY_TOPICS[:3], TINY_TOPICS[4]) for k in ("gp_function", "gp_kernel")),
+    # The classifiers' figures (test_report.py draws them for the classifiers).
+    *((t, k) for t in TINY_TOPICS for k in ("decision_boundary", "calibration", "laplace_overlay")),
+}
 
 
 @pytest.fixture(scope="session")
 def tiny_runs(tmp_path_factory, save_builtin_run):
     from compare.core.defaults import DEFAULT
 
-    settings = dataclasses.replace(DEFAULT, draws=150, chains=2, tune=300, smc_chains=0,
-                                   n_reference=20_000)
+    settings = dataclasses.replace(
+        DEFAULT, draws=150, chains=2, tune=300, smc_chains=0, n_reference=20_000
+    )
     base = tmp_path_factory.mktemp("tiny_runs")
     for name in TINY_TOPICS:
         save_builtin_run(name, base / name, settings)
@@ -37,7 +45,9 @@ def tiny_runs(tmp_path_factory, save_builtin_run):
 
 
 @pytest.mark.parametrize("topic", TINY_TOPICS)
-@pytest.mark.parametrize("kind", [k.name for k in __import__("compare.outputs.figures").outputs.figures.FIGURES])
+@pytest.mark.parametrize(
+    "kind", [k.name for k in __import__("compare.outputs.figures").outputs.figures.FIGURES]
+)
 def test_figure_draws_from_saved_files(kind, topic, tiny_runs):
     import matplotlib.pyplot as plt
 
@@ -94,8 +104,11 @@ def test_render_reports_a_failure_instead_of_raising(tiny_runs, tmp_path):
     def broken(run):
         raise RuntimeError("planted failure")
 
-    out = render(FigureKind("broken", "Broken", "", broken), tiny_runs / "beta-binomial",
-                 tmp_path / "broken.png")
+    out = render(
+        FigureKind("broken", "Broken", "", broken),
+        tiny_runs / "beta-binomial",
+        tmp_path / "broken.png",
+    )
     assert out["status"] == "failed" and "planted failure" in out["error"]
     assert not (tmp_path / "broken.png").exists()
 
@@ -105,8 +118,12 @@ def _inside(fig, artist) -> bool:
     """The artist's drawn extent lies within the figure's (1 px slack)."""
     fig.canvas.draw()
     box, page = artist.get_window_extent(), fig.bbox
-    return (box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1
-            and box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1)
+    return (
+        box.x0 >= page.x0 - 1
+        and box.x1 <= page.x1 + 1
+        and box.y0 >= page.y0 - 1
+        and box.y1 <= page.y1 + 1
+    )
 
 
 def _legend_labels(fig) -> list[str]:
@@ -139,8 +156,9 @@ def test_ess_evolution_legend_names_its_colours_and_the_gate(tiny_runs):
     run = SavedRun(tiny_runs / "normal-inverse-gamma")
     fig = ess_evolution(run)
     (legend,) = fig.legends
-    entries = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles,
-                       strict=True))
+    entries = dict(
+        zip([t.get_text() for t in legend.get_texts()], legend.legend_handles, strict=True)
+    )
     gate = next(c["threshold"] for c in run.doc["checks"] if c["name"] == "ess_bulk")
     assert set(entries) == {"bulk ESS", "tail ESS", f"ESS gate ({gate:g})"}
     ax = fig.axes[0]
@@ -197,8 +215,12 @@ def test_sensitivity_legend_names_every_drawn_line(tiny_runs):
 
     fig = sensitivity(SavedRun(tiny_runs / "normal-inverse-gamma"))
     labels = set(_legend_labels(fig))
-    drawn = {a.get_label() for ax in fig.axes for a in (*ax.lines, *ax.collections)
-             if not a.get_label().startswith("_")}
+    drawn = {
+        a.get_label()
+        for ax in fig.axes
+        for a in (*ax.lines, *ax.collections)
+        if not a.get_label().startswith("_")
+    }
     assert "exact MAP" in drawn
     assert drawn <= labels, drawn - labels
     assert _inside(fig, fig.legends[0])

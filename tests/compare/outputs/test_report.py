@@ -62,8 +62,24 @@ def run_all(tmp_path_factory, test_alpha):
     runs = tmp_path_factory.mktemp("report") / "runs"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main(["run", "--all", "--alpha", f"{test_alpha}", "--out", str(runs),
-                     "--draws", "200", "--chains", "2", "--tune", "300", "--json", "-"])
+        code = main(
+            [
+                "run",
+                "--all",
+                "--alpha",
+                f"{test_alpha}",
+                "--out",
+                str(runs),
+                "--draws",
+                "200",
+                "--chains",
+                "2",
+                "--tune",
+                "300",
+                "--json",
+                "-",
+            ]
+        )
     docs = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
     return code, docs, runs
 
@@ -71,8 +87,8 @@ def run_all(tmp_path_factory, test_alpha):
 @pytest.fixture(scope="session")
 def site(run_all):
     """Every registered topic, run briefly on its default data, then the site built."""
-    from compare.topics import all_topics
     from compare.outputs.report import build_site
+    from compare.topics import all_topics
 
     _, _, runs = run_all
     topics = [t.name for t in all_topics()]
@@ -113,10 +129,11 @@ def test_site_covers_every_topic_and_draws_every_figure(site):
         for kind in ("marginals", "trace", "rank", "ess_evolution", "mcse", "zscores"):
             assert statuses[kind] == "ok", (topic, kind)
     # The classifiers' own figures (compare/classifier_report.py sections).
-    for topic, kinds in {"logistic-regression": ("decision_boundary", "calibration",
-                                                 "laplace_overlay"),
-                         "gaussian-classifier": ("decision_boundary", "calibration"),
-                         "naive-bayes": ("calibration",)}.items():
+    for topic, kinds in {
+        "logistic-regression": ("decision_boundary", "calibration", "laplace_overlay"),
+        "gaussian-classifier": ("decision_boundary", "calibration"),
+        "naive-bayes": ("calibration",),
+    }.items():
         statuses = {f.kind: f.status for f in result.figures[topic]}
         assert all(statuses[k] == "ok" for k in kinds), (topic, statuses)
 
@@ -202,10 +219,12 @@ def _screenshot(driver, name: str) -> None:
 def _check_images_and_links(driver, page: Path) -> None:
     broken = driver.execute_script(
         "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
-        ".map(i => i.getAttribute('src'))")
+        ".map(i => i.getAttribute('src'))"
+    )
     assert broken == [], f"{page}: images that did not load: {broken}"
     hrefs = driver.execute_script(
-        "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
+        "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
+    )
     for href in hrefs:
         url = urlparse(href)
         assert url.scheme == "file", f"{page}: link leaves the report: {href}"
@@ -223,9 +242,12 @@ def test_index_in_browser(site, browser):
     _check_images_and_links(browser, result.index)
     shown = browser.execute_script(
         "return Object.fromEntries(Array.from(document.querySelectorAll('tr[data-topic]'))"
-        ".map(r => [r.dataset.topic, r.querySelector('.verdict').textContent.trim()]))")
-    saved = {t: json.loads((result.pages[t].parent / "result.json").read_text())["verdict"]
-             for t in topics}
+        ".map(r => [r.dataset.topic, r.querySelector('.verdict').textContent.trim()]))"
+    )
+    saved = {
+        t: json.loads((result.pages[t].parent / "result.json").read_text())["verdict"]
+        for t in topics
+    }
     assert shown == saved
     _screenshot(browser, "index")
 
@@ -253,10 +275,12 @@ def test_pages_fit_a_phone_screen(site, browser):
         for page in [result.index, result.pages[topics[-1]]]:
             _open(browser, page)
             overflow = browser.execute_script(
-                "return document.documentElement.scrollWidth - window.innerWidth")
+                "return document.documentElement.scrollWidth - window.innerWidth"
+            )
             assert overflow <= 1, f"{page}: {overflow}px wider than a 390px screen"
             size = browser.execute_script(
-                "return parseFloat(getComputedStyle(document.body).fontSize)")
+                "return parseFloat(getComputedStyle(document.body).fontSize)"
+            )
             assert size >= 14
     finally:
         browser.set_window_size(1100, 900)

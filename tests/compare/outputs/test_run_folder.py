@@ -86,16 +86,21 @@ def _naive_pair_consistent(folder: Path) -> bool:
 @pytest.fixture(scope="module")
 def results(test_settings):
     """Two real beta-binomial runs: OLD and NEW settings (different draws and chains)."""
-    from compare.topics import get_topic
     from compare.core.runner import run
+    from compare.topics import get_topic
 
     topic = get_topic("beta-binomial")
     ds = topic.builtin[0]
     out = {}
     for name, shape in (("old", OLD), ("new", NEW)):
         settings = dataclasses.replace(test_settings, **shape)
-        out[name] = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds),
-                        settings=settings, source=f"builtin:{ds.name}")
+        out[name] = run(
+            topic,
+            data=ds.load(),
+            hyper=topic.hyper(dataset=ds),
+            settings=settings,
+            source=f"builtin:{ds.name}",
+        )
     return out
 
 
@@ -117,7 +122,8 @@ def test_save_records_the_draws_checksum_and_leaves_nothing_else(old_folder):
     assert record["bytes"] == (old_folder / DRAWS_FILE).stat().st_size
     assert record["sha256"] == output._sha256(old_folder / DRAWS_FILE)
     assert sorted(p.name for p in old_folder.iterdir()) == sorted(
-        [DRAWS_FILE, RESULT_FILE, "figures", "index.html"])
+        [DRAWS_FILE, RESULT_FILE, "figures", "index.html"]
+    )
     assert _which(old_folder) == "old"
 
 
@@ -194,10 +200,22 @@ def _start(folder: Path, pause: str | None) -> subprocess.Popen:
     env.pop(TEST_PAUSE_ENV, None)
     if pause is not None:
         env[TEST_PAUSE_ENV] = pause
-    cmd = [sys.executable, "-m", "compare.interfaces.cli", "run", "beta-binomial",
-           "--draws", str(NEW["draws"]), "--chains", str(NEW["chains"]), "--out", str(folder)]
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    cmd = [
+        sys.executable,
+        "-m",
+        "compare.interfaces.cli",
+        "run",
+        "beta-binomial",
+        "--draws",
+        str(NEW["draws"]),
+        "--chains",
+        str(NEW["chains"]),
+        "--out",
+        str(folder),
+    ]
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
 
 
 def _wait_stopped(proc: subprocess.Popen, timeout: float = 600.0) -> None:
@@ -205,8 +223,10 @@ def _wait_stopped(proc: subprocess.Popen, timeout: float = 600.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"exited {proc.returncode} before the pause point: "
-                                 f"{proc.stderr.read().decode()[-2000:]}")
+            raise AssertionError(
+                f"exited {proc.returncode} before the pause point: "
+                f"{proc.stderr.read().decode()[-2000:]}"
+            )
         with contextlib.suppress(FileNotFoundError):
             state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
             if state == "T":
@@ -305,16 +325,20 @@ def test_kill_9_at_any_moment_leaves_the_old_or_the_new_run(results, tmp_path, c
         names = {p.name for p in folder.iterdir()}
         assert not {n for n in names if n.startswith(".")}, names
         assert _which(folder) == "new"
-    print(f"kills: {len(outcomes)}, consistent: {len(outcomes)}; "
-          + ", ".join(f"{p or 'timed'}{'' if d is None else f'+{d:.2f}s'}->{s}"
-                      for _, p, d, s in outcomes))
+    print(
+        f"kills: {len(outcomes)}, consistent: {len(outcomes)}; "
+        + ", ".join(
+            f"{p or 'timed'}{'' if d is None else f'+{d:.2f}s'}->{s}" for _, p, d, s in outcomes
+        )
+    )
 
 
 # --- readers: unreadable and mismatched runs are skipped, settings per run ---------------
 @pytest.mark.mcmc
 @pytest.mark.parametrize("damage", ["truncated", "empty", "not-a-run", "other-draws"])
-def test_report_and_summary_skip_an_unusable_run_with_one_warning(results, tmp_path, capsys,
-                                                                   damage):
+def test_report_and_summary_skip_an_unusable_run_with_one_warning(
+    results, tmp_path, capsys, damage
+):
     from compare.interfaces.cli import main
     from compare.outputs.report import build_site
 
@@ -364,8 +388,17 @@ def test_report_cli_skips_a_truncated_run_and_still_builds(results, tmp_path, ca
     truncated = runs / "gamma-poisson" / RESULT_FILE
     truncated.write_bytes(truncated.read_bytes()[:300])
     capsys.readouterr()
-    code = main(["report", "beta-binomial", "gamma-poisson", "--out", str(tmp_path / "reports"),
-                 "--workers", "1"])
+    code = main(
+        [
+            "report",
+            "beta-binomial",
+            "gamma-poisson",
+            "--out",
+            str(tmp_path / "reports"),
+            "--workers",
+            "1",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     warning = [line for line in captured.err.splitlines() if str(truncated) in line]
@@ -391,9 +424,12 @@ def test_mixed_settings_are_shown_per_run(results, tmp_path, capsys):
     rows = [line for line in text.splitlines() if "**" in line]  # both are beta-binomial runs
     assert len(rows) == 2
     assert sorted(row.strip(" |").split(" | ")[-1] for row in rows) == [
-        "2 chains, 600 draws", "3 chains, 400 draws"]
-    site = build_site([runs / "beta-binomial", runs / "gamma-poisson"], tmp_path, workers=1,
-                      kinds=())
+        "2 chains, 600 draws",
+        "3 chains, 400 draws",
+    ]
+    site = build_site(
+        [runs / "beta-binomial", runs / "gamma-poisson"], tmp_path, workers=1, kinds=()
+    )
     index = site.index.read_text()
     assert "2 chains, 600 draws" in index and "3 chains, 400 draws" in index
     assert "different sampler settings" in index
@@ -402,8 +438,9 @@ def test_mixed_settings_are_shown_per_run(results, tmp_path, capsys):
     assert main(["summary", "--runs", str(runs), "--out", str(summary)]) == 0
     text = summary.read_text()
     assert "settings that differ" not in text and "Settings: 2 chains x 600 draws" in text
-    site = build_site([runs / "beta-binomial", runs / "gamma-poisson"], tmp_path, workers=1,
-                      kinds=())
+    site = build_site(
+        [runs / "beta-binomial", runs / "gamma-poisson"], tmp_path, workers=1, kinds=()
+    )
     index = site.index.read_text()
     assert "different sampler settings" not in index and "3 chains" not in index
     capsys.readouterr()
@@ -440,8 +477,12 @@ def _tmpfs(path: Path, options: str):
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a tmpfs needs root")
     path.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
-                          check=False, capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"mount not permitted here: {done.stderr.strip()}")
     try:
@@ -456,8 +497,9 @@ def test_full_disk_is_refused_before_sampling_with_one_line(tmp_path, capsys):
 
     with _tmpfs(tmp_path / "tiny", "size=64k") as tiny:
         t0 = time.perf_counter()
-        code = main(["run", "beta-binomial", "--draws", "300", "--chains", "2",
-                     "--out", str(tiny / "run")])
+        code = main(
+            ["run", "beta-binomial", "--draws", "300", "--chains", "2", "--out", str(tiny / "run")]
+        )
         seconds = time.perf_counter() - t0
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 3 and len(err) == 1, err
@@ -526,8 +568,11 @@ def test_concurrent_writers_and_readers_never_see_a_mix(results, old_folder):
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 
-    threads = [threading.Thread(target=write, args=("old",)),
-               threading.Thread(target=write, args=("new",)), threading.Thread(target=read)]
+    threads = [
+        threading.Thread(target=write, args=("old",)),
+        threading.Thread(target=write, args=("new",)),
+        threading.Thread(target=read),
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -20,24 +20,42 @@ REPLICATIONS = 50
 
 #: Slower runs get fewer replications (the mixture's complete-data model costs
 #: ~2.3 s a run, a regression run ~1 s); the six conjugate topics keep 50.
-FEWER = {"gaussian-mixture": 20, "linear-regression": 30, "linear-regression-nig": 30,
-         "gaussian-process": 20, "naive-bayes": 30,
-         # pm.sample's Python-level Metropolis-within-Gibbs: ~4 s a run.
-         "bayes-optimal": 12,
-         "logistic-regression": 20,
-         # The classifier's conjugate model (the mixture's complete-data one): ~2.5 s a run.
-         "gaussian-classifier": 20}
+FEWER = {
+    "gaussian-mixture": 20,
+    "linear-regression": 30,
+    "linear-regression-nig": 30,
+    "gaussian-process": 20,
+    "naive-bayes": 30,
+    # pm.sample's Python-level Metropolis-within-Gibbs: ~4 s a run.
+    "bayes-optimal": 12,
+    "logistic-regression": 20,
+    # The classifier's conjugate model (the mixture's complete-data one): ~2.5 s a run.
+    "gaussian-classifier": 20,
+}
 
 #: Half-length runs (4 x 1000 draws after 500 warm-up) for the structured topics but
 #: the Bayes-optimal sampler: their smallest ESS stays above 2000 (measured on 4 runs
 #: each), far above the gate's 400, and the z-scores are ESS-based, so calibrated at
 #: any run length.  Halves the cost of the mixture, classifier and regression studies.
 SHORT = dataclasses.replace(STUDY_SETTINGS, draws=1000, tune=500)
-SHORTENED = {"linear-regression", "linear-regression-nig", "gaussian-mixture",
-             "gaussian-process", "naive-bayes", "gaussian-classifier", "logistic-regression"}
+SHORTENED = {
+    "linear-regression",
+    "linear-regression-nig",
+    "gaussian-mixture",
+    "gaussian-process",
+    "naive-bayes",
+    "gaussian-classifier",
+    "logistic-regression",
+}
 
-CONJUGATE = ("beta-binomial", "gamma-poisson", "normal-known-variance",
-             "normal-inverse-gamma", "pareto-uniform", "dirichlet-categorical")
+CONJUGATE = (
+    "beta-binomial",
+    "gamma-poisson",
+    "normal-known-variance",
+    "normal-inverse-gamma",
+    "pareto-uniform",
+    "dirichlet-categorical",
+)
 STRUCTURED = tuple(name for name in NULL_FIXTURES if name not in CONJUGATE)
 
 
@@ -45,11 +63,17 @@ def null_studies(names) -> dict[str, NullStudy]:
     """One null study per topic, seeded by the topic's place in NULL_FIXTURES (the
     topics' ``Topic.calibration``, in the catalogue's order)."""
     order = list(NULL_FIXTURES)
-    return {name: mcmc_null(get_topic(name), replications=FEWER.get(name, REPLICATIONS),
-                            n_obs=NULL_FIXTURES[name][1], hyper=NULL_FIXTURES[name][0],
-                            seed=20261129 + order.index(name),
-                            settings=SHORT if name in SHORTENED else STUDY_SETTINGS)
-            for name in names}
+    return {
+        name: mcmc_null(
+            get_topic(name),
+            replications=FEWER.get(name, REPLICATIONS),
+            n_obs=NULL_FIXTURES[name][1],
+            hyper=NULL_FIXTURES[name][0],
+            seed=20261129 + order.index(name),
+            settings=SHORT if name in SHORTENED else STUDY_SETTINGS,
+        )
+        for name in names
+    }
 
 
 def assert_z_scores_standard_normal(study: NullStudy) -> None:
@@ -77,6 +101,7 @@ def assert_pooled_false_alarm_near_alpha(studies: dict[str, NullStudy]) -> None:
     runs = {name: len(s.verdicts) for name, s in studies.items()}
     n = sum(runs.values())
     pooled = sum(rates[k] * runs[k] for k in rates) / n
-    print(f"MCMC false-alarm rate at alpha=0.05 over {n} runs: pooled {pooled:.3f}, "
-          f"per topic {rates}")
+    print(
+        f"MCMC false-alarm rate at alpha=0.05 over {n} runs: pooled {pooled:.3f}, per topic {rates}"
+    )
     assert pooled <= 0.05 + 4 * np.sqrt(0.05 * 0.95 / n), rates

@@ -14,9 +14,13 @@ from __future__ import annotations
 import pytest
 
 from compare.studies.calibration import NULL_FIXTURES
-from tests.compare.studies.calibration_checks import (CONJUGATE, STRUCTURED,
-                                              assert_pooled_false_alarm_near_alpha,
-                                              assert_z_scores_standard_normal, null_studies)
+from tests.compare.studies.calibration_checks import (
+    CONJUGATE,
+    STRUCTURED,
+    assert_pooled_false_alarm_near_alpha,
+    assert_z_scores_standard_normal,
+    null_studies,
+)
 
 pytestmark = pytest.mark.mcmc
 

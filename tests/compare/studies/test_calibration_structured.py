@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.compare.studies.calibration_checks import (STRUCTURED, assert_pooled_false_alarm_near_alpha,
-                                              assert_z_scores_standard_normal, null_studies)
+from tests.compare.studies.calibration_checks import (
+    STRUCTURED,
+    assert_pooled_false_alarm_near_alpha,
+    assert_z_scores_standard_normal,
+    null_studies,
+)
 
 pytestmark = pytest.mark.mcmc
 

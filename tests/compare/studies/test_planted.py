@@ -20,12 +20,14 @@ from compare.studies.planted import POTENTIAL, bugs_of, find_bug, planted
 from compare.topics import all_topics, get_topic
 
 CASES = [(t.name, b.name) for t in all_topics() for b in bugs_of(t)]
-SIZED = [(topic, bug) for topic, bug in CASES
-         if find_bug(get_topic(topic), bug).neutral is not None]
+SIZED = [
+    (topic, bug) for topic, bug in CASES if find_bug(get_topic(topic), bug).neutral is not None
+]
 
 
-def _logp(topic, build_model, bug: PlantedBug | None = None, *, points: int = 4,
-          seed: int = 5) -> tuple[np.ndarray, list[dict[str, np.ndarray]], pm.Model]:
+def _logp(
+    topic, build_model, bug: PlantedBug | None = None, *, points: int = 4, seed: int = 5
+) -> tuple[np.ndarray, list[dict[str, np.ndarray]], pm.Model]:
     """The model's log density at ``points`` points near its initial point, on data
     simulated under the topic's calibration fixture (plus what the bug needs)."""
     hyper = topic.hyper({**topic.calibration.hyper, **(bug.needs if bug else {})})
@@ -33,14 +35,19 @@ def _logp(topic, build_model, bug: PlantedBug | None = None, *, points: int = 4,
     x, prepared = topic.prepare(sim.data, dict(hyper))
     model = build_model(**topic.structure(x, prepared))
     data = topic.model_data(x=x, **prepared)
-    coords = ({"obs": np.arange(np.asarray(data["x"]).shape[0])}
-              if "x" in data and "obs" in model.coords else None)
+    coords = (
+        {"obs": np.arange(np.asarray(data["x"]).shape[0])}
+        if "x" in data and "obs" in model.coords
+        else None
+    )
     pm.set_data(data, model=model, coords=coords)
     logp = model.compile_logp()
     rng = np.random.default_rng(seed + 1)
     start = model.initial_point()
-    at = [{k: v + rng.normal(scale=0.3, size=np.shape(v)) for k, v in start.items()}
-          for _ in range(points)]
+    at = [
+        {k: v + rng.normal(scale=0.3, size=np.shape(v)) for k, v in start.items()}
+        for _ in range(points)
+    ]
     return np.array([logp(p) for p in at]), at, model
 
 
@@ -70,12 +77,12 @@ def _difference(name: str, bug: str, factor: float) -> tuple[np.ndarray, list, p
 def _constrained(model: pm.Model, point: dict[str, np.ndarray], name: str) -> float:
     """The value of the model variable ``name`` at a point of value variables."""
     value = model.replace_rvs_by_values([model[name]])[0]  # back-transformed
-    return float(model.compile_fn(value, inputs=model.value_vars,
-                                  on_unused_input="ignore")(point))
+    return float(model.compile_fn(value, inputs=model.value_vars, on_unused_input="ignore")(point))
 
 
-@pytest.mark.parametrize("bug, factor", [("prior_var", 1.7), ("noise_sd", 1.3),
-                                         ("sd_for_var", 1.0)])
+@pytest.mark.parametrize(
+    "bug, factor", [("prior_var", 1.7), ("noise_sd", 1.3), ("sd_for_var", 1.0)]
+)
 def test_the_known_variance_bugs_mean_what_they_say(bug, factor):
     """normal-known-variance: the difference is the prior's or the likelihood's term of
     the wrong model minus the right one's, written with scipy.stats."""
@@ -88,16 +95,16 @@ def test_the_known_variance_bugs_mean_what_they_say(bug, factor):
     for d, point in zip(diff, at):
         mu = _constrained(model, point, "mu")
         if bug == "prior_var":
-            want = (stats.norm.logpdf(mu, m, s * np.sqrt(factor))
-                    - stats.norm.logpdf(mu, m, s))
+            want = stats.norm.logpdf(mu, m, s * np.sqrt(factor)) - stats.norm.logpdf(mu, m, s)
         else:
             wrong_sd = sd * factor if bug == "noise_sd" else sd**2
             want = (stats.norm.logpdf(x, mu, wrong_sd) - stats.norm.logpdf(x, mu, sd)).sum()
         assert d == pytest.approx(want, rel=1e-10, abs=1e-10)
 
 
-@pytest.mark.parametrize("bug, factor", [("prior_var", 1.7), ("noise_sd", 1.3),
-                                         ("sd_for_var", 1.0)])
+@pytest.mark.parametrize(
+    "bug, factor", [("prior_var", 1.7), ("noise_sd", 1.3), ("sd_for_var", 1.0)]
+)
 def test_the_normal_inverse_gamma_bugs_mean_what_they_say(bug, factor):
     """normal-inverse-gamma: mu's prior sd sqrt(sigma2/kappa0) x sqrt(factor), or squared
     (the variance passed as sigma); the likelihood's sd sqrt(sigma2) x factor."""
@@ -110,17 +117,20 @@ def test_the_normal_inverse_gamma_bugs_mean_what_they_say(bug, factor):
         mu, sigma2 = _constrained(model, point, "mu"), _constrained(model, point, "sigma2")
         prior_sd = np.sqrt(sigma2 / hyper["kappa0"])
         if bug == "noise_sd":
-            want = (stats.norm.logpdf(x, mu, np.sqrt(sigma2) * factor)
-                    - stats.norm.logpdf(x, mu, np.sqrt(sigma2))).sum()
+            want = (
+                stats.norm.logpdf(x, mu, np.sqrt(sigma2) * factor)
+                - stats.norm.logpdf(x, mu, np.sqrt(sigma2))
+            ).sum()
         else:
             wrong_sd = prior_sd * np.sqrt(factor) if bug == "prior_var" else prior_sd**2
-            want = (stats.norm.logpdf(mu, hyper["mu0"], wrong_sd)
-                    - stats.norm.logpdf(mu, hyper["mu0"], prior_sd))
+            want = stats.norm.logpdf(mu, hyper["mu0"], wrong_sd) - stats.norm.logpdf(
+                mu, hyper["mu0"], prior_sd
+            )
         assert d == pytest.approx(want, rel=1e-10, abs=1e-10)
 
 
 def test_unknown_bugs_and_topics_without_bugs_are_refused():
-    with pytest.raises(ValueError, match="no planted bug 'nope'.*prior_var"):
+    with pytest.raises(ValueError, match=r"no planted bug 'nope'.*prior_var"):
         planted("normal-known-variance", "nope", 1.0)
     without = next(t for t in all_topics() if isinstance(t.planted, Unsupported))
     with pytest.raises(ValueError, match="no planted bugs for"):
@@ -152,6 +162,9 @@ def test_a_planted_bug_changes_the_model_and_uses_its_variables(name, bug):
     real, _, _ = _logp(topic, topic.build_model, declared)
     wrong, _, model = _logp(topic, planted(name, bug, factor).build_model, declared)
     assert np.all(np.abs(wrong - real) > 1e-6), (real, wrong)
-    rvs = {v for v in ancestors([model[POTENTIAL]])
-           if v.owner is not None and isinstance(v.owner.op, RandomVariable)}
+    rvs = {
+        v
+        for v in ancestors([model[POTENTIAL]])
+        if v.owner is not None and isinstance(v.owner.op, RandomVariable)
+    }
     assert rvs <= set(model.basic_RVs), sorted(v.name for v in rvs)

@@ -23,16 +23,25 @@ NKV = POWER_FIXTURES["normal-known-variance"]
 NIG = POWER_FIXTURES["normal-inverse-gamma"]
 
 
-@pytest.mark.parametrize("topic, fixture, bug, factor", [
-    ("normal-known-variance", NKV, "prior_var", 1.5),
-    ("normal-known-variance", NKV, "noise_sd", 1.2),
-    ("normal-known-variance", NKV, "sd_for_var", 1.0),
-    ("normal-inverse-gamma", NIG, "noise_sd", 1.2),
-])
+@pytest.mark.parametrize(
+    "topic, fixture, bug, factor",
+    [
+        ("normal-known-variance", NKV, "prior_var", 1.5),
+        ("normal-known-variance", NKV, "noise_sd", 1.2),
+        ("normal-known-variance", NKV, "sd_for_var", 1.0),
+        ("normal-inverse-gamma", NIG, "noise_sd", 1.2),
+    ],
+)
 def test_planted_bug_is_caught(topic, fixture, bug, factor):
     hyper, n_obs = fixture
-    study = mcmc_null(get_topic(topic), replications=REPLICATIONS, n_obs=n_obs, hyper=hyper,
-                      seed=7, model_topic=planted(topic, bug, factor))
+    study = mcmc_null(
+        get_topic(topic),
+        replications=REPLICATIONS,
+        n_obs=n_obs,
+        hyper=hyper,
+        seed=7,
+        model_topic=planted(topic, bug, factor),
+    )
     rate = detection_rate(study)
     print(f"{topic} {bug} x{factor}: caught {rate:.0%}, by {set(study.decided_by)}")
     assert rate >= 0.95, study.verdicts
@@ -45,8 +54,13 @@ def test_sd_for_variance_in_the_nig_prior_is_never_called_agree():
     never be `agree`.
     """
     hyper, n_obs = NIG
-    study = mcmc_null(get_topic("normal-inverse-gamma"), replications=20, n_obs=n_obs,
-                      hyper=hyper, seed=8,
-                      model_topic=planted("normal-inverse-gamma", "sd_for_var"))
+    study = mcmc_null(
+        get_topic("normal-inverse-gamma"),
+        replications=20,
+        n_obs=n_obs,
+        hyper=hyper,
+        seed=8,
+        model_topic=planted("normal-inverse-gamma", "sd_for_var"),
+    )
     assert "agree" not in study.verdicts
     assert detection_rate(study, by="agreement") >= 0.95

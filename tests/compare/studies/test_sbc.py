@@ -39,9 +39,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from compare.studies import sbc
-from compare.studies import sbc_exact
 from compare.interfaces.cli import main
+from compare.studies import sbc, sbc_exact
 from compare.topics import get_topic
 
 TOPIC = "normal-known-variance"
@@ -57,8 +56,12 @@ SETTINGS = sbc.SbcSettings(n_obs=N_OBS, draws=250, tune=300, chains=4, alpha=ALP
 
 def _spec(bug=None, **changes) -> sbc.SbcSpec:
     topic = get_topic(TOPIC)
-    return sbc.SbcSpec(topic=TOPIC, hyper=topic.hyper(HYPER),
-                       settings=dataclasses.replace(SETTINGS, **changes), bug=bug)
+    return sbc.SbcSpec(
+        topic=TOPIC,
+        hyper=topic.hyper(HYPER),
+        settings=dataclasses.replace(SETTINGS, **changes),
+        bug=bug,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -85,15 +88,27 @@ def test_uniformity_test_is_calibrated_and_sees_a_hump(rng):
     threshold of 4.1, so each is caught with probability > 0.9999 and 17 of
     20 is missed with probability < 1e-9 (binomial).
     """
-    p = [sbc.uniformity_test(rng.uniform(size=200), side="mcmc", parameter="x",
-                             null_draws=4000).p_ecdf for _ in range(200)]
+    p = [
+        sbc.uniformity_test(
+            rng.uniform(size=200), side="mcmc", parameter="x", null_draws=4000
+        ).p_ecdf
+        for _ in range(200)
+    ]
     assert stats.kstest(p, "uniform").pvalue > 1e-3
-    p = [sbc.uniformity_test(rng.uniform(size=200), side="mcmc", parameter="x",
-                             null_draws=4000).p_dispersion for _ in range(200)]
+    p = [
+        sbc.uniformity_test(
+            rng.uniform(size=200), side="mcmc", parameter="x", null_draws=4000
+        ).p_dispersion
+        for _ in range(200)
+    ]
     assert stats.kstest(p, "uniform").pvalue > 1e-3
-    caught = sum(sbc.uniformity_test(special.ndtr(0.7 * rng.normal(size=300)), side="mcmc",
-                                     parameter="x", null_draws=4000).p <= ALPHA
-                 for _ in range(20))
+    caught = sum(
+        sbc.uniformity_test(
+            special.ndtr(0.7 * rng.normal(size=300)), side="mcmc", parameter="x", null_draws=4000
+        ).p
+        <= ALPHA
+        for _ in range(20)
+    )
     assert caught >= 17
 
 
@@ -120,33 +135,49 @@ def _buggy_topic():
     from analytic import ExactAnswer
 
     def solve(*, x, prior_mean, prior_sd, noise_sd):
-        post = a_nkv.update(suff=a_nkv.sufficient_stats(x=x), prior_mean=prior_mean,
-                            prior_sd=prior_sd**2, noise_sd=noise_sd)
+        post = a_nkv.update(
+            suff=a_nkv.sufficient_stats(x=x),
+            prior_mean=prior_mean,
+            prior_sd=prior_sd**2,
+            noise_sd=noise_sd,
+        )
         return ExactAnswer(posterior=post, mle=None, log_evidence=math.nan, predictive=None)
+
     return dataclasses.replace(get_topic(TOPIC), solve=solve)
 
 
 def test_exact_side_passes_for_the_analytic_code_and_fails_for_a_planted_bug():
     hyper = {**HYPER, "prior_sd": 2.0}
-    right = sbc_exact.exact_side(get_topic(TOPIC), indices=range(2000), seed=11, n_obs=N_OBS,
-                                 hyper=hyper)
-    wrong = sbc_exact.exact_side(_buggy_topic(), indices=range(2000), seed=11, n_obs=N_OBS,
-                                 hyper=hyper)
+    right = sbc_exact.exact_side(
+        get_topic(TOPIC), indices=range(2000), seed=11, n_obs=N_OBS, hyper=hyper
+    )
+    wrong = sbc_exact.exact_side(
+        _buggy_topic(), indices=range(2000), seed=11, n_obs=N_OBS, hyper=hyper
+    )
     assert right.available and right.method == "whitened"
-    assert sbc.uniformity_test(right.u[:, 0], side="exact", parameter="mu",
-                               null_draws=4000).p > ALPHA
-    assert sbc.uniformity_test(wrong.u[:, 0], side="exact", parameter="mu",
-                               null_draws=4000).p <= ALPHA
+    assert (
+        sbc.uniformity_test(right.u[:, 0], side="exact", parameter="mu", null_draws=4000).p > ALPHA
+    )
+    assert (
+        sbc.uniformity_test(wrong.u[:, 0], side="exact", parameter="mu", null_draws=4000).p <= ALPHA
+    )
 
 
 def test_exact_side_pit_for_a_non_gaussian_posterior():
     """normal-inverse-gamma goes through its t and inverse-gamma marginal CDFs."""
     topic = get_topic("normal-inverse-gamma")
-    side = sbc_exact.exact_side(topic, indices=range(300), seed=3, n_obs=6,
-                                hyper=topic.hyper({"kappa0": 2.0, "alpha0": 3.0}))
+    side = sbc_exact.exact_side(
+        topic,
+        indices=range(300),
+        seed=3,
+        n_obs=6,
+        hyper=topic.hyper({"kappa0": 2.0, "alpha0": 3.0}),
+    )
     assert side.method == "pit" and side.names == ("mu", "sigma2")
-    p = [sbc.uniformity_test(side.u[:, j], side="exact", parameter=n, null_draws=4000).p
-         for j, n in enumerate(side.names)]
+    p = [
+        sbc.uniformity_test(side.u[:, j], side="exact", parameter=n, null_draws=4000).p
+        for j, n in enumerate(side.names)
+    ]
     assert min(sbc.holm(p)) > ALPHA
 
 
@@ -156,8 +187,9 @@ def test_exact_side_uses_the_same_pairs_as_the_mcmc_side(passing):
     stored = sbc.Store.open(out / sbc.STORE).read()["theta"]
     topic = get_topic(TOPIC)
     for i in (0, 57, SIMS - 1):
-        theta, _, _ = sbc_exact.simulate(topic, index=i, seed=SETTINGS.seed, n_obs=N_OBS,
-                                         hyper=topic.hyper(HYPER))
+        theta, _, _ = sbc_exact.simulate(
+            topic, index=i, seed=SETTINGS.seed, n_obs=N_OBS, hyper=topic.hyper(HYPER)
+        )
         np.testing.assert_array_equal(stored[i], theta)
 
 
@@ -165,8 +197,13 @@ def test_exact_side_uses_the_same_pairs_as_the_mcmc_side(passing):
 def test_sbc_passes_for_the_correct_model(passing):
     out, result = passing
     assert result.verdict == sbc.PASS, result.note
-    assert result.counts == {"requested": SIMS, "done": SIMS, "fitted": SIMS, "failed": 0,
-                             "unconverged": result.counts["unconverged"]}
+    assert result.counts == {
+        "requested": SIMS,
+        "done": SIMS,
+        "fitted": SIMS,
+        "failed": 0,
+        "unconverged": result.counts["unconverged"],
+    }
     assert result.counts["unconverged"] <= SIMS // 10
     assert {t.side for t in result.tests} == {"mcmc", "exact"}
     doc = json.loads((out / sbc.DOCUMENT).read_text())
@@ -179,8 +216,9 @@ def test_sbc_passes_for_the_correct_model(passing):
 
 
 def test_sbc_fails_for_a_planted_prior_variance_mismatch(client, tmp_path):
-    result = sbc.run_sbc(spec=_spec(bug=("prior_var", 2.0)), sims=300, out=tmp_path,
-                         client=client, figures=False)
+    result = sbc.run_sbc(
+        spec=_spec(bug=("prior_var", 2.0)), sims=300, out=tmp_path, client=client, figures=False
+    )
     assert result.verdict == sbc.FAIL
     assert result.decided_by == "uniformity:mcmc"
     exact = [t for t in result.tests if t.side == "exact"]
@@ -202,8 +240,15 @@ def test_interrupt_and_worker_kill_then_resume_lose_and_repeat_nothing(client, t
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        sbc.run_sbc(spec=spec, sims=96, out=tmp_path, client=client, chunk=8,
-                    progress=interrupt, figures=False)
+        sbc.run_sbc(
+            spec=spec,
+            sims=96,
+            out=tmp_path,
+            client=client,
+            chunk=8,
+            progress=interrupt,
+            figures=False,
+        )
     store = sbc.Store.open(tmp_path / sbc.STORE)
     before = store.read()
     kept = np.flatnonzero(before["done"])
@@ -220,8 +265,15 @@ def test_interrupt_and_worker_kill_then_resume_lose_and_repeat_nothing(client, t
             os.kill(victim, signal.SIGKILL)
             killed.append(victim)
 
-    result = sbc.run_sbc(spec=spec, sims=96, out=tmp_path, client=client, resume=True,
-                         progress=kill_one, figures=False)
+    result = sbc.run_sbc(
+        spec=spec,
+        sims=96,
+        out=tmp_path,
+        client=client,
+        resume=True,
+        progress=kill_one,
+        figures=False,
+    )
     after = sbc.Store.open(tmp_path / sbc.STORE).read()
     assert killed
     assert after["done"].all() and after["done"].size == 96
@@ -251,13 +303,31 @@ def test_unreachable_scheduler_is_bad_input_within_seconds(capsys, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     start = time.perf_counter()
-    code, err = _main(capsys, "sbc", TOPIC, "--sims", "10", "--scheduler",
-                      f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "x"))
+    code, err = _main(
+        capsys,
+        "sbc",
+        TOPIC,
+        "--sims",
+        "10",
+        "--scheduler",
+        f"tcp://127.0.0.1:{port}",
+        "--out",
+        str(tmp_path / "x"),
+    )
     assert code == 3 and f"tcp://127.0.0.1:{port}" in err and "no Dask scheduler" in err
     assert time.perf_counter() - start < 15
     assert not (tmp_path / "x").exists()
-    code, err = _main(capsys, "sbc", TOPIC, "--workers", "2", "--scheduler",
-                      "tcp://127.0.0.1:1", "--out", str(tmp_path / "x"))
+    code, err = _main(
+        capsys,
+        "sbc",
+        TOPIC,
+        "--workers",
+        "2",
+        "--scheduler",
+        "tcp://127.0.0.1:1",
+        "--out",
+        str(tmp_path / "x"),
+    )
     assert code == 3 and "not both" in err
 
 
@@ -265,25 +335,56 @@ def test_resume_with_other_settings_is_bad_input(capsys, passing):
     out, _ = passing
     before = sorted(p.name for p in out.iterdir())
     stamp = (out / sbc.DOCUMENT).stat().st_mtime_ns
-    code, err = _main(capsys, "sbc", TOPIC, "--sims", str(SIMS), "--out", str(out),
-                      "--resume", "--n", str(N_OBS), "--draws", "100")
+    code, err = _main(
+        capsys,
+        "sbc",
+        TOPIC,
+        "--sims",
+        str(SIMS),
+        "--out",
+        str(out),
+        "--resume",
+        "--n",
+        str(N_OBS),
+        "--draws",
+        "100",
+    )
     assert code == 3 and "other settings" in err and "draws=250" in err
-    code, err = _main(capsys, "sbc", "beta-binomial", "--sims", str(SIMS), "--out", str(out),
-                      "--resume")
+    code, err = _main(
+        capsys, "sbc", "beta-binomial", "--sims", str(SIMS), "--out", str(out), "--resume"
+    )
     assert code == 3 and "topic='normal-known-variance'" in err
     assert sorted(p.name for p in out.iterdir()) == before
     assert (out / sbc.DOCUMENT).stat().st_mtime_ns == stamp
 
 
 def test_exact_only_runs_no_fits_and_needs_a_closed_form(capsys, tmp_path):
-    code, err = _main(capsys, "sbc", TOPIC, "--sims", "3000", "--exact-only", "--out",
-                      str(tmp_path / "ok"), "--alpha", str(ALPHA))
+    code, err = _main(
+        capsys,
+        "sbc",
+        TOPIC,
+        "--sims",
+        "3000",
+        "--exact-only",
+        "--out",
+        str(tmp_path / "ok"),
+        "--alpha",
+        str(ALPHA),
+    )
     assert code == 0
     doc = json.loads((tmp_path / "ok" / sbc.DOCUMENT).read_text())
     assert [t["side"] for t in doc["tests"]] == ["exact"] and doc["exact"]["sims"] == 3000
     assert not (tmp_path / "ok" / sbc.STORE).exists()
-    code, err = _main(capsys, "sbc", "gaussian-mixture", "--sims", "10", "--exact-only",
-                      "--out", str(tmp_path / "no"))
+    code, err = _main(
+        capsys,
+        "sbc",
+        "gaussian-mixture",
+        "--sims",
+        "10",
+        "--exact-only",
+        "--out",
+        str(tmp_path / "no"),
+    )
     assert code == 3 and "no closed-form posterior" in err
     assert not (tmp_path / "no").exists()
 
@@ -315,14 +416,17 @@ def test_sbc_page_in_a_browser(passing):
         assert errors == []
         broken = driver.execute_script(
             "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
-            ".map(i => i.getAttribute('src'))")
+            ".map(i => i.getAttribute('src'))"
+        )
         assert broken == [] and len(driver.find_elements("tag name", "img")) == 2
         for href in driver.execute_script(
-                "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"):
+            "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
+        ):
             assert Path(unquote(urlparse(href).path)).exists(), href
         assert driver.find_element("id", "sbc-verdict").text.lower() == "pass"
         overflow = driver.execute_script(
-            "return document.documentElement.scrollWidth - window.innerWidth")
+            "return document.documentElement.scrollWidth - window.innerWidth"
+        )
         assert overflow <= 1
     finally:
         driver.quit()
@@ -337,13 +441,32 @@ def test_cli_killed_mid_run_then_resumed(client, tmp_path):
     """
     out = tmp_path / "sbc"
     exe = Path(sys.executable).parent / "bayes-compare"
-    args = [str(exe), "sbc", TOPIC, "--sims", "96", "--scheduler", client.scheduler.address,
-            "--out", str(out), "--n", str(N_OBS), "--draws", "250", "--tune", "300",
-            "--alpha", str(ALPHA), "--seed", "4242"]
+    args = [
+        str(exe),
+        "sbc",
+        TOPIC,
+        "--sims",
+        "96",
+        "--scheduler",
+        client.scheduler.address,
+        "--out",
+        str(out),
+        "--n",
+        str(N_OBS),
+        "--draws",
+        "250",
+        "--tune",
+        "300",
+        "--alpha",
+        str(ALPHA),
+        "--seed",
+        "4242",
+    ]
     for k, v in HYPER.items():
         args += ["--set", f"{k}={v}"]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:

@@ -75,28 +75,42 @@ def test_every_builtin_topic_declares_sensitivity_or_unsupported(name):
 
 def test_the_supported_list_is_asked_of_the_topics():
     supported = [n for n in sens.closed_form_topics() if n in BUILTIN]
-    assert supported == [t.name for t in all_topics() if t.name in BUILTIN
-                         and isinstance(t.sensitivity, Sensitivity)]
+    assert supported == [
+        t.name for t in all_topics() if t.name in BUILTIN and isinstance(t.sensitivity, Sensitivity)
+    ]
     assert set(BUILTIN) - set(supported) == {"gaussian-mixture", "logistic-regression"}
     conjugate = [n for n in sens.power_scaled_topics() if n in BUILTIN]
-    assert conjugate == [t.name for t in all_topics() if t.name in BUILTIN
-                         and isinstance(t.sensitivity, Sensitivity)
-                         and t.sensitivity.power_scaled is not None]
+    assert conjugate == [
+        t.name
+        for t in all_topics()
+        if t.name in BUILTIN
+        and isinstance(t.sensitivity, Sensitivity)
+        and t.sensitivity.power_scaled is not None
+    ]
     # every conjugate topic and both linear regressions (a new conjugate topic joins by
     # declaring its power-scaled posterior, not by an edit here)
-    assert {"beta-binomial", "dirichlet-categorical", "linear-regression",
-            "linear-regression-nig"} <= set(conjugate) and len(conjugate) >= 8
+    assert {
+        "beta-binomial",
+        "dirichlet-categorical",
+        "linear-regression",
+        "linear-regression-nig",
+    } <= set(conjugate) and len(conjugate) >= 8
 
 
 def test_an_unsupported_topic_is_refused_with_its_declared_reason():
-    topic = dataclasses.replace(get_topic("beta-binomial"), name="planted-unsupported",
-                                sensitivity=Unsupported("a planted reason"))
+    topic = dataclasses.replace(
+        get_topic("beta-binomial"),
+        name="planted-unsupported",
+        sensitivity=Unsupported("a planted reason"),
+    )
     with pytest.raises(InputError) as info:
         sens.check_topic(topic)
     message = str(info.value)
-    assert message.startswith("planted-unsupported has no closed-form posterior "
-                              "(a planted reason), so an exact sweep is not possible; "
-                              "sensitivity works for: ")
+    assert message.startswith(
+        "planted-unsupported has no closed-form posterior "
+        "(a planted reason), so an exact sweep is not possible; "
+        "sensitivity works for: "
+    )
     assert set(message.rsplit(": ", 1)[1].split(", ")) >= set(SWEPT)
     for name in BUILTIN:  # the builtin refusals say the reason each topic declares
         declared = get_topic(name).sensitivity
@@ -109,10 +123,11 @@ def test_an_unsupported_topic_is_refused_with_its_declared_reason():
     sens.check_topic(bare)
     assert sens.power_scaled_of(bare) is None and sens.sweep_parameters(bare) == ("a", "b")
     topic, data, hyper, source = _builtin("beta-binomial")
-    sweep = sens.exact_sweep(bare, data=data, hyper=hyper, param="a", grid=np.array([1.0, 2.0]),
-                             source=source)
+    sweep = sens.exact_sweep(
+        bare, data=data, hyper=hyper, param="a", grid=np.array([1.0, 2.0]), source=source
+    )
     assert sweep.method == "per-point solve"
-    with pytest.raises(InputError, match="[(]no closed form here[)]"):
+    with pytest.raises(InputError, match=r"[(]no closed form here[)]"):
         sens.check_topic(dataclasses.replace(bare, not_closed_form="no closed form here"))
 
 
@@ -130,8 +145,7 @@ def test_the_study_names_no_topic():
 def test_regression_path_equals_single_runs(dataset, param):
     topic, data, hyper, source = _builtin("linear-regression", dataset, prior_mean=0.3)
     grid = np.geomspace(1e-3, 1e3, 7) if param != "lambda" else np.geomspace(1e-6, 10.0, 7)
-    sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid,
-                             source=source)
+    sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
     assert sweep.method == "eigendecomposition"
     x, hyper0 = topic.prepare(data, dict(hyper))
     for g, value in enumerate(grid):
@@ -153,11 +167,18 @@ def test_eigendecomposition_path_equals_per_point_cholesky(rng):
     s = lr.sufficient_stats(phi=phi, y=y)
     noise_var = np.full(g, 0.7)
     prior_var = np.geomspace(1e-4, 1e4, g)
-    path = asens.gaussian_linear_path(gram=s.gram, phi_t_y=s.phi_t_y, y_t_y=s.y_t_y, n=n,
-                                      noise_var=noise_var, prior_var=prior_var, prior_mean=0.2)
-    mean, sd = asens.gaussian_linear_path_cholesky(gram=s.gram, phi_t_y=s.phi_t_y,
-                                                   noise_var=noise_var, prior_var=prior_var,
-                                                   prior_mean=0.2)
+    path = asens.gaussian_linear_path(
+        gram=s.gram,
+        phi_t_y=s.phi_t_y,
+        y_t_y=s.y_t_y,
+        n=n,
+        noise_var=noise_var,
+        prior_var=prior_var,
+        prior_mean=0.2,
+    )
+    mean, sd = asens.gaussian_linear_path_cholesky(
+        gram=s.gram, phi_t_y=s.phi_t_y, noise_var=noise_var, prior_var=prior_var, prior_mean=0.2
+    )
     np.testing.assert_allclose(path.mean, mean, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(path.sd, sd, rtol=1e-9)
     # the evidence against a dense Gaussian log density (independent formula)
@@ -175,8 +196,7 @@ def test_sweep_equals_single_exact_runs(name):
     x, hyper0 = sens._prepare(topic, data, hyper, source)
     full = sens.default_grid(topic, param=param, hyper=hyper, n_obs=sens._n_obs(x))
     grid = full[[0, 1, len(full) // 2, -2, -1]]
-    sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid,
-                             source=source)
+    sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
     for g, value in enumerate(grid):
         single = topic.solve(x=x, **{**hyper0, **_swept(topic, hyper0, param, value)})
         post = single.posterior
@@ -185,22 +205,29 @@ def test_sweep_equals_single_exact_runs(name):
         rest = np.setdiff1d(np.arange(len(sweep.parameters)), cols)
         assert np.all(np.isnan(sweep.mean[g, rest]))
         np.testing.assert_allclose(sweep.mean[g, cols], post.mean, rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(sweep.sd[g, cols], np.sqrt(np.diag(post.cov)), rtol=1e-10,
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            sweep.sd[g, cols], np.sqrt(np.diag(post.cov)), rtol=1e-10, atol=1e-12
+        )
         np.testing.assert_allclose(sweep.log_evidence[g], single.log_evidence, rtol=1e-10)
         if post.mode is not None:
             np.testing.assert_allclose(sweep.map[g, cols], post.mode, rtol=1e-10, atol=1e-12)
         if post.marginal(0) is not None:
             i = cols[0]
-            np.testing.assert_allclose([sweep.lower[g, i], sweep.upper[g, i]],
-                                       post.marginal(0).ppf([0.025, 0.975]), rtol=1e-10)
+            np.testing.assert_allclose(
+                [sweep.lower[g, i], sweep.upper[g, i]],
+                post.marginal(0).ppf([0.025, 0.975]),
+                rtol=1e-10,
+            )
 
 
 #: Every parameter of the topics whose vectorised path covers all of them.
-_ALL_CONJUGATE_PARAMS = [(name, param) for name in SWEPT
-                         if get_topic(name).sensitivity.path is not None
-                         and get_topic(name).sensitivity.path_params is None
-                         for param in sens.sweep_parameters(get_topic(name))]
+_ALL_CONJUGATE_PARAMS = [
+    (name, param)
+    for name in SWEPT
+    if get_topic(name).sensitivity.path is not None
+    and get_topic(name).sensitivity.path_params is None
+    for param in sens.sweep_parameters(get_topic(name))
+]
 
 
 @pytest.mark.parametrize("name, param", _ALL_CONJUGATE_PARAMS)
@@ -210,10 +237,10 @@ def test_vectorised_conjugate_path_equals_single_runs(name, param):
     if name == "dirichlet-categorical":  # a per-category base value, swept as one number
         hyper = {**hyper, "concentration": (0.5, 1.0, 2.0, 4.0)}
     x, hyper0 = sens._prepare(topic, data, hyper, source)
-    grid = sens.default_grid(topic, param=param, hyper={**hyper, "concentration": 1.0},
-                              n_obs=0, points=5)
-    sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid,
-                             source=source)
+    grid = sens.default_grid(
+        topic, param=param, hyper={**hyper, "concentration": 1.0}, n_obs=0, points=5
+    )
+    sweep = sens.exact_sweep(topic, data=data, hyper=hyper, param=param, grid=grid, source=source)
     assert sweep.method == "vectorised closed form"
     for g, value in enumerate(grid):
         single = topic.solve(x=x, **{**hyper0, **_swept(topic, hyper0, param, value)})
@@ -224,8 +251,11 @@ def test_vectorised_conjugate_path_equals_single_runs(name, param):
         mode = np.full(len(post.parameters), np.nan) if post.mode is None else post.mode
         np.testing.assert_allclose(sweep.map[g], mode, rtol=1e-10, atol=1e-12)
         for i in range(len(post.parameters)):
-            np.testing.assert_allclose([sweep.lower[g, i], sweep.upper[g, i]],
-                                       post.marginal(i).ppf([0.025, 0.975]), rtol=1e-10)
+            np.testing.assert_allclose(
+                [sweep.lower[g, i], sweep.upper[g, i]],
+                post.marginal(i).ppf([0.025, 0.975]),
+                rtol=1e-10,
+            )
 
 
 def _swept(topic, hyper0, param, value):
@@ -268,8 +298,10 @@ def _is_zscores(topic, data, hyper, source, *, alpha, component, rng, scaled=Non
     z = []
     for i in range(theta.shape[1]):
         marginal = target.marginal(i)
-        for f, expected in ((theta[:, i], marginal.mean()),
-                            ((theta[:, i] <= marginal.median()).astype(float), 0.5)):
+        for f, expected in (
+            (theta[:, i], marginal.mean()),
+            ((theta[:, i] <= marginal.median()).astype(float), 0.5),
+        ):
             est = float(w @ f)
             se = float(np.sqrt(np.sum(w * w * (f - est) ** 2)))  # delta method for SNIS
             z.append((est - expected) / se)
@@ -293,41 +325,70 @@ def test_planted_power_scaling_bugs_are_caught(rng):
     """Power: the NIG prior^alpha without its (alpha-1)/2 term on the InvGamma shape (and
     the regression's d(alpha-1)/2), and a Normal prior^alpha that scales the variance by
     alpha instead of 1/alpha."""
-    topic, data, hyper, source = _builtin("normal-inverse-gamma",
-                                          **_PS_CASES["normal-inverse-gamma"])
+    topic, data, hyper, source = _builtin(
+        "normal-inverse-gamma", **_PS_CASES["normal-inverse-gamma"]
+    )
 
     def nig_bug(*, x, mu0, kappa0, alpha0, beta0, alpha, component):
         from analytic import normal_inverse_gamma as nig
         from analytic import normal_known_variance as nkv
-        return nig.update(suff=nkv.sufficient_stats(x=x), mu0=mu0, kappa0=alpha * kappa0,
-                          alpha0=alpha * (alpha0 + 1.0) - 1.0, beta0=alpha * beta0)
 
-    z = _is_zscores(topic, data, hyper, source, alpha=1.25, component="prior", rng=rng,
-                    scaled=nig_bug)
+        return nig.update(
+            suff=nkv.sufficient_stats(x=x),
+            mu0=mu0,
+            kappa0=alpha * kappa0,
+            alpha0=alpha * (alpha0 + 1.0) - 1.0,
+            beta0=alpha * beta0,
+        )
+
+    z = _is_zscores(
+        topic, data, hyper, source, alpha=1.25, component="prior", rng=rng, scaled=nig_bug
+    )
     assert np.max(np.abs(z)) > stats.norm.isf(_IS_ALPHA / (2 * z.size)), z
 
-    topic, data, hyper, source = _builtin("linear-regression-nig",
-                                          **_PS_CASES["linear-regression-nig"])
+    topic, data, hyper, source = _builtin(
+        "linear-regression-nig", **_PS_CASES["linear-regression-nig"]
+    )
 
     def nig_regression_bug(*, x, alpha0, beta0, prior_scale, alpha, component, **_):
         from analytic import linear_regression_nig as lrn
-        d = x.stats.d  # the (sigma2)^(-d(alpha-1)/2) factor of the scaled Normal forgotten
-        return lrn.update(suff=x.stats, alpha0=alpha * (alpha0 + 1.0) - 1.0, beta0=alpha * beta0,
-                          prior_mean=0.0, prior_cov=(prior_scale**2 / alpha) * np.eye(d))
 
-    z = _is_zscores(topic, data, hyper, source, alpha=1.25, component="prior", rng=rng,
-                    scaled=nig_regression_bug)
+        d = x.stats.d  # the (sigma2)^(-d(alpha-1)/2) factor of the scaled Normal forgotten
+        return lrn.update(
+            suff=x.stats,
+            alpha0=alpha * (alpha0 + 1.0) - 1.0,
+            beta0=alpha * beta0,
+            prior_mean=0.0,
+            prior_cov=(prior_scale**2 / alpha) * np.eye(d),
+        )
+
+    z = _is_zscores(
+        topic,
+        data,
+        hyper,
+        source,
+        alpha=1.25,
+        component="prior",
+        rng=rng,
+        scaled=nig_regression_bug,
+    )
     assert np.max(np.abs(z)) > stats.norm.isf(_IS_ALPHA / (2 * z.size)), z
 
     topic, data, hyper, source = _builtin("normal-known-variance", "conflict")
 
     def nkv_bug(*, x, prior_mean, prior_sd, noise_sd, alpha, component):
         return a_nkv.power_scaled(
-            x=x, prior_mean=prior_mean, prior_sd=prior_sd * alpha ** 0.5, noise_sd=noise_sd,
-            alpha=1.0, component=component)
+            x=x,
+            prior_mean=prior_mean,
+            prior_sd=prior_sd * alpha**0.5,
+            noise_sd=noise_sd,
+            alpha=1.0,
+            component=component,
+        )
 
-    z = _is_zscores(topic, data, hyper, source, alpha=1.25, component="prior", rng=rng,
-                    scaled=nkv_bug)
+    z = _is_zscores(
+        topic, data, hyper, source, alpha=1.25, component="prior", rng=rng, scaled=nkv_bug
+    )
     assert np.max(np.abs(z)) > stats.norm.isf(_IS_ALPHA / (2 * z.size)), z
 
 
@@ -337,8 +398,9 @@ def test_cjs_distance_identities():
     # a shift is mirror-symmetric: the x and -x orientations give the same distance
     shifted = stats.norm(0.1, 1.0)
     d = asens.cjs_distance(base=base, scaled=shifted, lower=-4, upper=4)
-    d_mirror = asens.cjs_distance(base=stats.norm(0.0, 1.0), scaled=stats.norm(-0.1, 1.0),
-                                  lower=-4, upper=4)
+    d_mirror = asens.cjs_distance(
+        base=stats.norm(0.0, 1.0), scaled=stats.norm(-0.1, 1.0), lower=-4, upper=4
+    )
     assert d > 0 and d == pytest.approx(d_mirror, rel=1e-10)
     # the range matters (psense normalises by int P + Q over the draws' range)
     assert asens.cjs_distance(base=base, scaled=shifted, lower=-6, upper=6) < d
@@ -368,9 +430,9 @@ def _psense_null(topic, x, hyper, *, chains, draws, rng, reps=NULL_REPS):
         tree = sens.iid_tree(topic, x=x, hyper=hyper, rng=rng, chains=chains, draws=draws)
         theta = tree.posterior["theta"].values.reshape(chains * draws, -1)
         ps_prior, ps_lik = sens.psense_values(tree, variables=("theta",))
-        prior, lik, *_ = sens.exact_power_scaling(topic, x=x, hyper=hyper,
-                                                  lower=theta.min(axis=0),
-                                                  upper=theta.max(axis=0))
+        prior, lik, *_ = sens.exact_power_scaling(
+            topic, x=x, hyper=hyper, lower=theta.min(axis=0), upper=theta.max(axis=0)
+        )
         out.append(np.concatenate([ps_prior - prior, ps_lik - lik]))
     return np.array(out)
 
@@ -386,8 +448,11 @@ def test_psense_on_iid_draws_is_centred_on_the_exact_value(name, rng):
     topic, data, hyper, source = _builtin(name, _PS_DATA.get(name), **_PS_CASES.get(name, {}))
     x, h = sens._prepare(topic, data, hyper, source)
     # 4 parameters make psense 4x slower: fewer draws there
-    draws = 250 if name in ("dirichlet-categorical", "linear-regression",
-                            "linear-regression-nig") else 500
+    draws = (
+        250
+        if name in ("dirichlet-categorical", "linear-regression", "linear-regression-nig")
+        else 500
+    )
     diff = _psense_null(topic, x, h, chains=4, draws=draws, rng=rng, reps=6)
     mean, sd = diff.mean(axis=0), diff.std(axis=0, ddof=1)
     ok = np.abs(mean) <= 3.0 * np.maximum(sd, 1e-12)
@@ -429,12 +494,14 @@ def mcmc_fits(mcmc_settings):
 def test_pymc_log_densities_equal_exact_up_to_a_constant(name, mcmc_fits):
     from compare.core.sampling import posterior_array
 
-    topic, x, h, result, tree = mcmc_fits[name]
+    topic, x, h, _result, tree = mcmc_fits[name]
     theta = posterior_array(tree.posterior, topic.variables)
     log_prior, log_lik = sens._exact_log_densities(topic, x, h, theta)
     pymc_prior = sum(np.asarray(tree.log_prior[v]) for v in tree.log_prior.data_vars)
-    pymc_lik = sum(np.asarray(tree.log_likelihood[v]).reshape(theta.shape[:2] + (-1,)).sum(-1)
-                   for v in tree.log_likelihood.data_vars)
+    pymc_lik = sum(
+        np.asarray(tree.log_likelihood[v]).reshape(theta.shape[:2] + (-1,)).sum(-1)
+        for v in tree.log_likelihood.data_vars
+    )
     for pymc, exact in ((pymc_prior, log_prior), (pymc_lik, log_lik)):
         diff = pymc - exact
         assert np.ptp(diff) <= 1e-8 * (1.0 + np.abs(exact).max()), np.ptp(diff)
@@ -462,35 +529,58 @@ def test_psense_on_mcmc_agrees_with_exact(mcmc_fits, rng):
         draws = posterior_array(tree.posterior, topic.variables)
         flat = draws.reshape(-1, draws.shape[-1])
         ps_prior, ps_lik = sens.psense_values(tree, variables=topic.variables)
-        prior, lik, *_ = sens.exact_power_scaling(topic, x=x, hyper=h, lower=flat.min(axis=0),
-                                                  upper=flat.max(axis=0))
+        prior, lik, *_ = sens.exact_power_scaling(
+            topic, x=x, hyper=h, lower=flat.min(axis=0), upper=flat.max(axis=0)
+        )
         diff = np.concatenate([ps_prior - prior, ps_lik - lik])
         ess = float(min(result.mcmc.ess_bulk.min(), result.mcmc.ess_tail.min(), flat.shape[0]))
         chains = draws.shape[0]
-        null = _psense_null(topic, x, h, chains=chains, draws=max(int(ess // chains), 50),
-                            rng=rng)
+        null = _psense_null(topic, x, h, chains=chains, draws=max(int(ess // chains), 50), rng=rng)
         centre, spread = null.mean(axis=0), null.std(axis=0, ddof=1)
         z = (diff - centre) / spread
         assert np.all(np.abs(z) <= t_crit), (name, diff, centre, spread)
         if name == "normal-known-variance":
+
             def bug(*, x, prior_mean, prior_sd, noise_sd, alpha, component):
-                return a_nkv.power_scaled(
-                    x=x, prior_mean=prior_mean, prior_sd=prior_sd / alpha, noise_sd=noise_sd,
-                    alpha=1.0, component=component) if component == "prior" else \
+                return (
                     a_nkv.power_scaled(
-                        x=x, prior_mean=prior_mean, prior_sd=prior_sd, noise_sd=noise_sd,
-                        alpha=alpha, component=component)
-            wrong, *_ = sens.exact_power_scaling(topic, x=x, hyper=h, lower=flat.min(axis=0),
-                                                 upper=flat.max(axis=0), scaled=bug)
+                        x=x,
+                        prior_mean=prior_mean,
+                        prior_sd=prior_sd / alpha,
+                        noise_sd=noise_sd,
+                        alpha=1.0,
+                        component=component,
+                    )
+                    if component == "prior"
+                    else a_nkv.power_scaled(
+                        x=x,
+                        prior_mean=prior_mean,
+                        prior_sd=prior_sd,
+                        noise_sd=noise_sd,
+                        alpha=alpha,
+                        component=component,
+                    )
+                )
+
+            wrong, *_ = sens.exact_power_scaling(
+                topic, x=x, hyper=h, lower=flat.min(axis=0), upper=flat.max(axis=0), scaled=bug
+            )
             assert abs((ps_prior[0] - wrong[0]) - centre[0]) / spread[0] > t_crit
 
 
 @pytest.mark.mcmc
 def test_conflict_scenario_is_flagged_exactly_and_by_psense(mcmc_fits):
-    topic, x, h, result, tree = mcmc_fits["normal-known-variance"]
-    ps = sens.PowerScaling(parameters=("mu",), prior=np.zeros(1), likelihood=np.zeros(1),
-                           psense_prior=None, psense_likelihood=None, lower=np.zeros(1),
-                           upper=np.zeros(1), n_draws=1)
+    topic, x, h, _result, tree = mcmc_fits["normal-known-variance"]
+    ps = sens.PowerScaling(
+        parameters=("mu",),
+        prior=np.zeros(1),
+        likelihood=np.zeros(1),
+        psense_prior=None,
+        psense_likelihood=None,
+        lower=np.zeros(1),
+        upper=np.zeros(1),
+        n_draws=1,
+    )
     assert ps.diagnosis("psense") == []
     prior, lik, *_ = sens.exact_power_scaling(topic, x=x, hyper=h)
     assert asens.diagnosis(prior[0], lik[0]) == "potential prior-data conflict"
@@ -509,16 +599,46 @@ def test_conflict_scenario_is_flagged_exactly_and_by_psense(mcmc_fits):
 def test_cli_sweep_with_mcmc_points(tmp_path, test_alpha):
     out = tmp_path / "out"
     json_path = tmp_path / "s.json"
-    code = main(["sensitivity", "normal-known-variance", "--data", "builtin:conflict",
-                 "--param", "prior_sd", "--log-grid", "0.05:50:40", "--mcmc-at", "2",
-                 "--draws", "1000", "--tune", "500", "--alpha", f"{test_alpha:g}",
-                 "--out", str(out), "--json", str(json_path)])
+    code = main(
+        [
+            "sensitivity",
+            "normal-known-variance",
+            "--data",
+            "builtin:conflict",
+            "--param",
+            "prior_sd",
+            "--log-grid",
+            "0.05:50:40",
+            "--mcmc-at",
+            "2",
+            "--draws",
+            "1000",
+            "--tune",
+            "500",
+            "--alpha",
+            f"{test_alpha:g}",
+            "--out",
+            str(out),
+            "--json",
+            str(json_path),
+        ]
+    )
     doc = json.loads(json_path.read_text())
     assert code == 0 and doc["verdict"] == "agree"
     assert doc == json.loads((out / sens.SENSITIVITY_FILE).read_text())
     assert (out / sens.FIGURE_FILE).stat().st_size > 0
-    for key in ("topic", "param", "grid", "parameters", "exact", "mcmc", "power_scaling",
-                "base_value", "data", "hyperparameters"):
+    for key in (
+        "topic",
+        "param",
+        "grid",
+        "parameters",
+        "exact",
+        "mcmc",
+        "power_scaling",
+        "base_value",
+        "data",
+        "hyperparameters",
+    ):
         assert key in doc
     assert len(doc["grid"]) == 40 and [p["index"] for p in doc["mcmc"]] == [0, 39]
     for p in doc["mcmc"]:
@@ -530,37 +650,69 @@ def test_cli_sweep_with_mcmc_points(tmp_path, test_alpha):
 
 def test_exit_codes_follow_the_worst_point():
     def point(verdict):
-        return sens.McmcPoint(index=0, value=1.0, verdict=verdict, decided_by="agreement",
-                              max_abs_z=0.0, threshold=1.0, mean=np.zeros(1), sd=np.ones(1),
-                              seconds=0.0)
+        return sens.McmcPoint(
+            index=0,
+            value=1.0,
+            verdict=verdict,
+            decided_by="agreement",
+            max_abs_z=0.0,
+            threshold=1.0,
+            mean=np.zeros(1),
+            sd=np.ones(1),
+            seconds=0.0,
+        )
 
     def code(*verdicts):
-        return sens.SensitivityResult(topic="t", sweep=None, base_value=1.0, hyper={},
-                                      source="", n=0, points=[point(v) for v in verdicts]
-                                      ).exit_code
+        return sens.SensitivityResult(
+            topic="t",
+            sweep=None,
+            base_value=1.0,
+            hyper={},
+            source="",
+            n=0,
+            points=[point(v) for v in verdicts],
+        ).exit_code
 
     assert code() == 0 and code("agree", "agree") == 0
     assert code("agree", "inconclusive") == 2
     assert code("inconclusive", "disagree", "agree") == 1
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["normal-known-variance", "--param", "nope", "--grid", "1,2"], "prior_mean, prior_sd, noise_sd"),
-    (["normal-known-variance", "--param", "prior_sd", "--grid", "-1,2"], "prior_sd"),
-    (["normal-known-variance", "--param", "prior_sd", "--grid", "2"], "at least 2"),
-    (["normal-known-variance", "--param", "prior_sd", "--grid", "2,2"], "at least 2"),
-    (["normal-known-variance", "--param", "prior_sd", "--log-grid", "1:10:1"], "N must be"),
-    (["normal-known-variance", "--param", "prior_sd", "--log-grid", "0:10:5"], "0 < LO < HI"),
-    (["normal-known-variance", "--param", "prior_sd", "--grid", "1,x"], "comma-separated"),
-    (["normal-known-variance", "--param", "prior_sd", "--grid", "1,2", "--log-grid", "1:2:3"],
-     "exactly one"),
-    (["normal-known-variance", "--param", "prior_sd", "--grid", "1,2", "--mcmc-at", "3"],
-     "at most 2"),
-    (["logistic-regression", "--param", "prior_sd", "--grid", "1,2"], "no closed-form"),
-    (["gaussian-mixture", "--param", "alpha", "--grid", "1,2"], "no closed-form"),
-    (["linear-regression", "--param", "lambda", "--grid", "0,1"], "lambda"),
-    (["bayes-optimal", "--param", "noise", "--grid", "0.1,0.6"], "noise"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (
+            ["normal-known-variance", "--param", "nope", "--grid", "1,2"],
+            "prior_mean, prior_sd, noise_sd",
+        ),
+        (["normal-known-variance", "--param", "prior_sd", "--grid", "-1,2"], "prior_sd"),
+        (["normal-known-variance", "--param", "prior_sd", "--grid", "2"], "at least 2"),
+        (["normal-known-variance", "--param", "prior_sd", "--grid", "2,2"], "at least 2"),
+        (["normal-known-variance", "--param", "prior_sd", "--log-grid", "1:10:1"], "N must be"),
+        (["normal-known-variance", "--param", "prior_sd", "--log-grid", "0:10:5"], "0 < LO < HI"),
+        (["normal-known-variance", "--param", "prior_sd", "--grid", "1,x"], "comma-separated"),
+        (
+            [
+                "normal-known-variance",
+                "--param",
+                "prior_sd",
+                "--grid",
+                "1,2",
+                "--log-grid",
+                "1:2:3",
+            ],
+            "exactly one",
+        ),
+        (
+            ["normal-known-variance", "--param", "prior_sd", "--grid", "1,2", "--mcmc-at", "3"],
+            "at most 2",
+        ),
+        (["logistic-regression", "--param", "prior_sd", "--grid", "1,2"], "no closed-form"),
+        (["gaussian-mixture", "--param", "alpha", "--grid", "1,2"], "no closed-form"),
+        (["linear-regression", "--param", "lambda", "--grid", "0,1"], "lambda"),
+        (["bayes-optimal", "--param", "noise", "--grid", "0.1,0.6"], "noise"),
+    ],
+)
 def test_bad_input_is_one_line_exit_3_nothing_written(args, expected, tmp_path, capsys):
     out = tmp_path / "out"
     code = main(["sensitivity", *args, "--out", str(out), "--json", str(tmp_path / "s.json")])
@@ -572,8 +724,18 @@ def test_bad_input_is_one_line_exit_3_nothing_written(args, expected, tmp_path, 
 
 
 def test_lambda_defaults_to_the_course_range(tmp_path):
-    code = main(["sensitivity", "linear-regression", "--param", "lambda", "--out",
-                 str(tmp_path), "--json", str(tmp_path / "s.json")])
+    code = main(
+        [
+            "sensitivity",
+            "linear-regression",
+            "--param",
+            "lambda",
+            "--out",
+            str(tmp_path),
+            "--json",
+            str(tmp_path / "s.json"),
+        ]
+    )
     doc = json.loads((tmp_path / "s.json").read_text())
     assert code == 0 and doc["verdict"] is None and doc["mcmc"] == []
     n = doc["data"]["n"]
@@ -592,8 +754,9 @@ def test_unknown_param_error_lists_the_valid_ones():
 
 # --- the report ----------------------------------------------------------------------
 @pytest.mark.mcmc
-def test_report_shows_the_section_and_computes_it_when_missing(tmp_path, save_builtin_run,
-                                                               mcmc_settings):
+def test_report_shows_the_section_and_computes_it_when_missing(
+    tmp_path, save_builtin_run, mcmc_settings
+):
     from compare.outputs.figures import FIGURE_KINDS
     from compare.outputs.report import build_site
 
@@ -604,8 +767,7 @@ def test_report_shows_the_section_and_computes_it_when_missing(tmp_path, save_bu
     doc = json.loads((run_dir / "result.json").read_text())
     (other / "result.json").write_text(json.dumps({**doc, "topic": "logistic-regression"}))
     (other / "draws.nc").write_bytes((run_dir / "draws.nc").read_bytes())
-    site = build_site([run_dir, other], tmp_path, workers=1,
-                      kinds=(FIGURE_KINDS["sensitivity"],))
+    site = build_site([run_dir, other], tmp_path, workers=1, kinds=(FIGURE_KINDS["sensitivity"],))
     saved = json.loads((run_dir / sens.SENSITIVITY_FILE).read_text())
     assert saved["generated_by"] == "report" and saved["param"] == "prior_sd"
     assert saved["power_scaling_run"]["rows"][0]["prior_psense"] is not None
@@ -629,10 +791,12 @@ def _check_in_browser(page: Path) -> None:
         assert driver.execute_script("return document.getElementById('power-scaling') !== null")
         loaded = driver.execute_script(
             "const i = document.querySelector('#fig-sensitivity img');"
-            "return i !== null && i.complete && i.naturalWidth > 0")
+            "return i !== null && i.complete && i.naturalWidth > 0"
+        )
         assert loaded
         overflow = driver.execute_script(
-            "return document.documentElement.scrollWidth - window.innerWidth")
+            "return document.documentElement.scrollWidth - window.innerWidth"
+        )
         assert overflow <= 1, f"{overflow}px wider than a 390px screen"
     finally:
         driver.quit()

@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from compare.topics._classifier_report import (binary_log_proba, decision_grid, most_separating,
-                                       reliability)
+from compare.topics._classifier_report import (
+    binary_log_proba,
+    decision_grid,
+    most_separating,
+    reliability,
+)
 
 
 def test_reliability_of_calibrated_probabilities_is_within_its_binomial_error():
@@ -17,8 +21,12 @@ def test_reliability_of_calibrated_probabilities_is_within_its_binomial_error():
     rng = np.random.default_rng(20261130)
     p = rng.uniform(size=20_000)
     truth = (rng.uniform(size=p.size) < p).astype(int)
-    table = reliability(log_proba={"exact": binary_log_proba(p)}, truth=truth,
-                        classes=("no", "yes"), rows="simulated")
+    table = reliability(
+        log_proba={"exact": binary_log_proba(p)},
+        truth=truth,
+        classes=("no", "yes"),
+        rows="simulated",
+    )
     method = table["methods"]["exact"]
     assert table["kind"] == "P(yes)" and sum(b["count"] for b in method["bins"]) == p.size
     for b in method["bins"]:
@@ -32,14 +40,18 @@ def test_reliability_sees_overconfidence():
     p = rng.uniform(0.05, 0.95, size=20_000)
     truth = (rng.uniform(size=p.size) < p).astype(int)
     over = special.expit(3 * special.logit(p))
-    table = reliability(log_proba={"calibrated": binary_log_proba(p),
-                                   "overconfident": binary_log_proba(over)},
-                        truth=truth, classes=("0", "1"), rows="simulated")
+    table = reliability(
+        log_proba={"calibrated": binary_log_proba(p), "overconfident": binary_log_proba(over)},
+        truth=truth,
+        classes=("0", "1"),
+        rows="simulated",
+    )
     m = table["methods"]
     assert m["overconfident"]["ece"] > 5 * m["calibrated"]["ece"]
     assert m["overconfident"]["log_loss"] > m["calibrated"]["log_loss"]
-    worst = max(abs(b["observed"] - b["mean_predicted"]) / b["se"]
-                for b in m["overconfident"]["bins"])
+    worst = max(
+        abs(b["observed"] - b["mean_predicted"]) / b["se"] for b in m["overconfident"]["bins"]
+    )
     assert worst > 10
 
 
@@ -47,14 +59,14 @@ def test_brier_and_log_loss_match_their_definitions():
     rng = np.random.default_rng(3)
     prob = rng.dirichlet(np.ones(3), size=50)
     truth = rng.integers(0, 3, size=50)
-    table = reliability(log_proba={"m": np.log(prob)}, truth=truth, classes=("a", "b", "c"),
-                        rows="50 rows")
+    table = reliability(
+        log_proba={"m": np.log(prob)}, truth=truth, classes=("a", "b", "c"), rows="50 rows"
+    )
     m = table["methods"]["m"]
     assert table["kind"] == "top-class confidence"
     brier = np.mean([np.sum((prob[i] - np.eye(3)[truth[i]]) ** 2) for i in range(50)])
     assert m["brier"] == pytest.approx(brier, rel=1e-12)
-    assert m["log_loss"] == pytest.approx(-np.mean(np.log(prob[np.arange(50), truth])),
-                                          rel=1e-12)
+    assert m["log_loss"] == pytest.approx(-np.mean(np.log(prob[np.arange(50), truth])), rel=1e-12)
 
 
 def test_decision_grid_slices_through_the_mean_and_keeps_probabilities():
@@ -63,8 +75,14 @@ def test_decision_grid_slices_through_the_mean_and_keeps_probabilities():
     def logistic(rows):
         return binary_log_proba(special.expit(3 * rows[:, 0] - rows[:, 1] + rows[:, 2]))
 
-    grid = decision_grid(x=x, features=("a", "b", "c"), classes=("0", "1"),
-                         predictors={"exact": logistic}, shown=(0, 1), size=12)
+    grid = decision_grid(
+        x=x,
+        features=("a", "b", "c"),
+        classes=("0", "1"),
+        predictors={"exact": logistic},
+        shown=(0, 1),
+        size=12,
+    )
     assert grid["features"] == ["a", "b"] and grid["fixed"] == {"c": 2.0}
     p = np.asarray(grid["probability"]["exact"])
     assert p.shape == (12, 12, 2)
@@ -103,13 +121,18 @@ def test_figures_draw_the_saved_sections(tmp_path, inputs):
     def model(rows):
         return binary_log_proba(special.expit(2 * rows.sum(axis=1)))
 
-    doc = {"decision_boundary": decision_grid(x=x, features=features, classes=("0", "1"),
-                                              predictors={"exact": model, "plugin": model}),
-           "calibration": reliability(log_proba={"exact": model(x)}, truth=y,
-                                      classes=("0", "1"), rows="60 rows")}
+    doc = {
+        "decision_boundary": decision_grid(
+            x=x, features=features, classes=("0", "1"), predictors={"exact": model, "plugin": model}
+        ),
+        "calibration": reliability(
+            log_proba={"exact": model(x)}, truth=y, classes=("0", "1"), rows="60 rows"
+        ),
+    }
     (tmp_path / "result.json").write_text(json.dumps(doc))
-    observed = xr.Dataset({**{f: ("obs", x[:, j]) for j, f in enumerate(features)},
-                           "label": ("obs", y.astype(float))})
+    observed = xr.Dataset(
+        {**{f: ("obs", x[:, j]) for j, f in enumerate(features)}, "label": ("obs", y.astype(float))}
+    )
     xr.DataTree.from_dict({"/observed_data": observed}).to_netcdf(tmp_path / "draws.nc")
     run = SavedRun(tmp_path)
     for draw in (decision_boundary, calibration):

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import analytic.gaussian_process as agp
-from compare.topics import gaussian_process as gpr
 from compare.core.agreement import agreement_test
-from compare.interfaces.cli import main
 from compare.core.data import table_from_arrays
 from compare.core.registry import InputError
-from compare.topics import get_topic
 from compare.core.runner import run
+from compare.interfaces.cli import main
+from compare.topics import gaussian_process as gpr
+from compare.topics import get_topic
 
 HYPER = dict(lengthscale=0.8, signal_sd=1.3, noise_sd=0.3, jitter=1e-8)
 TOPIC = "gaussian-process"
@@ -33,12 +33,14 @@ def test_default_test_inputs():
     grid = gpr.default_test_inputs(x, np.zeros(3), points=4, kernel="rbf")
     np.testing.assert_allclose(grid[:, 0], np.linspace(0.2, 0.9, 4))
     # linear: f has p + 1 = 2 degrees of freedom: the range's ends.
-    np.testing.assert_allclose(gpr.default_test_inputs(x, np.zeros(3), points=20,
-                                                       kernel="linear")[:, 0], [0.2, 0.9])
+    np.testing.assert_allclose(
+        gpr.default_test_inputs(x, np.zeros(3), points=20, kernel="linear")[:, 0], [0.2, 0.9]
+    )
     # Several inputs: distinct data rows, spread over the sorted target.
     x2 = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [3.0, 1.0]])
-    rows = gpr.default_test_inputs(x2, np.array([5.0, 1.0, 5.0, 3.0, 0.0]), points=3,
-                                   kernel="matern32")
+    rows = gpr.default_test_inputs(
+        x2, np.array([5.0, 1.0, 5.0, 3.0, 0.0]), points=3, kernel="matern32"
+    )
     assert len({tuple(r) for r in rows}) == len(rows) == 3
     np.testing.assert_array_equal(rows, x2[[4, 3, 0]])
 
@@ -59,8 +61,9 @@ def test_test_inputs_from_a_csv(tmp_path, rng):
 def test_kernel_is_chosen_by_name():
     topic = get_topic(TOPIC)
     assert topic.hyper({"kernel": "matern32"}, parsed=False)["kernel"] == "matern32"
-    with pytest.raises(InputError, match="kernel must be one of rbf, matern32, matern52, "
-                                         "linear, got 'cubic'"):
+    with pytest.raises(
+        InputError, match="kernel must be one of rbf, matern32, matern52, linear, got 'cubic'"
+    ):
         topic.hyper({"kernel": "cubic"}, parsed=False)
 
 
@@ -69,19 +72,32 @@ def test_optimise_uses_the_type2_ml_values(rng):
     table = _table(rng, n=40, p=1)
     start = topic.hyper({"optimise": True, "kernel": "matern52"})
     x, hyper = topic.prepare(table, start)
-    ref = agp.type2_ml(x=table.x, y=table.y, kernel="matern52", lengthscale=1.0,
-                       signal_sd=1.0, noise_sd=1.0, jitter=start["jitter"])
+    ref = agp.type2_ml(
+        x=table.x,
+        y=table.y,
+        kernel="matern52",
+        lengthscale=1.0,
+        signal_sd=1.0,
+        noise_sd=1.0,
+        jitter=start["jitter"],
+    )
     assert x.type2 is not None and x.type2.converged
-    assert (hyper["lengthscale"], hyper["signal_sd"], hyper["noise_sd"]) == \
-        (ref.lengthscale, ref.signal_sd, ref.noise_sd)
+    assert (hyper["lengthscale"], hyper["signal_sd"], hyper["noise_sd"]) == (
+        ref.lengthscale,
+        ref.signal_sd,
+        ref.noise_sd,
+    )
 
 
-@pytest.mark.parametrize("sets, words", [
-    (["--set", "lengthscale=0"], ["lengthscale must be > 0, got 0"]),
-    (["--set", "signal_sd=-2"], ["signal_sd must be > 0, got -2"]),
-    (["--set", "kernel=cubic"], ["kernel must be one of", "'cubic'"]),
-    (["--set", "test_points=0"], ["test_points must be >= 1"]),
-])
+@pytest.mark.parametrize(
+    "sets, words",
+    [
+        (["--set", "lengthscale=0"], ["lengthscale must be > 0, got 0"]),
+        (["--set", "signal_sd=-2"], ["signal_sd must be > 0, got -2"]),
+        (["--set", "kernel=cubic"], ["kernel must be one of", "'cubic'"]),
+        (["--set", "test_points=0"], ["test_points must be >= 1"]),
+    ],
+)
 def test_bad_input_exits_3_with_the_fix(sets, words, capsys, tmp_path):
     code = main(["run", TOPIC, *sets, "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
@@ -95,8 +111,11 @@ def test_not_positive_definite_names_the_jitter(rng):
     table = table_from_arrays(x, np.sin(x), features=("x",))
     topic = get_topic(TOPIC)
     hyper = topic.hyper({"noise_sd": 1e-50, "jitter": 1e-50, "test_points": 3})
-    with pytest.raises(InputError, match=r"not positive definite.*jitter=1e-50; try a larger "
-                                         r"jitter, e\.g\. jitter=1e-08"):
+    with pytest.raises(
+        InputError,
+        match=r"not positive definite.*jitter=1e-50; try a larger "
+        r"jitter, e\.g\. jitter=1e-08",
+    ):
         run(topic, data=table, hyper=hyper)
 
 
@@ -112,8 +131,7 @@ def test_a_wrong_noise_sd_would_be_caught(rng):
     wrong = topic.solve(x=x, **{**hyper, "noise_sd": 1.3 * hyper["noise_sd"]}).posterior
     draws = wrong.sample(rng, 8000).reshape(4, 2000, -1)
     assert not agreement_test(draws, right, alpha=1e-4).passed
-    assert agreement_test(right.sample(rng, 8000).reshape(4, 2000, -1), right,
-                          alpha=1e-4).passed
+    assert agreement_test(right.sample(rng, 8000).reshape(4, 2000, -1), right, alpha=1e-4).passed
 
 
 @pytest.mark.mcmc
@@ -124,11 +142,33 @@ def test_csv_run_agrees_and_reports_f_and_the_evidence(tmp_path, capsys, test_al
     x = np.sort(rng.uniform(-2.0, 2.0, 30))
     y = np.sin(2.0 * x) + rng.normal(0.0, 0.2, 30)
     path = tmp_path / "d.csv"
-    path.write_text("t,other,y\n" + "".join(f"{a!s},0,{b!s}\n"
-                                            for a, b in zip(x.tolist(), y.tolist())))
-    code = main(["run", TOPIC, "--data", str(path), "--target", "y", "--features", "t",
-                 "--set", "kernel=matern32", "--set", "test_points=8", "--set", "noise_sd=0.2",
-                 "--alpha", f"{test_alpha}", "--json", "-", "--out", str(tmp_path / "r")])
+    path.write_text(
+        "t,other,y\n" + "".join(f"{a!s},0,{b!s}\n" for a, b in zip(x.tolist(), y.tolist()))
+    )
+    code = main(
+        [
+            "run",
+            TOPIC,
+            "--data",
+            str(path),
+            "--target",
+            "y",
+            "--features",
+            "t",
+            "--set",
+            "kernel=matern32",
+            "--set",
+            "test_points=8",
+            "--set",
+            "noise_sd=0.2",
+            "--alpha",
+            f"{test_alpha}",
+            "--json",
+            "-",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["verdict"] == "agree", doc["checks"]
     assert doc["parameters"] == [f"f[{i}]" for i in range(8)]
@@ -140,8 +180,7 @@ def test_csv_run_agrees_and_reports_f_and_the_evidence(tmp_path, capsys, test_al
     assert section["kernel"] == "matern32" and len(section["inputs"]) == 8
     np.testing.assert_allclose(np.ravel(section["inputs"]), np.linspace(x.min(), x.max(), 8))
     pred = doc["predictive"]  # the noisy predictive, in the regression topics' layout
-    np.testing.assert_allclose(np.array(pred["exact"]["var"]) - np.array(section["exact"]["sd"])
-                               ** 2, 0.2**2, rtol=1e-10)
+    np.testing.assert_allclose(
+        np.array(pred["exact"]["var"]) - np.array(section["exact"]["sd"]) ** 2, 0.2**2, rtol=1e-10
+    )
     assert {"inputs", "mcmc", "map_plugin"} <= set(pred)
-
-

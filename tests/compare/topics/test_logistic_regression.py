@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from scipy import special
 
-from compare.interfaces.cli import main
 from compare.core.data import table_from_arrays
-from compare.topics import get_topic
 from compare.core.runner import run
+from compare.interfaces.cli import main
+from compare.topics import get_topic
 
 TOPIC = "logistic-regression"
 
@@ -34,8 +34,9 @@ def _table(rng, n=120, w=(0.3, -1.0, 0.8)):
 @pytest.mark.verdict
 def test_importance_reference_agrees_with_nuts(rng, test_settings):
     topic = get_topic(TOPIC)
-    result = run(topic, data=_table(rng), hyper=topic.hyper({"prior_sd": 1.5}),
-                 settings=test_settings)
+    result = run(
+        topic, data=_table(rng), hyper=topic.hyper({"prior_sd": 1.5}), settings=test_settings
+    )
     ref = result.extra.sections["logistic"]["reference"]
     assert ref["method"] == "importance" and ref["khat"] < 0.7
     assert result.verdict == "agree", [(c.name, c.statistic, c.threshold) for c in result.checks]
@@ -80,8 +81,21 @@ def test_bad_input_is_one_line_exit_3_nothing_written(tmp_path, capsys, text, ex
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        code = main(["run", TOPIC, "--data", str(path), "--target", "y", *extra,
-                     "--out", str(out_dir), "--json", str(json_path)])
+        code = main(
+            [
+                "run",
+                TOPIC,
+                "--data",
+                str(path),
+                "--target",
+                "y",
+                *extra,
+                "--out",
+                str(out_dir),
+                "--json",
+                str(json_path),
+            ]
+        )
     finally:
         os.chdir(cwd)
     err = capsys.readouterr().err
@@ -113,9 +127,26 @@ def test_sizes_option_sets_the_laplace_sweep(tmp_path, capsys):
     import json
 
     json_path = tmp_path / "r.json"
-    code = main(["run", TOPIC, "--data", "builtin:simulated", "--sizes", "20,0.5,60",
-                 "--draws", "200", "--tune", "200", "--chains", "2", "--json", str(json_path),
-                 "--out", str(tmp_path / "run")])
+    code = main(
+        [
+            "run",
+            TOPIC,
+            "--data",
+            "builtin:simulated",
+            "--sizes",
+            "20,0.5,60",
+            "--draws",
+            "200",
+            "--tune",
+            "200",
+            "--chains",
+            "2",
+            "--json",
+            str(json_path),
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     assert code in (0, 2), capsys.readouterr().err
     doc = json.loads(json_path.read_text())
     assert [r["n"] for r in doc["laplace_error"]["rows"]] == [20, 30, 60]
@@ -130,8 +161,12 @@ def test_one_weight_without_intercept_agrees(test_settings):
     the square test's null variance now comes from the reference's exact draws."""
     topic = get_topic(TOPIC)
     ds = topic.builtin_data("simulated")
-    result = run(topic, data=ds.load(), hyper=topic.hyper({"intercept": False}, dataset=ds),
-                 settings=test_settings)
+    result = run(
+        topic,
+        data=ds.load(),
+        hyper=topic.hyper({"intercept": False}, dataset=ds),
+        settings=test_settings,
+    )
     assert result.parameters == ("w[x]",)
     names = [q.name for q in result.agreement.quantities]
     assert names == ["mean:w[x]", "var:w[x]"]

@@ -4,18 +4,19 @@ one: tests/pymc_models/test_linear_regression.py.)"""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
 import pytest
 
 import analytic.linear_regression as lr
-from compare.topics import _regression as regression
-from compare.studies.calibration import NULL_FIXTURES, detection_rate, mcmc_null
-from compare.interfaces.cli import main
 from compare.core.data import iter_table, read_table, table_from_arrays
 from compare.core.defaults import DEFAULT
+from compare.interfaces.cli import main
+from compare.studies.calibration import NULL_FIXTURES, detection_rate, mcmc_null
 from compare.studies.planted import planted
+from compare.topics import _regression as regression
 from compare.topics import get_topic
 
 REGRESSION = ("linear-regression", "linear-regression-nig")
@@ -25,8 +26,9 @@ def test_chunked_reading_gives_the_in_memory_statistics(tmp_path, rng):
     x = rng.normal(size=(53, 2))
     y = x @ [1.0, -2.0] + rng.normal(size=53)
     path = tmp_path / "d.csv"
-    path.write_text("a,b,y\n" + "".join(f"{r[0]!s},{r[1]!s},{v!s}\n"
-                                         for r, v in zip(x.tolist(), y.tolist())))
+    path.write_text(
+        "a,b,y\n" + "".join(f"{r[0]!s},{r[1]!s},{v!s}\n" for r, v in zip(x.tolist(), y.tolist()))
+    )
     total = None
     for xc, yc in iter_table(path, target="y", features=("a", "b"), chunk_rows=7):
         assert xc.shape[0] <= 7
@@ -65,11 +67,31 @@ def test_csv_run_reports_predictive_map_and_evidence(tmp_path, capsys, name, tes
     x = np.sort(rng.uniform(-1, 1, 40))
     y = 0.5 - 1.2 * x + 0.8 * x**2 + rng.normal(0, 0.4, 40)
     path = tmp_path / "d.csv"
-    path.write_text("x,noise,y\n" + "".join(f"{a!s},0,{b!s}\n" for a, b in zip(x.tolist(), y.tolist())))
-    sets = ["--set", "degree=2"] + (["--set", "noise_sd=0.4", "--set", "prior_sd=3"]
-                                    if name == "linear-regression" else [])
-    code = main(["run", name, "--data", str(path), "--target", "y", "--features", "x", *sets,
-                 "--alpha", f"{test_alpha}", "--json", "-", "--out", str(tmp_path / "r")])
+    path.write_text(
+        "x,noise,y\n" + "".join(f"{a!s},0,{b!s}\n" for a, b in zip(x.tolist(), y.tolist()))
+    )
+    sets = ["--set", "degree=2"] + (
+        ["--set", "noise_sd=0.4", "--set", "prior_sd=3"] if name == "linear-regression" else []
+    )
+    code = main(
+        [
+            "run",
+            name,
+            "--data",
+            str(path),
+            "--target",
+            "y",
+            "--features",
+            "x",
+            *sets,
+            "--alpha",
+            f"{test_alpha}",
+            "--json",
+            "-",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["verdict"] == "agree", doc["checks"]
     n_w = 3
@@ -79,8 +101,10 @@ def test_csv_run_reports_predictive_map_and_evidence(tmp_path, capsys, name, tes
     assert len(pred["exact"]["mean"]) == len(pred["inputs"]) == DEFAULT.predictive_points
     checks = {c["name"]: c for c in doc["checks"]}
     assert checks["predictive"]["passed"] and checks["evidence"]["passed"]
-    assert doc["decision"]["posterior predictive mean"]["squared"] <= \
-        doc["decision"]["MLE plug-in"]["squared"]
+    assert (
+        doc["decision"]["posterior predictive mean"]["squared"]
+        <= doc["decision"]["MLE plug-in"]["squared"]
+    )
     # MAP = ridge (known noise) and PyMC's MAP sits on it.
     if name == "linear-regression":
         phi = np.column_stack([np.ones_like(x), x, x**2])
@@ -98,16 +122,21 @@ def test_planted_noise_bug_is_caught(name):
     in test_calibration.py with the other topics.)
     """
     hyper, n_obs = NULL_FIXTURES[name]
-    buggy = mcmc_null(get_topic(name), replications=20, n_obs=n_obs, hyper=hyper, seed=43,
-                      model_topic=planted(name, "noise_sd", 1.3))
+    buggy = mcmc_null(
+        get_topic(name),
+        replications=20,
+        n_obs=n_obs,
+        hyper=hyper,
+        seed=43,
+        model_topic=planted(name, "noise_sd", 1.3),
+    )
     assert detection_rate(buggy) >= 0.95, buggy.decided_by
 
 
 def test_rank_deficient_design_still_has_a_posterior():
     """More features than rows: no unique MLE, but posterior and MAP exist."""
-    table = table_from_arrays(np.array([0.1, 0.5, 0.9]), np.array([1.0, 0.0, 1.0]),
-                              features=("x",))
-    design, hyper = regression.prepare(table, {"degree": 5, "intercept": True})
+    table = table_from_arrays(np.array([0.1, 0.5, 0.9]), np.array([1.0, 0.0, 1.0]), features=("x",))
+    design, _hyper = regression.prepare(table, {"degree": 5, "intercept": True})
     answer = regression.solve_known_noise(x=design, noise_sd=0.5, prior_sd=1.0)
     assert answer.mle is None
     assert np.all(np.isfinite(answer.posterior.mean))
@@ -119,9 +148,24 @@ def test_more_features_than_rows_runs_with_a_note(tmp_path, capsys, test_alpha):
     """No unique MLE (6 features, 4 rows): said so, the posterior still agrees."""
     path = tmp_path / "d.csv"
     path.write_text("x,y\n0.1,1.0\n0.4,0.2\n0.6,-0.3\n0.9,0.8\n")
-    code = main(["run", "linear-regression", "--data", str(path), "--set", "degree=5",
-                 "--set", "noise_sd=0.5", "--alpha", f"{test_alpha}", "--json", "-",
-                 "--out", str(tmp_path / "r")])
+    code = main(
+        [
+            "run",
+            "linear-regression",
+            "--data",
+            str(path),
+            "--set",
+            "degree=5",
+            "--set",
+            "noise_sd=0.5",
+            "--alpha",
+            f"{test_alpha}",
+            "--json",
+            "-",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     assert code == 0 and doc["verdict"] == "agree", doc["checks"]
@@ -136,31 +180,56 @@ def test_streamed_csv_gives_the_in_memory_answer(tmp_path, capsys, test_alpha, r
     x = rng.normal(size=(120, 2))
     y = 0.3 + x @ [0.8, -0.5] + rng.normal(0, 0.5, 120)
     path = tmp_path / "d.csv"
-    path.write_text("a,b,y\n" + "".join(f"{r[0]!s},{r[1]!s},{v!s}\n"
-                                         for r, v in zip(x.tolist(), y.tolist())))
+    path.write_text(
+        "a,b,y\n" + "".join(f"{r[0]!s},{r[1]!s},{v!s}\n" for r, v in zip(x.tolist(), y.tolist()))
+    )
     docs = []
     for extra in ([], ["--stream"]):
-        code = main(["run", "linear-regression-nig", "--data", str(path), *extra,
-                     "--alpha", f"{test_alpha}", "--json", "-", "--out", str(tmp_path / "r")])
+        code = main(
+            [
+                "run",
+                "linear-regression-nig",
+                "--data",
+                str(path),
+                *extra,
+                "--alpha",
+                f"{test_alpha}",
+                "--json",
+                "-",
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
         docs.append(json.loads(capsys.readouterr().out))
         assert code == 0, docs[-1]["checks"]
     np.testing.assert_allclose(docs[1]["exact"]["mean"], docs[0]["exact"]["mean"], rtol=1e-9)
     np.testing.assert_allclose(docs[1]["exact"]["cov"], docs[0]["exact"]["cov"], rtol=1e-8)
-    assert docs[1]["exact"]["log_evidence"] == pytest.approx(docs[0]["exact"]["log_evidence"],
-                                                             rel=1e-9)
+    assert docs[1]["exact"]["log_evidence"] == pytest.approx(
+        docs[0]["exact"]["log_evidence"], rel=1e-9
+    )
 
 
 def test_evidence_picks_a_sensible_degree_on_the_sinusoid(capsys):
     """Exact evidence peaks at a middle degree while the MLE's training error keeps falling."""
-    code = main(["evidence", "linear-regression", "--data", "builtin:sinusoid",
-                 "--smc-degrees", "none", "--json", "-"])
+    code = main(
+        [
+            "evidence",
+            "linear-regression",
+            "--data",
+            "builtin:sinusoid",
+            "--smc-degrees",
+            "none",
+            "--json",
+            "-",
+        ]
+    )
     doc = json.loads(capsys.readouterr().out)
     assert code == 0
     rows = doc["rows"]
     assert [r["degree"] for r in rows] == list(range(10))
     assert 3 <= doc["chosen_degree"] <= 6
     rmse = [r["train_rmse"] for r in rows]
-    assert all(b <= a + 1e-12 for a, b in zip(rmse, rmse[1:]))
+    assert all(b <= a + 1e-12 for a, b in itertools.pairwise(rmse))
     evidence = [r["log_evidence"] for r in rows]
     assert evidence[doc["chosen_degree"]] > max(evidence[0], evidence[9])
     assert all(r["smc_mean"] is None for r in rows)
@@ -168,8 +237,20 @@ def test_evidence_picks_a_sensible_degree_on_the_sinusoid(capsys):
 
 @pytest.mark.mcmc
 def test_evidence_smc_estimate_is_close_to_exact(capsys):
-    code = main(["evidence", "linear-regression-nig", "--data", "builtin:sinusoid",
-                 "--degrees", "1,3", "--smc-degrees", "3", "--json", "-"])
+    code = main(
+        [
+            "evidence",
+            "linear-regression-nig",
+            "--data",
+            "builtin:sinusoid",
+            "--degrees",
+            "1,3",
+            "--smc-degrees",
+            "3",
+            "--json",
+            "-",
+        ]
+    )
     doc = json.loads(capsys.readouterr().out)
     row = next(r for r in doc["rows"] if r["degree"] == 3)
     assert code == 0 and abs(row["smc_mean"] - row["log_evidence"]) <= max(0.5, 5 * row["smc_sd"])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from compare.core.data import Points, Table
-from compare.topics import all_topics, get_topic
 from compare.core.runner import run
+from compare.topics import all_topics, get_topic
 
 TOPICS = [t.name for t in all_topics()]
 BUILTIN = [(t.name, d.name) for t in all_topics() for d in t.builtin]
@@ -51,17 +51,25 @@ def test_builtin_data_agree(name, dataset, test_settings, record_property):
 
     topic = get_topic(name)
     ds = topic.builtin_data(dataset)
-    settings = (test_settings if topic.step is not None
-                else dataclasses.replace(test_settings, draws=1000))
-    result = run(topic, data=ds.load(), hyper=topic.hyper(dataset=ds), settings=settings,
-                 source=f"builtin:{ds.name}")
+    settings = (
+        test_settings if topic.step is not None else dataclasses.replace(test_settings, draws=1000)
+    )
+    result = run(
+        topic,
+        data=ds.load(),
+        hyper=topic.hyper(dataset=ds),
+        settings=settings,
+        source=f"builtin:{ds.name}",
+    )
     ext = result.extra.sections["extension"]
     record_property("seed", settings.seed)
     record_property("extensions", ext["extensions"])
-    record_property("samplings", [(s["model"], s["draws"], s["min_ess"], s["state"])
-                                  for s in ext["samplings"]])
-    assert result.verdict == "agree", [(c.name, c.statistic, c.threshold, c.note)
-                                       for c in result.checks]
+    record_property(
+        "samplings", [(s["model"], s["draws"], s["min_ess"], s["state"]) for s in ext["samplings"]]
+    )
+    assert result.verdict == "agree", [
+        (c.name, c.statistic, c.threshold, c.note) for c in result.checks
+    ]
     mode_check = next(c for c in result.checks if c.name == "map")
     assert mode_check.passed in (True, None)
 

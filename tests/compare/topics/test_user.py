@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import compare
-from compare.interfaces.cli import main
 from compare.core.registry import REGISTRY, InputError
+from compare.interfaces.cli import main
 from compare.topics.user import ORIGINS, TOPIC_FILES_ENV, load_topic_file
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,8 +42,14 @@ def unregister():
 
 
 def _cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "compare.interfaces.cli", *argv], capture_output=True,
-                          text=True, cwd=ROOT, timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "compare.interfaces.cli", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        env=env,
+    )
 
 
 @pytest.mark.mcmc
@@ -54,9 +60,25 @@ def test_topic_file_run_report_export_end_to_end(tmp_path, test_alpha, unregiste
     compare.run from Python."""
     runs = tmp_path / "runs"
     json_path = tmp_path / "run.json"
-    assert main(["run", "--topic-file", str(EXAMPLE), NAME, "--draws", "1000",
-                 "--alpha", repr(test_alpha), "--out", str(runs / NAME),
-                 "--json", str(json_path)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--topic-file",
+                str(EXAMPLE),
+                NAME,
+                "--draws",
+                "1000",
+                "--alpha",
+                repr(test_alpha),
+                "--out",
+                str(runs / NAME),
+                "--json",
+                str(json_path),
+            ]
+        )
+        == 0
+    )
     doc = json.loads(json_path.read_text())
     assert doc["topic"] == NAME and doc["verdict"] == "agree"
     assert doc["data"] == {"source": "builtin:pump", "n": 12}
@@ -67,34 +89,72 @@ def test_topic_file_run_report_export_end_to_end(tmp_path, test_alpha, unregiste
     assert result.verdict == "agree" and set(result.to_dict()) == set(doc)
     assert result.to_dict()["exact"]["mean"] == doc["exact"]["mean"]
     # The report and export commands work on it.
-    assert main(["report", "--topic-file", str(EXAMPLE), NAME, "--out", str(tmp_path),
-                 "--workers", "1"]) == 0
+    assert (
+        main(
+            ["report", "--topic-file", str(EXAMPLE), NAME, "--out", str(tmp_path), "--workers", "1"]
+        )
+        == 0
+    )
     page = (runs / NAME / "index.html").read_text()
     assert 'id="verdict">agree<' in page and "Gamma prior on the rate" in page
-    assert main(["export", "--topic-file", str(EXAMPLE), NAME, "--out",
-                 str(tmp_path / "pdb")]) == 0
+    assert main(["export", "--topic-file", str(EXAMPLE), NAME, "--out", str(tmp_path / "pdb")]) == 0
     assert "exact draws of 1 parameter(s)" in capsys.readouterr().out
     assert main(["describe", NAME]) == 0  # registered for the rest of the process
     # The sensitivity sweep and the exact side of SBC (no cluster) run on it too.
-    assert main(["sensitivity", "--topic-file", str(EXAMPLE), NAME, "--param", "rate",
-                 "--grid", "1,4,16", "--out", str(tmp_path / "sens")]) == 0
+    assert (
+        main(
+            [
+                "sensitivity",
+                "--topic-file",
+                str(EXAMPLE),
+                NAME,
+                "--param",
+                "rate",
+                "--grid",
+                "1,4,16",
+                "--out",
+                str(tmp_path / "sens"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "sens" / "sensitivity.json").is_file()
-    assert main(["sbc", "--topic-file", str(EXAMPLE), NAME, "--exact-only", "--sims", "200",
-                 "--alpha", repr(test_alpha), "--out", str(tmp_path / "sbc")]) == 0
+    assert (
+        main(
+            [
+                "sbc",
+                "--topic-file",
+                str(EXAMPLE),
+                NAME,
+                "--exact-only",
+                "--sims",
+                "200",
+                "--alpha",
+                repr(test_alpha),
+                "--out",
+                str(tmp_path / "sbc"),
+            ]
+        )
+        == 0
+    )
 
 
 BROKEN = {
-    "missing parts": ("TOPIC = {'name': 'broken', 'title': 't', 'model': 'm', "
-                      "'data_kind': 'reals', 'hyperparameters': (), 'variables': ('mu',), "
-                      "'builtin': ()}\n",
-                      ["TOPIC is missing 'solve', 'build_model', 'model_data', 'simulate'"]),
+    "missing parts": (
+        "TOPIC = {'name': 'broken', 'title': 't', 'model': 'm', "
+        "'data_kind': 'reals', 'hyperparameters': (), 'variables': ('mu',), "
+        "'builtin': ()}\n",
+        ["TOPIC is missing 'solve', 'build_model', 'model_data', 'simulate'"],
+    ),
     "no topic": ("x = 1\n", ["defines no topic", "TOPIC = compare.core.registry.Topic(...)"]),
     "not a topic": ("TOPIC = 3\n", ["expected a compare.core.registry.Topic", "got int"]),
     "syntax": ("TOPIC = (\n", ["line 1", "SyntaxError"]),
     "unknown field": (None, ["unknown field(s) 'colour'"]),
     "wrong variables": (None, ["has no variable(s) ['nope']", "its free variables are ['lam']"]),
-    "clash": (None, ["a topic named 'beta-binomial' is already registered",
-                     "give yours another name"]),
+    "clash": (
+        None,
+        ["a topic named 'beta-binomial' is already registered", "give yours another name"],
+    ),
 }
 
 
@@ -103,10 +163,12 @@ def _variant(tmp_path: Path, case: str) -> Path:
     text = EXAMPLE.read_text()
     if case == "unknown field":
         text = text.replace("TOPIC = Topic(", "TOPIC = dict(colour='red', ").replace(
-            'name="exponential-gamma"', 'name="exponential-gamma-2"')
+            'name="exponential-gamma"', 'name="exponential-gamma-2"'
+        )
     elif case == "wrong variables":
         text = text.replace("variables=VARIABLES,", "variables=('nope',),").replace(
-            'name="exponential-gamma"', 'name="exponential-gamma-3"')
+            'name="exponential-gamma"', 'name="exponential-gamma-3"'
+        )
     elif case == "clash":
         text = text.replace('name="exponential-gamma"', 'name="beta-binomial"')
     path = tmp_path / "topic.py"
@@ -127,8 +189,7 @@ def test_protocol_violations_are_named(case, tmp_path, unregister, capsys):
     for word in words:
         assert word in str(err.value), (word, str(err.value))
     # Through the CLI: exit code 3, one line, nothing run.
-    assert main(["run", "--topic-file", str(path), "whatever", "--out",
-                 str(tmp_path / "out")]) == 3
+    assert main(["run", "--topic-file", str(path), "whatever", "--out", str(tmp_path / "out")]) == 3
     stderr = capsys.readouterr().err
     assert stderr.startswith("error: ") and stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
@@ -146,19 +207,25 @@ def test_installed_package_entry_point(tmp_path):
     """
     pkg = tmp_path / "site"
     pkg.mkdir()
-    (pkg / "pump_topics.py").write_text(EXAMPLE.read_text().replace(
-        'name="exponential-gamma"', 'name="pump-waits"'))
+    (pkg / "pump_topics.py").write_text(
+        EXAMPLE.read_text().replace('name="exponential-gamma"', 'name="pump-waits"')
+    )
     (pkg / "empty_topics.py").write_text("x = 1\n")
     dist = pkg / "pump_topics-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pump-topics\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(textwrap.dedent("""\
+    (dist / "entry_points.txt").write_text(
+        textwrap.dedent("""\
         [bayes_compare.topics]
         pump = pump_topics:TOPIC
         empty = empty_topics
-        """))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), str(ROOT)]),
-           TOPIC_FILES_ENV: str(EXAMPLE)}  # as a parent process that loaded it sets it
+        """)
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(pkg), str(ROOT)]),
+        TOPIC_FILES_ENV: str(EXAMPLE),
+    }  # as a parent process that loaded it sets it
     out = _cli("list", env=env)
     assert out.returncode == 0, out.stderr
     assert "pump-waits" in out.stdout and NAME in out.stdout
