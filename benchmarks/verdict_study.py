@@ -1,4 +1,4 @@
-"""The figures behind the README's "Is the verdict right?" section.
+"""The figures behind docs/studies.md, "Is the verdict right?".
 
 `make study` (about 25 minutes on 2 cores) prints:
 

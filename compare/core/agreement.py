@@ -1,6 +1,6 @@
 """The agreement test: do MCMC draws come from the exact posterior?
 
-The rule (see the README, "How the verdict is reached"):
+The rule (docs/verdict.md):
 
 1. Whiten the draws with the exact mean ``m`` and the Cholesky factor ``L``
    of the exact covariance over the free coordinates: ``u = L^-1 (x - m)``.

@@ -13,7 +13,7 @@ Each topic declares what it is studied on (``Topic.calibration``: a
 :func:`null_fixtures` and :func:`power_fixtures` ask every registered topic.
 The test suite calls these with enough replications to be decisive;
 ``benchmarks/verdict_study.py`` calls them with more and prints the figures
-quoted in the README.
+quoted in docs/studies.md.
 """
 
 from __future__ import annotations

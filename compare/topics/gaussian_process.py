@@ -548,7 +548,7 @@ TOPIC = Topic(
             "simulated motorcycle crashes, 133 measurements",
             "R MASS::mcycle (Silverman 1985)",
             _mcycle(),
-            # Type-II ML for the rbf kernel (L-BFGS, rounded): see notes/issue6.md.
+            # Type-II ML for the rbf kernel (L-BFGS, rounded): see docs/topics/gaussian-process.md.
             hyper={"kernel": "rbf", "lengthscale": 5.2, "signal_sd": 45.0, "noise_sd": 22.5},
         ),
     ),

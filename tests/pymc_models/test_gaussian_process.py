@@ -51,7 +51,7 @@ def test_pymc_gp_is_the_exact_gp(kernel, rng):
 def test_hyperparameter_model_is_lognormal_priors_times_the_evidence(rng):
     """The non-conjugate model of hyperparameter_posterior, checked without sampling:
     its log density at any point is the log-normal priors (scipy) plus the exact log
-    marginal likelihood.  (Sampling it is shown in notes/issue6.md; not run here.)"""
+    marginal likelihood.  (Sampling it is shown in docs/topics/gaussian-process.md; not run here.)"""
     from scipy import stats
 
     table = _table(rng, n=15, p=1)

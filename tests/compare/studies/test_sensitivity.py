@@ -441,7 +441,7 @@ def _psense_null(topic, x, hyper, *, chains, draws, rng, reps=NULL_REPS):
 def test_psense_on_iid_draws_is_centred_on_the_exact_value(name, rng):
     """psense's mean over 6 seeds (4 x 500 exact iid draws each, 4 x 250 for the 4-parameter ones) lies within three of
     psense's single-run sds of the exact value.  psense is biased upwards (Monte Carlo
-    noise adds to a distance): bias/sd 0.04-0.83 over 40 seeds (notes/issue8.md); the
+    noise adds to a distance): bias/sd 0.04-0.83 over 40 seeds (docs/studies.md); the
     mean of 6 has sd 0.41 sd, so a false alarm needs a 5.3-sigma excursion.  Power: an exact value 20% off
     (the prior of normal-known-variance on builtin:conflict) is caught."""
     # A topic not listed here runs with its first data set's suggested prior.
