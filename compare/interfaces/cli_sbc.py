@@ -219,11 +219,11 @@ def _check_not_all_failed(result: SbcResult, out_dir: Path) -> None:
     broken, so the command reports a crash with the first worker's error.
     """
     c = result.counts
-    if result.throughput.get("exact_only") or c.get("fitted", 0) > 0 or not c.get("failed"):
+    if result.throughput.get("exact_only") or c.fitted > 0 or not c.failed:
         return
     first = next(iter(sorted(result.errors.items())), ("?", "no message"))
     raise EveryFitFailed(
-        f"all {c['failed']} fits failed on the workers (simulation "
+        f"all {c.failed} fits failed on the workers (simulation "
         f"{first[0]}: {first[1]}); the study is kept in {out_dir}"
     )
 
@@ -240,6 +240,7 @@ def _print(result: SbcResult, out_dir: Path, console: Console) -> None:
         )
     console.print(table)
     c, tp, conv = result.counts, result.throughput, result.convergence
+    assert conv is not None  # analyse() always measures it
     if tp.get("exact_only"):
         ex = result.exact
         assert ex is not None  # an exact-only study has its exact side
@@ -251,9 +252,9 @@ def _print(result: SbcResult, out_dir: Path, console: Console) -> None:
         _verdict(result, alpha, out_dir, console)
         return
     console.print(
-        f"simulations: {c['done']} done, {c['fitted']} fitted, {c['failed']} failed, "
-        f"{c['unconverged']} unconverged (R-hat >= {conv['rhat_max']} or a "
-        f"divergence); worst R-hat {conv['worst_rhat'] or float('nan'):.4f}",
+        f"simulations: {c.done} done, {c.fitted} fitted, {c.failed} failed, "
+        f"{c.unconverged} unconverged (R-hat >= {conv.rhat_max} or a "
+        f"divergence); worst R-hat {conv.worst_rhat or float('nan'):.4f}",
         markup=False,
     )
     rate = tp.get("sims_per_second")

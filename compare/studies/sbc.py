@@ -616,6 +616,39 @@ def histogram_bins(n: int) -> int:
 
 # --- the result -------------------------------------------------------------------
 @dataclass(frozen=True)
+class SbcCounts:
+    """How the simulations of a study ended (the document's ``sims`` section)."""
+
+    requested: int
+    done: int
+    fitted: int
+    failed: int
+    unconverged: int
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class SbcConvergence:
+    """The fitted simulations' convergence, worst and median (the ``convergence``
+    section); None where no simulation was fitted."""
+
+    rhat_max: float
+    worst_rhat: float | None
+    min_ess_bulk: float | None
+    min_ess_tail: float | None
+    median_ess_bulk: float | None
+    divergent_fits: int
+    median_thin: float | None
+    median_ranked: float | None
+    median_fit_seconds: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class SbcResult:
     """What an SBC run found; :func:`to_document` gives its JSON.
 
@@ -629,11 +662,13 @@ class SbcResult:
     decided_by: str
     spec: SbcSpec
     sims: int
-    counts: dict[str, int]
+    counts: SbcCounts
     tests: tuple[Uniformity, ...]
     u: np.ndarray = field(repr=False)
     exact: sbc_exact.ExactSide | None = field(default=None, repr=False)
-    convergence: dict[str, Any] = field(default_factory=dict)
+    convergence: SbcConvergence | None = None
+    # Throughput keeps a mapping: its keys depend on the mode (exact-only, fits,
+    # a resumed study analysed again) and a resumed study reads it back from JSON.
     throughput: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     note: str = ""
@@ -681,25 +716,25 @@ def analyse(
     adjusted = holm([t.p for t in tests])
     tests = [dataclasses.replace(t, p_holm=float(a)) for t, a in zip(tests, adjusted)]
     n_done = int(done.sum())
-    counts = {
-        "requested": int(done.size),
-        "done": n_done,
-        "fitted": int(ok.sum()),
-        "failed": int(failed.sum()),
-        "unconverged": int(unconverged.sum()),
-    }
-    bad_share = (counts["failed"] + counts["unconverged"]) / n_done if n_done else 1.0
+    requested = int(exact.indices.size) if exact_only and exact is not None else int(done.size)
+    counts = SbcCounts(
+        requested=requested,
+        done=requested if exact_only else n_done,
+        fitted=int(ok.sum()),
+        failed=int(failed.sum()),
+        unconverged=int(unconverged.sum()),
+    )
+    bad_share = (counts.failed + counts.unconverged) / n_done if n_done else 1.0
     note = ""
     if exact_only:
-        counts.update(requested=int(exact.indices.size), done=int(exact.indices.size))
         bad_share = 0.0
-    if not exact_only and counts["fitted"] < 2:
+    if not exact_only and counts.fitted < 2:
         verdict, decided_by = INCONCLUSIVE, "fits"
-        note = f"only {counts['fitted']} simulation(s) fitted"
+        note = f"only {counts.fitted} simulation(s) fitted"
     elif bad_share > s.max_bad_share:
         verdict, decided_by = INCONCLUSIVE, "convergence"
         note = (
-            f"{counts['failed']} failed and {counts['unconverged']} unconverged of "
+            f"{counts.failed} failed and {counts.unconverged} unconverged of "
             f"{n_done} fits ({bad_share:.1%} > {s.max_bad_share:.0%})"
         )
     else:
@@ -711,17 +746,17 @@ def analyse(
         else:
             verdict, decided_by = PASS, "uniformity"
     fitted = ok
-    convergence = {
-        "rhat_max": s.rhat_max,
-        "worst_rhat": _finite_max(arrays["rhat"][fitted]),
-        "min_ess_bulk": _finite_min(arrays["ess_bulk"][fitted]),
-        "min_ess_tail": _finite_min(arrays["ess_tail"][fitted]),
-        "median_ess_bulk": _finite_median(arrays["ess_bulk"][fitted]),
-        "divergent_fits": int(np.sum(arrays["divergences"][fitted] > 0)),
-        "median_thin": _finite_median(np.asarray(arrays["thin"])[fitted].ravel()),
-        "median_ranked": _finite_median(np.asarray(arrays["n_ranked"])[fitted].ravel()),
-        "median_fit_seconds": _finite_median(arrays["seconds"][fitted]),
-    }
+    convergence = SbcConvergence(
+        rhat_max=s.rhat_max,
+        worst_rhat=_finite_max(arrays["rhat"][fitted]),
+        min_ess_bulk=_finite_min(arrays["ess_bulk"][fitted]),
+        min_ess_tail=_finite_min(arrays["ess_tail"][fitted]),
+        median_ess_bulk=_finite_median(arrays["ess_bulk"][fitted]),
+        divergent_fits=int(np.sum(arrays["divergences"][fitted] > 0)),
+        median_thin=_finite_median(np.asarray(arrays["thin"])[fitted].ravel()),
+        median_ranked=_finite_median(np.asarray(arrays["n_ranked"])[fitted].ravel()),
+        median_fit_seconds=_finite_median(arrays["seconds"][fitted]),
+    )
     return SbcResult(
         topic=spec.topic,
         parameters=tuple(parameters),
@@ -785,7 +820,7 @@ def to_document(result: SbcResult) -> dict[str, Any]:
     from compare.core.files import versions
 
     s = result.spec.settings
-    n = result.counts["fitted"]
+    n = result.counts.fitted
     bins = histogram_bins(n)
     exact = result.exact
     doc = {
@@ -794,7 +829,7 @@ def to_document(result: SbcResult) -> dict[str, Any]:
         "decided_by": result.decided_by,
         "note": result.note,
         "parameters": list(result.parameters),
-        "sims": result.counts,
+        "sims": result.counts.as_dict(),
         "alpha": s.alpha,
         "settings": {**dataclasses.asdict(s), "bug": result.spec.bug},
         "hyperparameters": dict(result.spec.hyper),
@@ -807,7 +842,7 @@ def to_document(result: SbcResult) -> dict[str, Any]:
             "counts": histograms(result.u, bins),
             "band99": binomial_band(n, bins) if n else None,
         },
-        "convergence": result.convergence,
+        "convergence": None if result.convergence is None else result.convergence.as_dict(),
         "throughput": result.throughput,
         "errors": result.errors,
         "exact": None

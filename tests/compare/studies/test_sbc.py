@@ -197,14 +197,14 @@ def test_exact_side_uses_the_same_pairs_as_the_mcmc_side(passing):
 def test_sbc_passes_for_the_correct_model(passing):
     out, result = passing
     assert result.verdict == sbc.PASS, result.note
-    assert result.counts == {
+    assert result.counts.as_dict() == {
         "requested": SIMS,
         "done": SIMS,
         "fitted": SIMS,
         "failed": 0,
-        "unconverged": result.counts["unconverged"],
+        "unconverged": result.counts.unconverged,
     }
-    assert result.counts["unconverged"] <= SIMS // 10
+    assert result.counts.unconverged <= SIMS // 10
     assert {t.side for t in result.tests} == {"mcmc", "exact"}
     doc = json.loads((out / sbc.DOCUMENT).read_text())
     assert doc["verdict"] == "pass" and doc["sims"]["done"] == SIMS
@@ -279,7 +279,7 @@ def test_interrupt_and_worker_kill_then_resume_lose_and_repeat_nothing(client, t
     assert after["done"].all() and after["done"].size == 96
     assert result.throughput["resumed_from"] == kept.size
     assert result.throughput["sims_this_run"] == 96 - kept.size
-    assert result.counts["done"] == 96 and result.counts["failed"] == 0
+    assert result.counts.done == 96 and result.counts.failed == 0
     for name in ("theta", "rank", "u", "seconds"):  # nothing kept was redone
         np.testing.assert_array_equal(after[name][kept], before[name][kept])
 
