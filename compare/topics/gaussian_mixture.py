@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-import analytic.gaussian_mixture as a_gm
 import analytic.gaussian_mixture as gm
 import pymc_models.gaussian_mixture as m_gm
 from compare.core.checks import (
@@ -457,8 +456,8 @@ def _mixture_simulated(n: int = 300):
     def load():
         from compare.core.data import points_from_array
 
-        params = a_gm.MixtureParams(**{k: np.array(v) for k, v in _MIXTURE_TRUTH.items()})
-        x, _ = a_gm.simulate_from(np.random.default_rng(SIMULATED_SEED), n=n, params=params)
+        params = gm.MixtureParams(**{k: np.array(v) for k, v in _MIXTURE_TRUTH.items()})
+        x, _ = gm.simulate_from(np.random.default_rng(SIMULATED_SEED), n=n, params=params)
         return points_from_array(x, features=("x0", "x1"), source="builtin:simulated")
 
     return load
@@ -470,14 +469,14 @@ def _mixture_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -
 
     d = 2
     nu0 = hyper.get("nu0") or d + 2
-    prior = a_gm.NormalWishartPrior(
+    prior = gm.NormalWishartPrior(
         alpha=hyper["alpha"],
         m0=np.zeros(d),
         kappa0=hyper["kappa0"],
         nu0=float(nu0),
         psi0=nu0 * hyper["cov_scale"] * np.eye(d),
     )
-    params, x, _ = a_gm.simulate(rng, n=n, components=hyper["components"], prior=prior)
+    params, x, _ = gm.simulate(rng, n=n, components=hyper["components"], prior=prior)
     theta = np.concatenate([params.weights, params.means.ravel(), params.precisions.ravel()])
     return Simulation(theta=theta, data=points_from_array(x, features=("x0", "x1")))
 
