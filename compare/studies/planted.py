@@ -50,7 +50,7 @@ def plant(topic: Topic, bug: PlantedBug, factor: float) -> Any:
     The model is the one ``topic.build_model`` builds, plus the Potential
     :data:`POTENTIAL` holding ``bug.plant(model, factor)``.
     """
-    import pymc as pm
+    import pymc as pm  # heavy: PyMC only when a model is built or sampled
 
     real = topic.build_model
 

@@ -30,9 +30,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
+import os
 import shutil
+import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,8 +47,13 @@ import numpy as np
 from scipy import special, stats
 
 from compare.core.defaults import DEFAULT
+from compare.core.files import atomic_write, dumps, versions
+from compare.core.files import clean as _clean
 from compare.core.registry import InputError, Topic
+from compare.core.text import fmt
+from compare.core.text import template_env as _env
 from compare.studies import sbc_exact
+from compare.studies.planted import planted
 from compare.topics import get_topic
 
 STORE = "sbc.zarr"
@@ -145,13 +154,11 @@ class SbcSpec:
     def resolve(self) -> Topic:
         if self.bug is None:
             return get_topic(self.topic)
-        from compare.studies.planted import planted
 
         return planted(self.topic, self.bug[0], float(self.bug[1]))
 
     def fingerprint(self) -> dict[str, Any]:
         """What a resumed run must share with the stored one (JSON-safe)."""
-        from compare.core.files import clean as _clean
 
         s = self.settings
         return _clean(
@@ -194,7 +201,7 @@ def _raw_draws(trace: Any, variables: Sequence[str]) -> tuple[np.ndarray, int]:
     fit, measured); values are flattened in C order, as
     :func:`compare.core.sampling.flatten` does.
     """
-    import pyarrow
+    import pyarrow  # heavy: pyarrow only when a study is stored
 
     draw_batches, stat_batches = trace.get_arrow_trace()
     chains, divergences = [], 0
@@ -261,10 +268,15 @@ def run_block(spec: SbcSpec, indices: Sequence[int]) -> dict[str, Any]:
         ``indices`` and one array per :data:`FIELDS` entry (first axis over
         ``indices``), plus ``errors`` ({index: message}).
     """
-    import warnings
 
-    from compare.core.runner import convergence_checks
-    from compare.core.sampling import CACHE, CompiledModel, posterior_array
+    from compare.core.runner import (
+        convergence_checks,  # heavy: ArviZ, xarray and SciPy via the runner
+    )
+    from compare.core.sampling import (  # heavy: PyMC via the sampler
+        CACHE,
+        CompiledModel,
+        posterior_array,
+    )
 
     topic = spec.resolve()
     s = spec.settings
@@ -375,7 +387,7 @@ class Store:
     def create(
         cls, path: Path, *, spec: SbcSpec, sims: int, chunk: int, parameters: Sequence[str]
     ) -> Store:
-        import zarr
+        import zarr  # heavy: zarr only when a study is stored
 
         if path.exists():
             shutil.rmtree(path)
@@ -397,7 +409,7 @@ class Store:
 
     @classmethod
     def open(cls, path: Path) -> Store:
-        import zarr
+        import zarr  # heavy: zarr only when a study is stored
 
         try:
             group = zarr.open_group(str(path), mode="r+")
@@ -521,7 +533,6 @@ class Uniformity:
 
     Two statistics, combined by Bonferroni (``p = min(1, 2 min(p_ecdf,
     p_dispersion))``):
-
     * ``ecdf``: the smallest two-sided binomial tail probability of the ECDF
       on a grid (Säilynoja et al. 2022), p-value by Monte Carlo; it sees
       shifts and any local excess, and it is the band drawn in the figure;
@@ -601,7 +612,9 @@ def simultaneous_band(
     simulation method), and the pointwise band from
     ``arviz_stats.ecdf_utils.get_pointwise_confidence_band``.
     """
-    from arviz_stats.ecdf_utils import get_pointwise_confidence_band
+    from arviz_stats.ecdf_utils import (
+        get_pointwise_confidence_band,  # heavy: ArviZ (and xarray) only when draws are summarised
+    )
 
     z = _grid(n)
     threshold = float(np.quantile(null_statistics(n, null_draws), 1.0 - level))
@@ -816,8 +829,6 @@ def binomial_band(n: int, bins: int, level: float = 0.99) -> tuple[float, float]
 
 def to_document(result: SbcResult) -> dict[str, Any]:
     """The run's JSON document (``sbc.json``)."""
-    from compare.core.files import clean as _clean
-    from compare.core.files import versions
 
     s = result.spec.settings
     n = result.counts.fitted
@@ -900,9 +911,8 @@ def connect(
     *, workers: int | None, scheduler: str | None, timeout: float = CONNECT_TIMEOUT
 ) -> tuple[Any, Any]:
     """(client, cluster or None): a new LocalCluster, or an existing scheduler."""
-    import logging
 
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster  # heavy: Dask only when a cluster runs
 
     if scheduler is not None:
         if (
@@ -995,7 +1005,6 @@ def run_sbc(
         unreachable scheduler, or a store of other settings with ``resume``;
         nothing is written then.
     """
-    import os
 
     t0 = time.perf_counter()
     if not isinstance(sims, (int, np.integer)) or isinstance(sims, bool) or sims < 1:
@@ -1095,7 +1104,7 @@ def run_sbc(
                 for block in blocks
             ]
             try:
-                from distributed import as_completed
+                from distributed import as_completed  # heavy: Dask only when a cluster runs
 
                 for future in as_completed(futures):
                     new = store.write(future.result())
@@ -1167,7 +1176,6 @@ def _previous_throughput(out: Path) -> dict[str, Any]:
 
 def save(result: SbcResult, out: str | Path, *, figures: bool = True) -> Path:
     """Write ``sbc.json`` (and the figures and page) under ``out``; return the JSON path."""
-    from compare.core.files import atomic_write, dumps
 
     out = Path(out)
     doc = to_document(result)
@@ -1182,10 +1190,10 @@ def save(result: SbcResult, out: str | Path, *, figures: bool = True) -> Path:
 
 # --- figures and the page -----------------------------------------------------------
 def _panels(d: int):
-    import matplotlib
+    import matplotlib  # heavy: matplotlib only when a figure is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
 
     cols = min(d, 4)
     rows = math.ceil(d / cols)
@@ -1203,7 +1211,7 @@ MAX_SHOWN = 8
 
 def draw_figures(result: SbcResult, folder: Path) -> dict[str, str]:
     """Rank histograms and ECDF differences as PNGs in ``folder``; returns {kind: file}."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
 
     folder.mkdir(parents=True, exist_ok=True)
     s = result.spec.settings
@@ -1262,9 +1270,6 @@ def draw_figures(result: SbcResult, folder: Path) -> dict[str, str]:
 
 
 def _savefig(fig, path: Path) -> str:
-    import os
-    import tempfile
-
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
     os.close(fd)
     try:
@@ -1278,7 +1283,6 @@ def _savefig(fig, path: Path) -> str:
 
 def page_context(doc: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """What ``templates/sbc.html`` shows, figure paths prefixed by ``prefix``."""
-    from compare.core.text import fmt
 
     figures = {k: f"{prefix}{v}" for k, v in (doc.get("figures") or {}).items()}
     tp = doc.get("throughput") or {}
@@ -1342,8 +1346,6 @@ def page_context(doc: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def write_page(doc: Mapping[str, Any], out: Path) -> Path:
     """A standalone ``index.html`` for the SBC folder (the topic page links here)."""
-    from compare.core.files import atomic_write
-    from compare.core.text import template_env as _env
 
     path = out / PAGE
     atomic_write(path, _env().get_template("sbc_page.html").render(**page_context(doc)))

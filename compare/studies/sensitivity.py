@@ -33,8 +33,20 @@ import numpy as np
 import xarray as xr
 
 from analytic import sensitivity as asens
+from compare.core.data import check_array
 from compare.core.defaults import DEFAULT, Settings
-from compare.core.registry import DerivedParameter, InputError, Sensitivity, Topic, Unsupported
+from compare.core.files import DRAWS_FILE, atomic_write, dumps
+from compare.core.files import clean as _clean
+from compare.core.registry import (
+    REGISTRY,
+    DerivedParameter,
+    InputError,
+    Sensitivity,
+    Topic,
+    Unsupported,
+)
+from compare.core.text import fmt
+from compare.topics import all_topics
 
 SENSITIVITY_FILE = "sensitivity.json"
 FIGURE_FILE = "sensitivity.png"
@@ -93,15 +105,11 @@ def check_topic(topic: Topic) -> None:
 
 def closed_form_topics() -> list[str]:
     """The registered topics the study accepts (asked of each topic, see :func:`refusal`)."""
-    from compare.topics import all_topics
-
     return [t.name for t in all_topics() if refusal(t) is None]
 
 
 def power_scaled_topics() -> list[str]:
     """The registered topics with an exact power-scaled posterior."""
-    from compare.topics import all_topics
-
     return [t.name for t in all_topics() if power_scaled_of(t) is not None]
 
 
@@ -286,8 +294,6 @@ class Sweep:
 
 
 def _prepare(topic: Topic, data: Any, hyper: Mapping[str, Any], source: str):
-    from compare.core.data import check_array
-
     structured = topic.data_kind in ("table", "points")
     column = data if structured else check_array(np.asarray(data), topic.data_kind, source)
     return topic.prepare(column, dict(hyper))
@@ -464,7 +470,7 @@ def mcmc_at(
     For the conjugate topics, psense runs on each point's draws beside the
     exact power-scaling (:func:`power_scaling`).
     """
-    from compare.core.runner import run
+    from compare.core.runner import run  # heavy: ArviZ, xarray and SciPy via the runner
 
     settings = dataclasses.replace(settings, extras=False)
     points = []
@@ -636,7 +642,7 @@ def power_scaling(
     x, hyper = _prepare(topic, data, hyper, source)
     psense_prior = psense_lik = lower = upper = None
     if tree is not None:
-        from compare.core.sampling import posterior_array
+        from compare.core.sampling import posterior_array  # heavy: PyMC via the sampler
 
         tree = with_log_densities(topic, x=x, hyper=hyper, tree=tree, exact=exact_densities)
         draws = posterior_array(tree.posterior, topic.variables)
@@ -679,7 +685,7 @@ def with_log_densities(
     """
     s = declared(topic)
     if exact or (s is not None and s.log_densities is not None):
-        from compare.core.sampling import posterior_array
+        from compare.core.sampling import posterior_array  # heavy: PyMC via the sampler
 
         theta = posterior_array(tree.posterior, topic.variables)
         log_prior, log_lik = _exact_log_densities(topic, x, hyper, theta)
@@ -690,9 +696,9 @@ def with_log_densities(
         tree["log_likelihood"] = xr.DataTree(xr.Dataset({"obs": (dims, log_lik)}, coords=coords))
         return tree
 
-    import pymc as pm
+    import pymc as pm  # heavy: PyMC only when a model is built or sampled
 
-    from compare.core.sampling import CACHE
+    from compare.core.sampling import CACHE  # heavy: PyMC via the sampler
 
     structure = topic.structure(x, hyper)
     key = (topic.name, tuple(sorted(structure.items())), topic.build_model)
@@ -723,7 +729,7 @@ def psense_values(
 
     NaN where psense cannot be computed (a log density constant over the draws).
     """
-    from arviz_stats import psense
+    from arviz_stats import psense  # heavy: ArviZ (and xarray) only when draws are summarised
 
     size = sum(int(np.prod(tree.posterior[v].shape[2:], dtype=int)) for v in variables)
     out = []
@@ -916,7 +922,6 @@ def _n_obs(x: Any) -> int:
 
 def to_document(result: SensitivityResult) -> dict[str, Any]:
     """The JSON document (``sensitivity.json``)."""
-    from compare.core.files import clean as _clean
 
     s = result.sweep
     doc = {
@@ -978,7 +983,6 @@ def _aligned(values: np.ndarray, names: tuple[str, ...], sweep: Sweep) -> np.nda
 
 def save(result: SensitivityResult, out_dir: str | Path) -> Path:
     """Write ``sensitivity.json`` and ``sensitivity.png`` into ``out_dir`` (atomically)."""
-    from compare.core.files import atomic_write, dumps
 
     out_dir = Path(out_dir)
     doc = to_document(result)
@@ -990,7 +994,7 @@ def save(result: SensitivityResult, out_dir: str | Path) -> Path:
 
 def draw_figure(doc: dict[str, Any], path: str | Path) -> Path:
     """Write the figure of :func:`figure` to ``path`` (PNG)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
 
     fig = figure(doc)
     path = Path(path)
@@ -1009,7 +1013,7 @@ FIGURE_PARAMETERS = 4
 def _log_axis(ax) -> None:
     """A log x axis labelled at its major ticks only (the minor labels overlap over
     less than two decades)."""
-    from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import NullFormatter  # heavy: matplotlib only when a figure is drawn
 
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
@@ -1018,10 +1022,10 @@ def _log_axis(ax) -> None:
 def figure(doc: dict[str, Any]):
     """The posterior path: mean and central interval of the first parameters along the
     grid, MCMC points (mean +- 1.96 sd) on it, the base value marked, and the log evidence."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib only when a figure is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
 
     grid = np.asarray(doc["grid"], dtype=float)
     ex = doc["exact"]
@@ -1125,10 +1129,6 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     Returns None for topics that declare no Sensitivity or runs whose data
     cannot be reloaded.
     """
-    from compare.core.files import DRAWS_FILE, atomic_write, dumps
-    from compare.core.files import clean as _clean
-    from compare.core.registry import REGISTRY
-    from compare.topics import all_topics
 
     run_dir = Path(run_dir)
     path = run_dir / SENSITIVITY_FILE
@@ -1198,7 +1198,6 @@ def report_context(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """What the run page's sensitivity section shows (None: no section)."""
     if not doc:
         return None
-    from compare.core.text import fmt
 
     grid = doc["grid"]
     ps = doc.get("power_scaling")
