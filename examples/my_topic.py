@@ -7,11 +7,13 @@ likelihood and a Gamma prior on its rate (Gelman et al. 2013, sec. 2.6):
     posterior: Gamma(shape + n, rate + sum x),   mode (shape + n - 1) / (rate + sum x)
     evidence:  rate^shape Gamma(shape + n) / (Gamma(shape) (rate + sum x)^(shape + n))
 
-    bayes-compare run --topic-file examples/my_topic.py exponential-gamma
-    bayes-compare report --topic-file examples/my_topic.py exponential-gamma
-    bayes-compare export --topic-file examples/my_topic.py exponential-gamma --out pdb
+    bayes-compare run --topic-file examples/my_topic.py failure-waits
+    bayes-compare report --topic-file examples/my_topic.py failure-waits
+    bayes-compare export --topic-file examples/my_topic.py failure-waits --out pdb
 
-The file defines ``TOPIC``, a ``compare.core.registry.Topic`` with the same parts
+The package has this model built in (``exponential-gamma``); a topic file is
+how you would add it, or change it, without touching the package.  The file
+defines ``TOPIC``, a ``compare.core.registry.Topic`` with the same parts
 as the built-in topics (README, "Adding a topic"): the exact side (``solve``),
 the PyMC side (``build_model``, ``model_data``, ``VARIABLES``), a simulator
 and a builtin data set.
@@ -78,7 +80,7 @@ def _waits():
 
 
 TOPIC = Topic(
-    name="exponential-gamma",
+    name="failure-waits",
     title="Gamma prior on the rate of exponential waiting times",
     model=(
         "lam ~ Gamma(shape, rate);  x_i | lam ~ Exponential(lam)\n"

@@ -20,7 +20,7 @@ from compare.topics.user import ORIGINS, TOPIC_FILES_ENV, load_topic_file
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "my_topic.py"
-NAME = "exponential-gamma"
+NAME = "failure-waits"
 
 
 @pytest.fixture
@@ -163,14 +163,14 @@ def _variant(tmp_path: Path, case: str) -> Path:
     text = EXAMPLE.read_text()
     if case == "unknown field":
         text = text.replace("TOPIC = Topic(", "TOPIC = dict(colour='red', ").replace(
-            'name="exponential-gamma"', 'name="exponential-gamma-2"'
+            'name="failure-waits"', 'name="failure-waits-2"'
         )
     elif case == "wrong variables":
         text = text.replace("variables=VARIABLES,", "variables=('nope',),").replace(
-            'name="exponential-gamma"', 'name="exponential-gamma-3"'
+            'name="failure-waits"', 'name="failure-waits-3"'
         )
     elif case == "clash":
-        text = text.replace('name="exponential-gamma"', 'name="beta-binomial"')
+        text = text.replace('name="failure-waits"', 'name="beta-binomial"')
     path = tmp_path / "topic.py"
     path.write_text(text)
     return path
@@ -208,7 +208,7 @@ def test_installed_package_entry_point(tmp_path):
     pkg = tmp_path / "site"
     pkg.mkdir()
     (pkg / "pump_topics.py").write_text(
-        EXAMPLE.read_text().replace('name="exponential-gamma"', 'name="pump-waits"')
+        EXAMPLE.read_text().replace('name="failure-waits"', 'name="pump-waits"')
     )
     (pkg / "empty_topics.py").write_text("x = 1\n")
     dist = pkg / "pump_topics-0.1.dist-info"
