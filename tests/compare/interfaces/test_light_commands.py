@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from compare.topics.catalogue import CATALOGUE
+
 ROOT = Path(__file__).resolve().parents[3]
 
 #: The sampling stack: none of these may be imported by a light command.
@@ -84,14 +86,12 @@ def _cli(args: list[str], cwd: Path, expect_exit: int = 0) -> list[str]:
     [
         ["--help"],
         ["list"],
-        ["describe", "beta-binomial"],
-        # Topics whose glue imports shared modules (regression, mixture, classifiers, GP).
-        ["describe", "linear-regression"],
-        ["describe", "gaussian-mixture"],
-        ["describe", "gaussian-process"],
-        ["describe", "naive-bayes"],
-        ["describe", "logistic-regression"],
         ["run", "--help"],
+        ["sbc", "--help"],
+        ["sensitivity", "--help"],
+        ["export", "--help"],
+        # Every builtin topic: its module, its analytic and PyMC modules, its glue.
+        *(["describe", entry.replace("_", "-")] for entry in CATALOGUE),
     ],
     ids=" ".join,
 )
