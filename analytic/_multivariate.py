@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import linalg, special, stats
 
 
 def cholesky(matrix: np.ndarray, name: str) -> np.ndarray:
     """Lower Cholesky factor, or a ValueError naming the matrix and the remedy."""
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     try:
         return linalg.cholesky(np.asarray(matrix, dtype=float), lower=True)
     except linalg.LinAlgError:
@@ -36,6 +37,8 @@ def half_log_det(chol: np.ndarray) -> float:
 
 def normal_logpdf(x: np.ndarray, loc: np.ndarray, chol: np.ndarray) -> np.ndarray:
     """log N(x; loc, C) at points ``x`` (n, d), ``C = chol chol^T``; shape (n,)."""
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     d = loc.size
     z = linalg.solve_triangular(chol, (x - loc).T, lower=True)
     return -0.5 * np.sum(z * z, axis=0) - half_log_det(chol) - 0.5 * d * np.log(2 * np.pi)
@@ -47,6 +50,8 @@ def student_t_logpdf(x: np.ndarray, loc: np.ndarray, chol: np.ndarray, df: float
     ``Gamma((df + d) / 2) / (Gamma(df / 2) (df pi)^(d/2) |S|^(1/2))
     (1 + (x - loc)^T S^-1 (x - loc) / df)^(-(df + d) / 2)`` (Murphy 2012, eq. 2.71).
     """
+    from scipy import linalg, special  # heavy: SciPy (0.5 s) only when the maths runs
+
     d, nu = loc.size, float(df)
     z = linalg.solve_triangular(chol, (x - loc).T, lower=True)
     return (
@@ -82,6 +87,8 @@ class MultivariateNormal:
         return tuple(range(len(self.parameters)))
 
     def marginal(self, index: int) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.norm(self.mean[index], np.sqrt(self.cov[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
@@ -136,6 +143,8 @@ class MultivariateT:
         return tuple(range(len(self.parameters)))
 
     def marginal(self, index: int) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.t(self.df, loc=self.loc[index], scale=np.sqrt(self.scale[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:

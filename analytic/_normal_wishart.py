@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import linalg, special
 
 
 def as_points(name: str, x: Any, *, d: int | None = None, min_rows: int = 0) -> np.ndarray:
@@ -93,6 +92,8 @@ def check_labels(labels: Any, n: int, k_count: int) -> np.ndarray:
 
 def cholesky_spd(name: str, matrix: np.ndarray, *, remedy: str) -> np.ndarray:
     """Lower Cholesky factor of a symmetric positive definite (d, d) matrix."""
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     scale = float(np.max(np.abs(matrix))) if matrix.size else 0.0
     if not np.allclose(matrix, matrix.T, rtol=0.0, atol=1e-12 * scale):
         raise ValueError(f"{name} must be symmetric, got {matrix.tolist()}; pass (A + A.T) / 2")
@@ -193,6 +194,8 @@ class NormalWishartPrior:
     @property
     def w0(self) -> np.ndarray:
         """The Wishart scale ``W0 = psi0^-1``, shape (d, d), by two triangular solves."""
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         w = linalg.cho_solve((self.psi0_chol, True), np.eye(self.d))
         return 0.5 * (w + w.T)
 
@@ -267,6 +270,8 @@ def log_evidence(
     """log p(labels, x) of the grouped data: a Dirichlet-multinomial for the labels times
     a Normal-Wishart marginal likelihood per group, from the posterior's ``kappa`` (K,),
     ``nu`` (K,) and lower Cholesky factors ``psi_chol`` (K, d, d) of ``psi``."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     k_count, d = g.xbar.shape
     n = float(g.counts.sum())
     alpha = prior.alpha
@@ -292,6 +297,8 @@ def log_evidence(
 def complete_data_mle(g: Groups) -> np.ndarray | None:
     """``counts / n``, ``xbar_k``, ``(S_k / N_k)^-1`` flattened; None unless every S_k is
     positive definite."""
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     n = g.counts.sum()
     k_count, d = g.xbar.shape
     if n == 0 or np.any(g.counts < d + 1):

@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
 
 from analytic._base import ExactAnswer
 
@@ -311,6 +310,8 @@ def log_posterior(
     *, problem: FiniteProblem, noise: float, prior: Sequence[float] | None = None
 ) -> tuple[np.ndarray, float]:
     """``log P(h | D)`` of shape (M,) and ``log P(D)``, via logsumexp (Bayes' rule)."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     noise = check_noise(noise)
     log_joint = prior_vector(prior, len(problem.hypotheses)) + log_likelihood(
         prob=problem.prob, y=problem.y, noise=noise
@@ -520,6 +521,8 @@ class BucketPosterior:
 
     def marginal(self, index: int) -> Any:
         """Bernoulli(p_index); discrete, so the agreement test tests moments only."""
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.bernoulli(self.probs[index])
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:

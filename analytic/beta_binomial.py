@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
 
 from analytic._base import (
     ConjugatePath,
@@ -65,6 +64,8 @@ class BetaPosterior:
     moments_below: float = float("inf")
 
     def marginal(self, index: int = 0) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.beta(self.a, self.b)
 
     @property
@@ -92,6 +93,8 @@ class BetaPosterior:
         return self.a > 1 and self.b > 1
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.beta.logpdf(np.asarray(x)[..., 0], self.a, self.b)
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -116,6 +119,8 @@ def solve(*, x: np.ndarray, a: float, b: float) -> ExactAnswer:
     The evidence is ``log B(a + s, b + n - s) - log B(a, b)``; the predictive
     is ``Bernoulli(E[p | D])``.
     """
+    from scipy import special, stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = sufficient_stats(x=x)
     post = update(suff=suff, a=a, b=b)
     return ExactAnswer(
@@ -149,6 +154,8 @@ def sensitivity_path(
     formulas as :func:`update` (the mode on the boundary when a or b <= 1),
     the central ``interval`` interval of Beta(a + s, b + n - s).
     """
+    from scipy import special, stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     s = sufficient_stats(x=x)
     a, b = (np.atleast_1d(np.asarray(v, dtype=float)) for v in (a, b))
     a, b = np.broadcast_arrays(a, b)

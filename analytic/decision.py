@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 
 def expected_squared_loss(dist: Any, a: float) -> float:
@@ -27,6 +26,8 @@ def expected_absolute_loss(dist: Any, a: float) -> float:
     from ``int_{-inf}^{z} x f(x) dx = -(nu + x^2)/(nu - 1) f(z)`` for the
     standard t.  Other distributions: ``dist.expect`` (quadrature).
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     name = getattr(getattr(dist, "dist", None), "name", "")
     loc, scale = dist.kwds.get("loc", 0.0), dist.kwds.get("scale", 1.0)
     if name == "norm":

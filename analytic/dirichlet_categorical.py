@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
 
 from analytic._base import ConjugatePath, ExactAnswer, central_interval, check_power
 
@@ -84,6 +83,8 @@ class DirichletPosterior:
         return tuple(range(len(self.alpha) - 1))
 
     def marginal(self, index: int) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         a0 = self.alpha.sum()
         return stats.beta(self.alpha[index], a0 - self.alpha[index])
 
@@ -114,6 +115,8 @@ class DirichletPosterior:
         return bool(np.all(self.alpha > 1))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         x = np.asarray(x, dtype=float)
         a = self.alpha
         norm = special.gammaln(a.sum()) - special.gammaln(a).sum()
@@ -171,6 +174,8 @@ def solve(
     ``log p(D) = lgamma(A) - lgamma(A + n) + sum_k [lgamma(a_k + c_k) - lgamma(a_k)]``
     with ``A = sum_k a_k`` (the evidence of the observed sequence).
     """
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = sufficient_stats(x=x, n_categories=len(categories))
     post = update(suff=suff, concentration=concentration, categories=categories)
     prior = concentration_vector(concentration, len(categories))
@@ -225,6 +230,8 @@ def sensitivity_path(
     (G, K).  The same formulas as :func:`update` and :func:`solve`'s evidence;
     each marginal is Beta(c_k, sum c - c_k).
     """
+    from scipy import special, stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     k = len(categories)
     s = sufficient_stats(x=x, n_categories=k)
     conc = np.asarray(concentration, dtype=float)

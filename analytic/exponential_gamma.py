@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
 
 from analytic._base import ExactAnswer, as_data, require_drawable, require_positive
 from analytic.sensitivity import COMPONENTS, ConjugatePath
@@ -71,6 +70,8 @@ class GammaPosterior:
     moments_below: float = float("inf")
 
     def marginal(self, index: int = 0) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.gamma(self.shape, scale=1.0 / self.rate)
 
     @property
@@ -105,6 +106,8 @@ def update(*, suff: Stats, shape: float, rate: float) -> GammaPosterior:
 
 def _log_evidence(shape: Any, rate: Any, shape_n: Any, rate_n: Any) -> Any:
     """``shape log rate - lgamma(shape) + lgamma(shape_n) - shape_n log rate_n`` (arrays too)."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     return (
         shape * np.log(rate)
         - special.gammaln(shape)
@@ -121,6 +124,8 @@ def solve(*, x: np.ndarray, shape: float, rate: float) -> ExactAnswer:
     The MLE ``n / sum x`` is None without data and when every waiting time
     is 0 (the likelihood then increases without bound).
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = sufficient_stats(x=x)
     post = update(suff=suff, shape=shape, rate=rate)
     log_ev = _log_evidence(float(shape), float(rate), post.shape, post.rate)
@@ -144,6 +149,8 @@ def log_density(*, theta: np.ndarray, x: np.ndarray, shape: float, rate: float) 
     so ``log_density - posterior logpdf = log p(D)`` at every ``l > 0``;
     ``-inf`` where ``l <= 0`` (outside the support).
     """
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     theta = np.asarray(theta, dtype=float)
     if theta.ndim != 2 or theta.shape[1] != 1:
         raise ValueError(
@@ -204,6 +211,8 @@ def sensitivity_path(
     analytic.sensitivity.ConjugatePath
         mean, sd, lower, upper and mode of shape (G, 1); log_evidence of shape (G,).
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     s = sufficient_stats(x=x)
     shape, rate = np.broadcast_arrays(
         np.atleast_1d(np.asarray(shape, dtype=float)), np.atleast_1d(np.asarray(rate, dtype=float))

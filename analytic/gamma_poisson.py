@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
 
 from analytic._base import (
     ConjugatePath,
@@ -58,6 +57,8 @@ class Stats:
 
 def sufficient_stats(*, x: np.ndarray) -> Stats:
     """Statistics of non-negative integer counts ``x`` of shape (n,)."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     x = as_data("x", x)
     bad = (x < 0) | (x != np.round(x))
     if bad.any():
@@ -80,6 +81,8 @@ class GammaPosterior:
     moments_below: float = float("inf")
 
     def marginal(self, index: int = 0) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.gamma(self.shape, scale=1.0 / self.rate)
 
     @property
@@ -118,6 +121,8 @@ def solve(*, x: np.ndarray, shape: float, rate: float) -> ExactAnswer:
     ``log p(D) = shape log rate - lgamma(shape) + lgamma(shape_n)
     - shape_n log rate_n - sum log x_i!``.
     """
+    from scipy import special, stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = sufficient_stats(x=x)
     post = update(suff=suff, shape=shape, rate=rate)
     log_ev = (
@@ -162,6 +167,8 @@ def sensitivity_path(
     ``shape`` and ``rate`` are numbers or arrays of shape (G,) (broadcast);
     the same formulas as :func:`update` and :func:`solve`'s evidence.
     """
+    from scipy import special, stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     s = sufficient_stats(x=x)
     shape, rate = np.broadcast_arrays(
         np.atleast_1d(np.asarray(shape, dtype=float)), np.atleast_1d(np.asarray(rate, dtype=float))

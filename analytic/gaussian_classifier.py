@@ -62,7 +62,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import linalg, special
 
 import analytic.gaussian_mixture as gm
 from analytic._base import ExactAnswer
@@ -215,6 +214,8 @@ class GaussianFit:
 
     def singular_classes(self) -> tuple[int, ...]:
         """Classes whose MLE covariance is singular (fewer than d + 1 points, or collinear)."""
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         out = []
         for k in range(self.priors.size):
             try:
@@ -298,6 +299,8 @@ class LinearBoundary:
 
     def log_proba(self, x: np.ndarray) -> np.ndarray:
         """``log P(C_k | x)``, shape (n, K), normalised by logsumexp."""
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         x = _points("x", x, d=self.weights.shape[1])
         out = np.empty((x.shape[0], self.bias.size))
         for s in range(0, x.shape[0], _BLOCK_ROWS):
@@ -340,6 +343,8 @@ def linear_discriminant(
     covariance : array of shape (d, d)
         Symmetric positive definite (e.g. :attr:`GaussianFit.pooled_covariance`).
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     mu = _check_means(means)
     p = _check_priors(priors, mu.shape[0])
     d = mu.shape[1]
@@ -404,6 +409,8 @@ class QuadraticBoundary:
 
     def log_proba(self, x: np.ndarray) -> np.ndarray:
         """``log P(C_k | x)``, shape (n, K), normalised by logsumexp."""
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         a = self.activations(x)
         return a - special.logsumexp(a, axis=1, keepdims=True)
 
@@ -420,6 +427,8 @@ def quadratic_discriminant(
     covariances : array of shape (K, d, d)
         Each symmetric positive definite; a ValueError names the class otherwise.
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     mu = _check_means(means)
     k_count, d = mu.shape
     p = _check_priors(priors, k_count)
@@ -556,6 +565,8 @@ class ClassPredictive:
 
     def log_joint(self, x: np.ndarray) -> np.ndarray:
         """``log E[pi_k] + log St(x | m_k, df_k, scale_k)``, shape (n, K)."""
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         k_count, d = self.loc.shape
         x = _points("x", x, d=d)
         out = np.empty((x.shape[0], k_count))
@@ -568,11 +579,15 @@ class ClassPredictive:
 
     def log_proba(self, x: np.ndarray) -> np.ndarray:
         """``log P(y = k | x, D)``, shape (n, K), normalised by logsumexp."""
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         a = self.log_joint(x)
         return a - special.logsumexp(a, axis=1, keepdims=True)
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         """Log predictive density of x alone (summed over classes), shape (n,)."""
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         return special.logsumexp(self.log_joint(x), axis=1)
 
     def _marginal_x(self) -> gm.MixturePredictive:

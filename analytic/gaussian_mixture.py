@@ -95,8 +95,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
-from scipy import linalg, optimize, special, stats
-from scipy.linalg import lapack
 
 from analytic._base import ExactAnswer
 from analytic._multivariate import student_t_logpdf
@@ -198,6 +196,8 @@ def _precision_cholesky(covariances: np.ndarray, *, remedy: str) -> np.ndarray:
     measured ~8 ms per 2 x 2 call with two OpenBLAS threads on a loaded
     2-core machine (1 us for ``trtri``), which dominated EM on small data.
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     out = np.empty_like(covariances)
     for k in range(covariances.shape[0]):
         try:
@@ -210,6 +210,8 @@ def _precision_cholesky(covariances: np.ndarray, *, remedy: str) -> np.ndarray:
 
 def _inverse_lower(chol: np.ndarray, name: str, remedy: str = "") -> np.ndarray:
     """``L^-1`` of a lower Cholesky factor by LAPACK ``trtri`` (lower triangular result)."""
+    from scipy.linalg import lapack  # heavy: SciPy (0.5 s) only when the maths runs
+
     inv, info = lapack.dtrtri(chol, lower=1)
     if info != 0:
         raise ValueError(f"{name} is numerically singular; {remedy}")
@@ -287,6 +289,8 @@ class MixtureParams:
         cls, *, weights: np.ndarray, means: np.ndarray, precisions: np.ndarray
     ) -> MixtureParams:
         """Build from precision matrices (K, d, d): ``Sigma_k = cho_solve(chol(Lambda_k), I)``."""
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         lam = np.asarray(precisions, dtype=float)
         if lam.ndim != 3 or lam.shape[1] != lam.shape[2]:
             raise ValueError(
@@ -372,17 +376,23 @@ def log_prob_components(*, x: np.ndarray, params: MixtureParams) -> np.ndarray:
 
 def log_likelihood(*, x: np.ndarray, params: MixtureParams) -> float:
     """``sum_i log sum_k w_k N(x_i | mu_k, Sigma_k)`` (Bishop 2006, eq. 9.14), by logsumexp."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     return float(np.sum(special.logsumexp(log_prob_components(x=x, params=params), axis=1)))
 
 
 def responsibilities(*, x: np.ndarray, params: MixtureParams) -> np.ndarray:
     """``r_ik = p(z_i = k | x_i)`` (Bishop 2006, eq. 9.23), array of shape (n, K)."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     logp = log_prob_components(x=x, params=params)
     return np.exp(logp - special.logsumexp(logp, axis=1, keepdims=True))
 
 
 def predictive_density(*, grid: np.ndarray, params: MixtureParams) -> np.ndarray:
     """Mixture density ``sum_k w_k N(g | mu_k, Sigma_k)`` at each row of ``grid`` (G, d); shape (G,)."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     return np.exp(special.logsumexp(log_prob_components(x=grid, params=params), axis=1))
 
 
@@ -394,6 +404,8 @@ def _log_wishart(
     ``-(nu d / 2) log 2 - log Gamma_d(nu / 2) + (nu / 2) log|psi|
     + ((nu - d - 1) / 2) log|Lambda| - tr(psi Lambda) / 2``.
     """
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     return (
         -0.5 * nu * d * math.log(2.0)
         - special.multigammaln(0.5 * nu, d)
@@ -410,6 +422,8 @@ def _log_prior_parts(
     prior: NormalWishartPrior,
     m0: np.ndarray,
 ) -> float:
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     k_count, d = means.shape
     alpha = prior.alpha
     log_dir = (
@@ -935,6 +949,8 @@ class MixturePosterior:
     scale: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         k_count, d = np.shape(self.m)
         chol = np.empty((k_count, d, d))
         scale = np.empty((k_count, d, d))
@@ -1065,6 +1081,8 @@ class MixturePosterior:
         i.e. Gamma(nu_k / 2, scale 2 W_k[i,i]); off-diagonal ``Lambda`` entries:
         None (no scipy distribution; the compare layer skips their quantiles).
         """
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         index = int(index)
         k_count, d = self.components, self.d
         if not 0 <= index < len(self.parameters):
@@ -1095,6 +1113,8 @@ class MixturePosterior:
         K-1 weights, lower triangles of the Lambda_k).  ``-inf`` off the simplex
         and where a ``Lambda_k`` is not symmetric positive definite.
         """
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         x = np.asarray(x, dtype=float)
         k_count, d = self.components, self.d
         w, mu, lam = split_parameters(theta=x, components=k_count, dim=d)
@@ -1208,6 +1228,8 @@ class MixturePredictive:
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         """Log density at points ``x`` (..., d); shape (...)."""
+        from scipy import linalg, special  # heavy: SciPy (0.5 s) only when the maths runs
+
         x = np.asarray(x, dtype=float)
         d = self.loc.shape[1]
         flat = x.reshape(-1, d)
@@ -1347,6 +1369,8 @@ def relabel(
         ``apply_permutation(means_draws, perm)[s, j]`` is the draw's component
         matched to reference component j.
     """
+    from scipy import optimize  # heavy: SciPy (0.5 s) only when the maths runs
+
     draws = np.asarray(means_draws, dtype=float)
     ref = np.asarray(reference_means, dtype=float)
     if ref.ndim != 2:
@@ -1414,6 +1438,8 @@ def simulate_from(
     x : array of shape (n, d)
     labels : int array of shape (n,)
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     n = check_int("n", n, low=0)
     params = _check_params(params)
     labels = rng.choice(params.components, size=n, p=params.weights)

@@ -56,7 +56,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import linalg, optimize, stats
 
 from analytic._base import ExactAnswer, require_positive
 from analytic._multivariate import MultivariateNormal
@@ -316,6 +315,8 @@ def _factor(x: np.ndarray, hyper: Hyper) -> np.ndarray:
     without copying.  (Passed in C order, f2py would first make a transposed
     copy, ~0.3 s at n = 5000.)
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     k = _kernel(hyper.kernel, x, x, hyper.lengthscale, hyper.signal_sd, same=True).T
     k[np.diag_indices_from(k)] += hyper.noise_sd**2 + hyper.jitter
     try:
@@ -360,6 +361,8 @@ def condition(
         ``K_y`` not positive definite with this jitter (the message suggests a
         larger one).
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     hyper = Hyper(
         kernel=kernel,
         lengthscale=lengthscale,
@@ -402,6 +405,8 @@ def predict(
     mean : array of shape (m,)
     cov : array of shape (m, m), or the variances of shape (m,)
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     h = gp.hyper
     x_new = as_inputs("x_new", x_new, p=gp.x.shape[1])
     # K(X*, X) in C order is K(X, X*) in Fortran order: trtrs overwrites it in place.
@@ -492,6 +497,8 @@ def log_marginal_likelihood_grad(
 
 
 def _grad(gp: Conditioned) -> np.ndarray:
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     h = gp.hyper
     k, dk_dlog_l = _kernel(h.kernel, gp.x, gp.x, h.lengthscale, h.signal_sd, same=True, grad=True)
     k_inv = linalg.cho_solve((gp.chol, True), np.eye(gp.n), check_finite=False)
@@ -569,6 +576,8 @@ def type2_ml(
     noise); the result is the one reached from this start.  A trial point
     whose ``K_y`` cannot be factored counts as -inf.
     """
+    from scipy import optimize  # heavy: SciPy (0.5 s) only when the maths runs
+
     x = as_inputs("x", x)
     y = _as_targets(y, x.shape[0])
     start = (
@@ -645,6 +654,8 @@ class GPPredictive:
 
     def logpdf(self, y_new: np.ndarray) -> np.ndarray:
         """Marginal log density of each y_new[k] at test input k; shape (m,)."""
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.norm.logpdf(np.asarray(y_new, dtype=float), self.f_mean, np.sqrt(self.var()))
 
 
@@ -730,6 +741,8 @@ def simulate(
         The prior draw of f at the test inputs.
     y : array of shape (n,)
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     hyper = Hyper(
         kernel=kernel,
         lengthscale=lengthscale,

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import linalg, stats
 
 from analytic._base import ConjugatePath, ExactAnswer, as_data, check_power, require_positive
 from analytic.sensitivity import gaussian_linear_path
@@ -323,6 +322,8 @@ def _mle_from_stats(suff: Stats) -> MLE:
     ``1 / sqrt(max(n, d) eps)`` (~1e7) is treated as rank deficient; the
     normal equations carry no correct digits there.  RSS is clipped at 0.
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     n, d = suff.n, suff.d
     if n == 0:
         return MLE(w=None, noise_var=None, rank=0, unique=False, rss=0.0)
@@ -383,6 +384,8 @@ def _factor_prior(
     cov_name: str = "prior_cov",
 ) -> _Prior:
     """Validate a prior mean (scalar or (d,)) and covariance (d, d) and factor it."""
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     m0 = np.asarray(0.0 if prior_mean is None else prior_mean, dtype=float)
     if m0.ndim == 0:
         m0 = np.full(d, float(m0))
@@ -446,6 +449,8 @@ def _posterior_factor(
     to a data term of a different size).  Shared with linear_regression_nig
     (``noise_var = 1`` there).
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     if suff.d != prior.mean.size:
         raise ValueError(
             f"the statistics have {suff.d} features but the prior has "
@@ -472,6 +477,8 @@ def _quad_from_stats(suff: Stats, prior: _Prior, noise_var: float, prec_chol: np
     to the residual part; relative error ~ eps r^T r / result.  Clipped at 0
     (it is a quadratic form of a positive definite matrix).
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     m0 = prior.mean
     rtr = suff.y_t_y - 2.0 * float(m0 @ suff.phi_t_y) + float(m0 @ suff.gram @ m0)
     b = (suff.phi_t_y - suff.gram @ m0) / noise_var
@@ -487,6 +494,8 @@ def _quad_from_data(
     ``||y - Phi m_N||^2 / noise_var + (m_N - m0)^T S0^-1 (m_N - m0)``
     (the minimum over w of the negative log joint; Bishop 2006, eq. 3.82).
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     r = y - phi @ mean
     u = linalg.solve_triangular(prior.chol, mean - prior.mean, lower=True)
     return float(r @ r) / noise_var + float(u @ u)
@@ -539,6 +548,8 @@ class GaussianPosterior:
         return self.mean
 
     def marginal(self, index: int) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.norm(self.mean[index], math.sqrt(self.cov[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
@@ -552,11 +563,15 @@ class GaussianPosterior:
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """Exact draws, array of shape (size, d): ``m + L^-T z`` has covariance ``(L L^T)^-1``."""
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         z = rng.standard_normal((self.d, size))
         return self.mean + linalg.solve_triangular(self.prec_chol.T, z, lower=False).T
 
 
 def _make_posterior(mean: np.ndarray, prec_chol: np.ndarray) -> GaussianPosterior:
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     cov = linalg.cho_solve((prec_chol, True), np.eye(mean.size))
     return GaussianPosterior(mean=mean, cov=0.5 * (cov + cov.T), prec_chol=prec_chol)
 
@@ -623,6 +638,8 @@ def effective_parameters(*, suff: Stats, noise_sd: float, prior_cov: np.ndarray)
     ``sum_i lambda_i / (alpha + lambda_i)`` over the eigenvalues lambda_i of
     ``gram / s^2``; always in [0, d].
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = _check_stats(suff)
     noise_var = require_positive("noise_sd", noise_sd) ** 2
     prior = _factor_prior(prior_mean=None, prior_cov=prior_cov, d=suff.d)
@@ -646,6 +663,8 @@ def predictive(
     -------
     mean, var : arrays of shape (m,)
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     noise_var = require_positive("noise_sd", noise_sd) ** 2
     phi_new = _as_design("phi_new", phi_new, d=posterior.d)
     a = linalg.solve_triangular(posterior.prec_chol, phi_new.T, lower=True)
@@ -656,6 +675,8 @@ def predictive_cov(
     *, posterior: GaussianPosterior, phi_new: np.ndarray, noise_sd: float
 ) -> np.ndarray:
     """Joint predictive covariance ``Phi_new S_N Phi_new^T + s^2 I``, shape (m, m)."""
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     noise_var = require_positive("noise_sd", noise_sd) ** 2
     phi_new = _as_design("phi_new", phi_new, d=posterior.d)
     a = linalg.solve_triangular(posterior.prec_chol, phi_new.T, lower=True)
@@ -689,6 +710,8 @@ class LinearPredictive:
 
     def logpdf(self, y_new: np.ndarray, phi_new: np.ndarray) -> np.ndarray:
         """Marginal log density of each y_new[k] at row k of phi_new; shape (m,)."""
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         mean, var = self.at(phi_new)
         return stats.norm.logpdf(np.asarray(y_new, dtype=float), mean, np.sqrt(var))
 
@@ -743,6 +766,8 @@ def _fit(
     prior_sd: float | None,
     data: tuple[np.ndarray, np.ndarray] | None,
 ) -> LinearRegressionFit:
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     noise_var = noise_sd**2
     mean, prec_chol = _posterior_factor(suff, prior, noise_var)
     post = _make_posterior(mean, prec_chol)
@@ -905,6 +930,8 @@ def sensitivity_path(
     prior_mean : float or array of shape (d,)
     interval : float
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = _check_stats(suff)
     noise_var = np.asarray(noise_sd, dtype=float) ** 2
     prior_var = np.asarray(prior_sd, dtype=float) ** 2
@@ -969,6 +996,8 @@ def log_densities(
     the statistics: -(y^T y - 2 w^T Phi^T y + w^T Phi^T Phi w) / (2 noise_sd^2).
     Returns two arrays of shape (...).
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = _check_stats(suff)
     theta = np.asarray(theta, dtype=float)
     log_prior = stats.norm.logpdf(theta, prior_mean, prior_sd).sum(-1)

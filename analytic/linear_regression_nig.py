@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import linalg, special, stats
 
 from analytic._base import ExactAnswer, check_power, require_drawable, require_positive
 from analytic.linear_regression import (
@@ -131,6 +130,8 @@ class NIGRegressionPosterior:
 
     def marginal(self, index: int) -> Any:
         """``t_{2 a_n}(m_n[i], sqrt(b_n/a_n V_n[i, i]))`` for w_i; ``InvGamma(a_n, scale=b_n)`` last."""
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         if not 0 <= index <= self.d:
             raise ValueError(f"index must be in 0..{self.d}, got {index!r}")
         if index == self.d:
@@ -176,6 +177,8 @@ class NIGRegressionPosterior:
 
         ``log InvGamma(sigma2; a_n, b_n) + log Normal(w; m_n, sigma2 V_n)``.
         """
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         x = np.asarray(x, dtype=float)
         w, s2 = x[..., :-1], x[..., -1]
         pos = s2 > 0
@@ -193,6 +196,8 @@ class NIGRegressionPosterior:
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """Exact draws, shape (size, d + 1): sigma2 from InvGamma, then
         ``w = m_n + sqrt(sigma2) L^-T z``."""
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         s2 = self.beta / rng.gamma(self.alpha, 1.0, size=size)
         z = rng.standard_normal((self.d, size))
         w = (
@@ -214,6 +219,8 @@ def _make_posterior(
     data: tuple[np.ndarray, np.ndarray] | None,
 ) -> tuple[NIGRegressionPosterior, float]:
     """Posterior and log evidence; the residual form of b_n when ``data`` is given."""
+    from scipy import linalg, special  # heavy: SciPy (0.5 s) only when the maths runs
+
     loc, prec_chol = _posterior_factor(suff, prior, 1.0)
     if data is None:
         quad = _quad_from_stats(suff, prior, 1.0, prec_chol)
@@ -295,6 +302,8 @@ def log_evidence(
 def _predictive_parts(
     posterior: NIGRegressionPosterior, phi_new: npt.ArrayLike
 ) -> tuple[np.ndarray, np.ndarray]:
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     phi_new = _as_design("phi_new", phi_new, d=posterior.d)
     a = linalg.solve_triangular(posterior.prec_chol, phi_new.T, lower=True)
     return phi_new, a  # a^T a = Phi_new V_n Phi_new^T
@@ -371,6 +380,8 @@ class NIGPredictive:
 
     def logpdf(self, y_new: np.ndarray, phi_new: np.ndarray) -> np.ndarray:
         """Marginal log density of each y_new[k] at row k of phi_new; shape (m,)."""
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         loc = _as_design("phi_new", phi_new, d=self.posterior.d) @ self.posterior.loc
         return stats.t.logpdf(
             np.asarray(y_new, dtype=float), self.df, loc=loc, scale=self.scale(phi_new)
@@ -612,6 +623,8 @@ def log_densities(
     -n/2 log sigma2 - (y^T y - 2 w^T Phi^T y + w^T Phi^T Phi w) / (2 sigma2).
     Returns two arrays of shape (...).
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = _check_stats(suff)
     theta = np.asarray(theta, dtype=float)
     w, s2 = theta[..., :-1], theta[..., -1]

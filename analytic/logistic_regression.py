@@ -53,8 +53,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import linalg, optimize, special
-from scipy.stats import qmc
 from threadpoolctl import threadpool_limits
 
 from analytic._base import ExactAnswer, require_positive
@@ -174,6 +172,8 @@ def detect_separation(*, phi: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> S
     quasi-complete.  ``tol`` is relative to the largest ``|phi_ij|`` (LP
     solutions are feasible to ~1e-9).
     """
+    from scipy import optimize  # heavy: SciPy (0.5 s) only when the maths runs
+
     phi, y = check_data(phi=phi, y=y)
     a = (2.0 * y - 1.0)[:, None] * phi
     scale = float(np.max(np.abs(phi)))
@@ -227,6 +227,8 @@ class NewtonFit:
     @property
     def cov(self) -> np.ndarray:
         """``H^-1`` from the factor (cho_solve against I; never an explicit inverse)."""
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         return linalg.cho_solve((self.hessian_chol, True), np.eye(self.w.size))
 
 
@@ -238,6 +240,8 @@ def _newton(
     Stops when half the squared Newton decrement (the predicted decrease) is
     below ``tol``, or when a line search finds no decrease left in float64.
     """
+    from scipy import linalg, special  # heavy: SciPy (0.5 s) only when the maths runs
+
     n, d = phi.shape
     w = np.zeros(d)
     if n >= 4 * _WARM_ROWS:
@@ -327,6 +331,8 @@ class Laplace:
 
     @property
     def cov(self) -> np.ndarray:
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         return linalg.cho_solve((self.prec_chol, True), np.eye(self.mean.size))
 
     def to_standard(self, w: np.ndarray) -> np.ndarray:
@@ -335,6 +341,8 @@ class Laplace:
 
     def from_standard(self, u: np.ndarray) -> np.ndarray:
         """``w = mean + L^-T u`` for u of shape (..., d)."""
+        from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
         u = np.asarray(u, dtype=float)
         flat = u.reshape(-1, self.mean.size).T
         return self.mean + linalg.solve_triangular(self.prec_chol.T, flat, lower=False).T.reshape(
@@ -410,6 +418,8 @@ class ImportancePool:
     @property
     def log_evidence(self) -> float:
         """``log mean_i exp(raw log weight)``: the unbiased IS estimate of p(D)."""
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         return float(special.logsumexp(self.raw_log_weights) - math.log(self.raw_log_weights.size))
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
@@ -436,6 +446,8 @@ def importance_pool(
     so at least exponentially decaying), which keeps the weights bounded.
     """
     from arviz_stats.base import array_stats
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+    from scipy.stats import qmc  # heavy: SciPy (0.5 s) only when the maths runs
 
     d = approx.mean.size
     # Randomised quasi-Monte Carlo: a scrambled Sobol' sequence (2^m >= draws points)
@@ -478,6 +490,7 @@ def quadrature(
     mass (:func:`_box_radius`); the integrand is smooth and peaked at 0 with
     unit scale.
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
     from scipy.integrate import cubature
 
     d = approx.mean.size
@@ -630,6 +643,8 @@ class LogisticPredictive:
 
     def prob(self, phi_new: np.ndarray) -> np.ndarray:
         """Predictive probability of class 1 at each row of ``phi_new`` (m, d); shape (m,)."""
+        from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
         phi_new = np.atleast_2d(np.asarray(phi_new, dtype=float))
         w = np.exp(self.posterior.pool.log_weights)
         eta = self.posterior.pool.draws @ phi_new.T
@@ -883,6 +898,8 @@ def simulate(
     rng: np.random.Generator, *, phi: np.ndarray, prior_sd: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Weights from the prior, then 0/1 labels: returns (w of shape (d,), y of shape (n,))."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     prior_sd = require_positive("prior_sd", prior_sd)
     phi = np.asarray(phi, dtype=float)
     w = prior_sd * rng.standard_normal(int(phi.shape[1]))

@@ -62,7 +62,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from analytic import normal_inverse_gamma as nig
 from analytic._base import ExactAnswer
@@ -620,6 +619,8 @@ def _positive(name: str, value: float) -> float:
 # --- prediction in log space -------------------------------------------------------
 def _class_loglik(post: NaiveBayesPosterior, x: np.ndarray, *, exact: bool) -> np.ndarray:
     """``log p(x_i | c, D)`` up to a per-row constant, shape (m, C)."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     x = np.asarray(x)
     if post.gaussian is not None:
         return _gaussian_loglik(post.gaussian, x, exact=exact)
@@ -680,6 +681,8 @@ def _gaussian_loglik(g: GaussianBlocks, x: np.ndarray, *, exact: bool) -> np.nda
     cache; ``x - mean`` is formed directly (no expanded square: with large offsets,
     ``x^2 - 2 x m + m^2`` would cancel).
     """
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     xf = np.asarray(x, dtype=float)
     _check_features(xf, "gaussian")
     if exact:
@@ -763,6 +766,8 @@ class ClassPredictive:
 # --- evidence, MLE, solve ---------------------------------------------------------
 def _log_dirichlet_evidence(prior: np.ndarray, counts: np.ndarray) -> float:
     """log of the Polya-urn probability of a sequence with ``counts`` (last axis)."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     post = prior + counts
     return float(
         np.sum(special.gammaln(prior.sum(axis=-1)) - special.gammaln(post.sum(axis=-1)))
@@ -773,6 +778,8 @@ def _log_dirichlet_evidence(prior: np.ndarray, counts: np.ndarray) -> float:
 def _log_nig_evidence(g: GaussianBlocks, *, kappa0: float, alpha0: float, beta0: float) -> float:
     """Sum over the NIG blocks of Murphy's (2007, eq. 95) log evidence
     (the formula of ``analytic.normal_inverse_gamma.solve``, vectorised)."""
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     n = g.stats.class_counts[:, None]
     return float(
         np.sum(
@@ -801,6 +808,8 @@ def log_evidence(
     Sum over the independent blocks of ``log B(prior + counts) - log B(prior)``
     (Gaussian: plus the NIG blocks' log evidence, a density in x).
     """
+    from scipy import special  # heavy: SciPy (0.5 s) only when the maths runs
+
     c = len(post.classes)
     total = _log_dirichlet_evidence(np.full(c, class_concentration), suff.class_counts)
     if post.gaussian is not None:

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
 
 from analytic._base import (
     ConjugatePath,
@@ -60,6 +59,8 @@ class NIGPosterior:
         return self.alpha
 
     def marginal(self, index: int) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         if index == 0:
             return stats.t(
                 2 * self.alpha, loc=self.mu, scale=np.sqrt(self.beta / (self.alpha * self.kappa))
@@ -95,6 +96,8 @@ class NIGPosterior:
         return np.array([self.mu, self.beta / (self.alpha + 1.5)])
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         x = np.asarray(x, dtype=float)
         mu, s2 = x[..., 0], x[..., 1]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -135,6 +138,8 @@ def solve(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: flo
     ``t_{2 alpha_n}(mu_n, beta_n (kappa_n + 1) / (alpha_n kappa_n))``.
     The MLE is ``(xbar, m2 / n)``.
     """
+    from scipy import special, stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = sufficient_stats(x=x)
     post = update(suff=suff, mu0=mu0, kappa0=kappa0, alpha0=alpha0, beta0=beta0)
     log_ev = (
@@ -187,6 +192,8 @@ def sensitivity_path(
     the same formulas as :func:`update` and :func:`solve`'s evidence.  A mean
     or variance that does not exist (alpha_n <= 1, <= 2) is inf.
     """
+    from scipy import special, stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     s = sufficient_stats(x=x)
     mu0, k0, a0, b0 = np.broadcast_arrays(
         *(np.atleast_1d(np.asarray(v, dtype=float)) for v in (mu0, kappa0, alpha0, beta0))

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from analytic._base import (
     ConjugatePath,
@@ -79,6 +78,8 @@ class NormalPosterior:
     mode_interior: bool = True
 
     def marginal(self, index: int = 0) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.norm(self.loc, self.sd)
 
     @property
@@ -120,6 +121,8 @@ def solve(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float)
     ``s = noise_sd``, ``t = prior_sd``, ``m0 = prior_mean``.
     The predictive is ``Normal(loc_n, sd_n^2 + noise_sd^2)``.
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     suff = sufficient_stats(x=x)
     post = update(suff=suff, prior_mean=prior_mean, prior_sd=prior_sd, noise_sd=noise_sd)
     s2, t2, n = noise_sd**2, prior_sd**2, suff.n
@@ -169,6 +172,8 @@ def sensitivity_path(
     as :func:`update`, and the evidence of :func:`solve` written with the
     centred sum of squares.
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     s = sufficient_stats(x=x)
     m0, t, sig = np.broadcast_arrays(
         *(np.atleast_1d(np.asarray(v, dtype=float)) for v in (prior_mean, prior_sd, noise_sd))

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from analytic._base import (
     ConjugatePath,
@@ -69,6 +68,8 @@ class ParetoPosterior:
         return self.shape
 
     def marginal(self, index: int = 0) -> Any:
+        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
         return stats.pareto(self.shape, scale=self.scale)
 
     @property
@@ -184,6 +185,8 @@ def sensitivity_path(
     ``scale`` and ``shape`` are numbers or arrays of shape (G,) (broadcast);
     the same formulas as :func:`update` and :func:`solve`'s evidence.
     """
+    from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
+
     s = sufficient_stats(x=x)
     scale, shape = np.broadcast_arrays(
         np.atleast_1d(np.asarray(scale, dtype=float)), np.atleast_1d(np.asarray(shape, dtype=float))

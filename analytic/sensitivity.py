@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import linalg
 
 from analytic._base import COMPONENTS, ConjugatePath
 
@@ -121,6 +120,8 @@ def gaussian_linear_path(
     -------
     GaussianPath
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     gram = np.asarray(gram, dtype=float)
     b = np.asarray(phi_t_y, dtype=float)
     d = b.shape[0]
@@ -164,6 +165,8 @@ def gaussian_linear_path_cholesky(
     point, factor ``A = gram/s2 + I/t2`` and solve; the variances are the
     squared column norms of ``L^-1``.  Returns (mean, sd), arrays of shape (G, d).
     """
+    from scipy import linalg  # heavy: SciPy (0.5 s) only when the maths runs
+
     gram = np.asarray(gram, dtype=float)
     b = np.asarray(phi_t_y, dtype=float)
     d = b.shape[0]

@@ -10,8 +10,6 @@ topic's module imports them on one line (the inliner reads no parentheses).
 from __future__ import annotations
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 
 def obs_coords(n_obs: int) -> dict[str, np.ndarray]:
@@ -27,6 +25,8 @@ def hyper_data(**values: float) -> dict[str, np.ndarray]:
 def log_normal_precision(x_minus_mu, lam, logdet, d):
     """log N(x; mu, Lambda^-1) from (x - mu) of shape (..., K, d), Lambda (K, d, d) and
     log|Lambda| (K,); shape (..., K)."""
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     quad = pt.einsum("...ki,kij,...kj->...k", x_minus_mu, lam, x_minus_mu)
     return 0.5 * logdet - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad
 
@@ -55,6 +55,9 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     (weights, mu, Lambda, logdet)
         Tensors of shape (K,), (K, d), (K, d, d) and (K,) (log|Lambda_k|).
     """
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     alpha = pm.Data("hp_alpha", 1.0)
     m0 = pm.Data("hp_m0", np.zeros(d), dims="dim")
     kappa0 = pm.Data("hp_kappa0", 1.0)
@@ -87,6 +90,8 @@ def gaussian_stats_loglik(counts, sum_x, sum_xx, mu, lam, logdet, d):
     sum_{i in k} (x_i - mu)^T L (x_i - mu) = tr(L S2) - 2 mu^T L S1 + n mu^T L mu,
     so a gradient costs O(K d^2) whatever n is.
     """
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     quad = (
         pt.sum(lam * sum_xx, axis=(-2, -1))
         - 2.0 * pt.sum(mu * pt.einsum("kij,kj->ki", lam, sum_x), axis=-1)

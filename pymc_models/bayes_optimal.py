@@ -30,9 +30,13 @@ buckets; -1, no bucket, for hypotheses of posterior probability 0).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("bucket",)
 
@@ -40,6 +44,9 @@ VARIABLES = ("bucket",)
 def build_model(
     *, factors: tuple[int, ...], has_empty: bool, n_hypotheses: int, n_obs: int, n_buckets: int
 ) -> pm.Model:
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     m = int(n_hypotheses)
     coords = {"hyp": np.arange(m), "obs": np.arange(n_obs), "bucket_index": np.arange(n_buckets)}
     strides = np.cumprod((1, *factors[:0:-1]))[::-1]  # C order: the last digit is fastest
@@ -69,6 +76,8 @@ def build_model(
 
 def step_methods(model: pm.Model):
     """Metropolis within Gibbs over every discrete coordinate, uniform proposals."""
+    import pymc as pm  # heavy: PyMC only when a model is built
+
     return pm.CategoricalGibbsMetropolis(model.free_RVs, proposal="uniform", model=model)
 
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
 
 from pymc_models._common import hyper_data, obs_coords
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("p",)
 
 
 def build_model(*, n_obs: int = 1) -> pm.Model:
+    import pymc as pm  # heavy: PyMC only when a model is built
+
     with pm.Model(coords=obs_coords(n_obs)) as model:
         x = pm.Data("x", np.zeros(n_obs), dims="obs")
         a = pm.Data("hp_a", 1.0)

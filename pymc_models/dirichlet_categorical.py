@@ -7,15 +7,22 @@ K, reused for every data set with K categories.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
 
 from pymc_models._common import obs_coords
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("p",)
 
 
 def build_model(*, n_categories: int, n_obs: int = 1) -> pm.Model:
+    import pymc as pm  # heavy: PyMC only when a model is built
+
     coords = {**obs_coords(n_obs), "category": np.arange(n_categories)}
     with pm.Model(coords=coords) as model:
         x = pm.Data("x", np.zeros(n_obs, dtype=np.int64), dims="obs")

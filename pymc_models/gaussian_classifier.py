@@ -21,17 +21,24 @@ estimate, set per data set).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from pymc_models._common import gaussian_stats_loglik, normal_wishart_data, normal_wishart_prior
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("pi", "mu", "Lambda")
 
 
 def build_model(*, n_classes: int, n_dims: int) -> pm.Model:
     """The model for K = ``n_classes`` classes in d = ``n_dims`` dimensions."""
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     k, d = n_classes, n_dims
     coords = {"class": np.arange(k), "dim": np.arange(d), "dim_": np.arange(d)}
     with pm.Model(coords=coords) as model:

@@ -23,9 +23,9 @@ the Gaussian classifier's model.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from pymc_models._common import (
     gaussian_stats_loglik,
@@ -33,6 +33,10 @@ from pymc_models._common import (
     normal_wishart_data,
     normal_wishart_prior,
 )
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("w", "mu", "Lambda")
 
@@ -43,6 +47,9 @@ def _coords(components: int, n_dims: int) -> dict[str, np.ndarray]:
 
 def build_model(*, components: int, n_dims: int) -> pm.Model:
     """Complete-data model: labels known, likelihood from per-component statistics."""
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     k, d = components, n_dims
     with pm.Model(coords=_coords(k, d)) as model:
         counts = pm.Data("counts", np.zeros(k), dims="component")
@@ -56,6 +63,9 @@ def build_model(*, components: int, n_dims: int) -> pm.Model:
 
 def build_mixture_model(*, components: int, n_dims: int, n_obs: int = 1) -> pm.Model:
     """Marginalised mixture: log p(x_i) = logsumexp_k [log w_k + log N(x_i; mu_k, Lambda_k^-1)]."""
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     k, d = components, n_dims
     with pm.Model(coords={**_coords(k, d), "obs": np.arange(n_obs)}) as model:
         x = pm.Data("x", np.zeros((n_obs, d)), dims=("obs", "dim"))

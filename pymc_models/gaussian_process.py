@@ -19,8 +19,13 @@ The training inputs are called ``x`` so that the compare layer resizes the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("f",)
 #: Free variables of ``build_hyper_model``, in this order.
@@ -29,6 +34,8 @@ HYPER_VARIABLES = ("lengthscale", "signal_sd", "noise_sd")
 
 def covariance(kernel: str, input_dim: int, lengthscale, signal_sd):
     """PyMC covariance function ``signal_sd^2 rho(x, x')`` for one of the analytic kernels."""
+    import pymc as pm  # heavy: PyMC only when a model is built
+
     if kernel == "rbf":
         rho = pm.gp.cov.ExpQuad(input_dim, ls=lengthscale)
     elif kernel == "matern32":
@@ -49,6 +56,8 @@ def build_model(*, kernel: str, input_dim: int = 1, n_test: int = 1, n_obs: int 
     ``n_obs`` sizes the placeholders (the runner resizes the ``obs`` dimension
     with the data; an exported model is built with the data's size).
     """
+    import pymc as pm  # heavy: PyMC only when a model is built
+
     coords = {"obs": np.arange(n_obs), "input": np.arange(input_dim), "test": np.arange(n_test)}
     with pm.Model(coords=coords) as model:
         x = pm.Data("x", np.zeros((n_obs, input_dim)), dims=("obs", "input"))
@@ -99,6 +108,8 @@ def build_hyper_model(
     ``gp.marginal_likelihood``.  The data are constants: this model is
     compiled for one data set (see compare.gaussian_process.hyperparameter_posterior).
     """
+    import pymc as pm  # heavy: PyMC only when a model is built
+
     x = np.asarray(x, dtype=float)
     x = x[:, None] if x.ndim == 1 else x
     coords = {"obs": np.arange(x.shape[0])}

@@ -15,9 +15,13 @@ every draw; adding the likelihood's noise gives posterior predictive draws.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("w",)
 
@@ -32,11 +36,16 @@ def _coords(n_features: int, n_grid: int) -> dict[str, np.ndarray]:
 
 def gaussian_loglik(gram, phi_t_y, y_t_y, n, w, noise_var):
     """Sum of N(y_i; phi_i^T w, noise_var) log densities from sufficient statistics."""
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     rss = y_t_y - 2.0 * pt.dot(w, phi_t_y) + pt.dot(w, pt.dot(gram, w))
     return -0.5 * n * pt.log(2.0 * np.pi * noise_var) - 0.5 * rss / noise_var
 
 
 def build_model(*, n_features: int, n_grid: int = 1) -> pm.Model:
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     with pm.Model(coords=_coords(n_features, n_grid)) as model:
         gram = pm.Data("gram", np.eye(n_features), dims=("feature", "feature_"))
         phi_t_y = pm.Data("phi_t_y", np.zeros(n_features), dims="feature")
@@ -54,6 +63,9 @@ def build_model(*, n_features: int, n_grid: int = 1) -> pm.Model:
 
 def build_plain_model(*, n_features: int, n_obs: int = 1, n_grid: int = 1) -> pm.Model:
     """The same model with y_i ~ Normal(phi_i^T w, noise_sd) for every observation."""
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     coords = {**_coords(n_features, n_grid), "obs": np.arange(n_obs)}
     with pm.Model(coords=coords) as model:
         phi = pm.Data("phi", np.zeros((n_obs, n_features)), dims=("obs", "feature"))

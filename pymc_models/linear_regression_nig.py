@@ -7,16 +7,23 @@ as pymc_models/linear_regression.py, with the noise variance sampled.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from pymc_models.linear_regression import _coords, gaussian_loglik, suff_data
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("w", "sigma2")
 
 
 def build_model(*, n_features: int, n_grid: int = 1) -> pm.Model:
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     with pm.Model(coords=_coords(n_features, n_grid)) as model:
         gram = pm.Data("gram", np.eye(n_features), dims=("feature", "feature_"))
         phi_t_y = pm.Data("phi_t_y", np.zeros(n_features), dims="feature")

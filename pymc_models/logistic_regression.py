@@ -9,15 +9,22 @@ nutpie compile per number of features serves every data set and prior_sd.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("w",)
 
 
 def build_model(*, n_features: int) -> pm.Model:
     """The model with data placeholders; fill them with :func:`model_data`."""
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     coords = {"obs": np.arange(1), "feature": np.arange(n_features)}
     with pm.Model(coords=coords) as model:
         x = pm.Data("x", np.zeros((1, n_features)), dims=("obs", "feature"))

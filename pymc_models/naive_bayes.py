@@ -25,9 +25,13 @@ line up with the exact side as ``pi`` then ``theta`` (class by class).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("pi", "theta")
 
@@ -36,6 +40,9 @@ def build_model(
     *, variant: str, n_classes: int, n_features: int, n_categories: tuple[int, ...] = ()
 ) -> pm.Model:
     """``n_features`` = P, the columns of ``feature_counts`` (categorical: sum of n_categories)."""
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     coords = {
         "class": np.arange(n_classes),
         "feature": np.arange(n_features),
@@ -116,6 +123,8 @@ def build_model(
 def gaussian_loglik(n_c, xbar, m2, mu, sigma2):
     """sum_c sum_j [-n_c/2 log(2 pi sigma2) - (m2 + n_c (xbar - mu)^2) / (2 sigma2)]:
     the Normal log likelihood of the rows from their statistics (exact, not up to a constant)."""
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     d = xbar - mu
     return pt.sum(-0.5 * n_c * pt.log(2 * np.pi * sigma2) - (m2 + n_c * d * d) / (2 * sigma2))
 

@@ -7,16 +7,23 @@ PyMC's ``Normal`` takes a standard deviation, hence the square roots.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from pymc_models._common import hyper_data, obs_coords
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("mu", "sigma2")
 
 
 def build_model(*, n_obs: int = 1) -> pm.Model:
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
     with pm.Model(coords=obs_coords(n_obs)) as model:
         x = pm.Data("x", np.zeros(n_obs), dims="obs")
         mu0 = pm.Data("hp_mu0", 0.0)

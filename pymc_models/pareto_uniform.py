@@ -11,17 +11,24 @@ zero-likelihood region and report divergences.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
-from pymc.distributions.transforms import Interval
 
 from pymc_models._common import hyper_data, obs_coords
+
+if TYPE_CHECKING:
+    import pymc as pm
+
 
 VARIABLES = ("theta",)
 
 
 def build_model(*, n_obs: int = 1) -> pm.Model:
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+    from pymc.distributions.transforms import Interval  # heavy: PyMC only when a model is built
+
     with pm.Model(coords=obs_coords(n_obs)) as model:
         x = pm.Data("x", np.ones(n_obs), dims="obs")
         scale = pm.Data("hp_scale", 1.0)

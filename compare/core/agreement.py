@@ -40,8 +40,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from arviz_stats.base import array_stats
-from scipy import linalg, stats
 
 from analytic import ExactPosterior
 
@@ -133,11 +131,15 @@ def holm(p_values: np.ndarray) -> np.ndarray:
 
 def bonferroni_threshold(alpha: float, n_tests: int) -> float:
     """|z| above which a two-sided test at level alpha / n_tests rejects."""
+    from scipy import stats  # heavy: SciPy only when the maths runs
+
     return float(stats.norm.isf(alpha / (2.0 * n_tests)))
 
 
 def _whitener(posterior: ExactPosterior) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (free index array, mean, lower Cholesky factor) over the free coordinates."""
+    from scipy import linalg  # heavy: SciPy only when the maths runs
+
     free = np.asarray(posterior.free, dtype=int)
     mean = np.asarray(posterior.mean, dtype=float)[free]
     cov = np.asarray(posterior.cov, dtype=float)[np.ix_(free, free)]
@@ -155,6 +157,8 @@ def _whitener(posterior: ExactPosterior) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def _whiten(x: np.ndarray, free: np.ndarray, mean: np.ndarray, chol: np.ndarray) -> np.ndarray:
     """Whitened draws: ``L^-1 (x - m)`` for x of shape (..., d); returns (..., f)."""
+    from scipy import linalg  # heavy: SciPy only when the maths runs
+
     centred = x[..., free] - mean
     flat = centred.reshape(-1, free.size).T
     return linalg.solve_triangular(chol, flat, lower=True).T.reshape(centred.shape)
@@ -171,6 +175,8 @@ class _Spec:
 
 def _is_discrete(marginal: Any) -> bool:
     """True for a frozen scipy distribution over a discrete set (it has a pmf)."""
+    from scipy import stats  # heavy: SciPy only when the maths runs
+
     return isinstance(getattr(marginal, "dist", None), stats.rv_discrete)
 
 
@@ -247,6 +253,9 @@ def agreement_test(
     n_reference : int
         Number of such reference draws.
     """
+    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
+    from scipy import stats  # heavy: SciPy only when the maths runs
+
     draws = np.asarray(draws, dtype=float)
     d = len(posterior.parameters)
     if draws.ndim != 3 or draws.shape[-1] != d:

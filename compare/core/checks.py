@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from arviz_stats.base import array_stats
 
 
 @dataclass(frozen=True)
@@ -138,6 +137,8 @@ def mode_gaps(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pooled within-chain sd, and over ``sd x sqrt(1/ESS_i + 1/ESS_j)``
         with each chain's own bulk ESS.
     """
+    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
+
     chains, n, d = draws.shape
     if chains < 2 or n < 4:
         return np.zeros((0, d)), np.zeros((0, d))
@@ -171,6 +172,8 @@ def diagnose(draws: np.ndarray, divergences: int, settings: Any) -> Diagnosis:
     settings : compare.core.defaults.Settings
         ``rhat_max``, ``ess_min`` and ``mode_gap_sd`` are read.
     """
+    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
+
     arr = np.moveaxis(draws, -1, 0)  # (d, chain, draw)
     with np.errstate(all="ignore"):
         rhat = np.asarray(array_stats.rhat(arr, method="rank"), dtype=float)

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
-from arviz_stats.base import array_stats
 
 from analytic import ExactAnswer, ExactPosterior
 from compare.core.agreement import Agreement, agreement_test, posterior_array
@@ -25,6 +23,8 @@ from compare.core.defaults import DEFAULT, Settings
 from compare.core.registry import InputError, Topic
 
 if TYPE_CHECKING:  # sampling imports PyMC; checking draws alone (compare.check_draws) does not
+    import xarray as xr
+
     from compare.core.sampling import ModelCache
 
 AGREE, DISAGREE, INCONCLUSIVE = "agree", "disagree", "inconclusive"
@@ -389,6 +389,8 @@ def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
 def summarise(
     draws: np.ndarray, extra: dict[str, np.ndarray], divergences: int, pymc_map: np.ndarray | None
 ) -> McmcSummary:
+    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
+
     flat = draws.reshape(-1, draws.shape[-1])
     arr = np.moveaxis(draws, -1, 0)
     return McmcSummary(

@@ -155,7 +155,44 @@ def model_source(topic: Topic) -> str:
     source = re.sub(
         r"^from pymc_models\._common import ([\w, ]+)\n", inline, source, flags=re.MULTILINE
     )
-    return source
+    return _hoist_imports(source)
+
+
+#: An import of PyMC or PyTensor inside a function, with the blank line after the
+#: last one (``pymc_models`` import them there, so that registering topics does not
+#: load PyMC).
+_LOCAL_IMPORT = re.compile(
+    r"^[ \t]+((?:import|from)[ \t]+(?:pymc|pytensor)\b[^#\n]*?)[ \t]*(?:#[^\n]*)?\n(?:[ \t]*\n)?",
+    re.MULTILINE,
+)
+
+
+def _hoist_imports(source: str) -> str:
+    """The module source with its PyMC/PyTensor imports at the top, as a user writes it.
+
+    ``pymc_models`` import PyMC inside each function (and under ``TYPE_CHECKING``
+    for annotations), so that light commands never load it; the exported file is
+    a plain script, whose ``make_model`` also needs ``pm`` at module level.
+    """
+    source = re.sub(
+        r"^if TYPE_CHECKING:[^\n]*\n(?:[ \t]+[^\n]*\n)+\n*", "", source, flags=re.MULTILINE
+    )
+    hoisted = list(dict.fromkeys(m.group(1) for m in _LOCAL_IMPORT.finditer(source)))
+    source = _LOCAL_IMPORT.sub("", source)
+    source = re.sub(r"^from typing import TYPE_CHECKING\n\n?", "", source, flags=re.MULTILINE)
+    if "import pymc as pm" not in hoisted:
+        hoisted.insert(0, "import pymc as pm")
+    hoisted.sort(key=lambda line: (line.startswith("from"), line))  # as isort orders them
+    # After the module's last top-level import (numpy at least).
+    anchor = list(re.finditer(r"^(?:import|from) [^\n]+\n", source, flags=re.MULTILINE))
+    at = anchor[-1].end() if anchor else 0
+    rest = source[at:]
+    return (
+        source[:at]
+        + "".join(line + "\n" for line in hoisted)
+        + ("" if rest.startswith("\n") else "\n")
+        + rest
+    )
 
 
 def _prepared(

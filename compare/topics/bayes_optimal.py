@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from arviz_stats.base import array_stats
 
 import analytic.bayes_optimal as bo
 import pymc_models.bayes_optimal as m_bo
@@ -170,6 +169,8 @@ def bo_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]):
 
 def bo_extras(ctx: ExtraContext) -> Extra:
     """Classifiers on new instances, the Gibbs bound, version space and support checks."""
+    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
+
     data: BOData = ctx.x
     sol = data.solution
     problem = data.problem

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import linalg, special
 
 import analytic.gaussian_classifier as gc
 import analytic.gaussian_mixture as gm
@@ -245,6 +244,8 @@ def structure(x: GCData, hyper) -> dict[str, int]:
 def model_data(
     *, x: GCData, alpha: float, kappa0: float, nu0: float, cov_scale: float, **_
 ) -> dict[str, np.ndarray]:
+    from scipy import linalg  # heavy: SciPy only when the maths runs
+
     p = prior(x, alpha=alpha, kappa0=kappa0, nu0=nu0, cov_scale=cov_scale)
     s = x.stats
     d = s.d
@@ -353,6 +354,8 @@ def mcmc_log_proba(*, pi: np.ndarray, mu: np.ndarray, lam: np.ndarray, x: np.nda
     draws), normalised over classes.  ``pi`` (S, K), ``mu`` (S, K, d),
     ``lam`` (S, K, d, d), ``x`` (m, d).
     """
+    from scipy import special  # heavy: SciPy only when the maths runs
+
     d = x.shape[1]
     chol = np.linalg.cholesky(lam)  # (S, K, d, d), Lambda = C C^T
     diff = x[None, :, None, :] - mu[:, None, :, :]  # (S, m, K, d)

@@ -52,7 +52,6 @@ from compare.core.registry import (
     Topic,
     Unsupported,
 )
-from compare.core.sampling import CACHE
 from compare.topics._common import SIMULATED_SEED
 
 #: EM's restarts use this seed, so a data set always gets the same EM answer.
@@ -206,6 +205,7 @@ def _params_vector(params) -> np.ndarray:
 
 def sample_mixture(ctx: ExtraContext):
     """Sample the marginalised mixture from MAP-EM; return relabelled draws and the tree."""
+    from compare.core.sampling import CACHE  # heavy: PyMC only when sampling
     from pymc_models.gaussian_mixture import (
         VARIABLES,
         build_mixture_model,

@@ -7,7 +7,6 @@ prior and likelihood in PyMC).
 from __future__ import annotations
 
 import numpy as np
-import pytensor.tensor as pt
 
 import analytic.linear_regression as a_lr
 import analytic.linear_regression as lr
@@ -106,6 +105,13 @@ LAMBDA = DerivedParameter(
 )
 
 
+def _sqrt(sd, factor):
+    """The planted change ``sd_for_var``: the square root of ``sd`` (``factor`` unused)."""
+    import pytensor.tensor as pt  # heavy: PyTensor only when a planted bug is built
+
+    return pt.sqrt(sd)
+
+
 TOPIC = Topic(
     name="linear-regression",
     title="Bayesian linear regression with known noise sd (MAP = ridge)",
@@ -180,7 +186,7 @@ TOPIC = Topic(
             "the noise sd used as its variance in the likelihood (factor unused)",
             term="loglik",
             variable="hp_noise_sd",
-            change=lambda sd, f: pt.sqrt(sd),
+            change=_sqrt,
             neutral=None,
         ),
     ),

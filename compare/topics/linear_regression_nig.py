@@ -7,7 +7,6 @@ prior and likelihood in PyMC).
 from __future__ import annotations
 
 import numpy as np
-import pytensor.tensor as pt
 
 import analytic.linear_regression_nig as a_lrn
 import analytic.linear_regression_nig as lrn
@@ -70,6 +69,13 @@ def nig_log_densities(
         prior_scale=prior_scale,
         prior_mean=prior_mean_vector(x, {"prior_mean": prior_mean}),
     )
+
+
+def _sqrt(var, factor):
+    """The planted change ``sd_for_var``: the square root of ``var`` (``factor`` unused)."""
+    import pytensor.tensor as pt  # heavy: PyTensor only when a planted bug is built
+
+    return pt.sqrt(var)
 
 
 TOPIC = Topic(
@@ -158,7 +164,7 @@ TOPIC = Topic(
             "the noise sd used as its variance in the likelihood (factor unused)",
             term="loglik",
             variable="sigma2",
-            change=lambda var, f: pt.sqrt(var),
+            change=_sqrt,
             neutral=None,
         ),
     ),

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 import analytic.logistic_regression as alr
 import pymc_models.logistic_regression as m_logr
@@ -308,6 +307,8 @@ def extras(ctx: ExtraContext) -> Extra:
 
 def _figure_sections(ctx: ExtraContext, answer: alr.LogisticAnswer) -> dict[str, Any]:
     """Decision boundary, reliability table and the Laplace-vs-MCMC overlay's densities."""
+    from scipy import special  # heavy: SciPy only when the maths runs
+
     x: LogisticDesign = ctx.x
     post = answer.posterior
     w = posterior_array(ctx.tree.posterior, ctx.compiled.variables).reshape(-1, post.mean.size)

@@ -1,0 +1,117 @@
+"""`make bench`: the light commands in a new process against ``python -c "import pymc"``.
+
+Issue 17, target 3: ``bayes-compare list`` and ``bayes-compare describe
+beta-binomial`` take <= 0.5 s wall in a new process, and never import PyMC.
+Their reference is the import they avoid: ``python -c "import pymc"``, the
+least a command that loads PyMC pays.  Each repetition starts a new process
+for each of the three, in turn (list, describe, import pymc, list, ...), so
+load from other work on the machine falls on all of them; the medians, the
+ratios to the reference and ok/MISSED against the 0.5 s target are printed,
+with the heavy packages each command left in ``sys.modules`` (one more run of
+each).
+
+Bytecode caches are written (to a temporary ``PYTHONPYCACHEPREFIX``, with a
+warm-up run first) even where ``PYTHONDONTWRITEBYTECODE`` is set, as after
+``pip install``: otherwise every run recompiles the project's modules (about
+0.15 s) and the numbers measure the compiler.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
+TARGET = 0.5  # seconds of wall time, issue 17 target 3
+
+#: Packages whose import a light command should not pay for: the sampling stack
+#: (forbidden) and the numerical stack it brings (SciPy, ArviZ, xarray, pandas).
+HEAVY = ("pymc", "pytensor", "nutpie", "numba", "scipy", "arviz_stats", "xarray", "pandas")
+
+COMMANDS = {
+    "bayes-compare list": [sys.executable, "-m", "compare.interfaces.cli", "list"],
+    "bayes-compare describe beta-binomial": [
+        sys.executable,
+        "-m",
+        "compare.interfaces.cli",
+        "describe",
+        "beta-binomial",
+    ],
+}
+REFERENCE = ("python -c 'import pymc'", [sys.executable, "-c", "import pymc"])
+
+PROBE = """
+import json, sys
+from compare.interfaces.cli import main
+main({args!r})
+sys.stderr.write('\\nMODULES=' + json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})) + '\\n')
+"""
+
+
+def _env(cache: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPYCACHEPREFIX=cache, PYTHONPATH=str(ROOT), COLUMNS="120")
+    return env
+
+
+def _wall(command: list[str], env: dict[str, str], cwd: str) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {proc.stderr[-500:]}")
+    return wall
+
+
+def _heavy(command: list[str], env: dict[str, str], cwd: str) -> list[str]:
+    """The heavy packages the command leaves in ``sys.modules``."""
+    probe = PROBE.format(args=command[3:])
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], env=env, cwd=cwd, capture_output=True, text=True
+    )
+    line = [ln for ln in proc.stderr.splitlines() if ln.startswith("MODULES=")][-1]
+    loaded = set(json.loads(line[len("MODULES=") :]))
+    return [name for name in HEAVY if name in loaded]
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as cwd:
+        env = _env(cache)
+        everything = {**COMMANDS, REFERENCE[0]: REFERENCE[1]}
+        for command in everything.values():  # warm-up: bytecode caches, disk cache
+            _wall(command, env, cwd)
+        times: dict[str, list[float]] = {name: [] for name in everything}
+        for _ in range(REPEAT):
+            for name, command in everything.items():
+                times[name].append(_wall(command, env, cwd))
+        heavy = {name: _heavy(command, env, cwd) for name, command in COMMANDS.items()}
+    reference = statistics.median(times[REFERENCE[0]])
+    print(
+        f"light commands, new process each, median of {REPEAT} "
+        f"(target <= {TARGET:.1f} s wall; reference {REFERENCE[0]}):"
+    )
+    print(f"  {REFERENCE[0]:40s} {reference:6.2f} s")
+    for name in COMMANDS:
+        wall = statistics.median(times[name])
+        verdict = "ok" if wall <= TARGET else "MISSED"
+        print(
+            f"  {name:40s} {wall:6.2f} s  ratio to import pymc {wall / reference:5.2f}  "
+            f"{verdict}  heavy imports: {', '.join(heavy[name]) or 'none'}"
+        )
+    print(f"  load average when done: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
