@@ -50,7 +50,14 @@ from typing import Any
 
 import numpy as np
 
+from compare.core.agreement import agreement_test
+from compare.core.data import check_array, topic_data
+from compare.core.defaults import DEFAULT
+from compare.core.files import atomic_write, versions
 from compare.core.registry import InputError, Topic
+from compare.core.variables import flat_names
+from compare.outputs.document import _clean, describe_marginal
+from compare.topics import get_topic
 
 #: posteriordb's reference posteriors: 10 chains x 1000 draws (10,000 per parameter;
 #: doc/REFERENCE_POSTERIOR_DEFINITION.md and the existing draws/info files).
@@ -106,7 +113,7 @@ def load_schema(kind: str) -> dict[str, Any]:
 
 
 def _validate(doc: Any, kind: str, where: str) -> None:
-    import jsonschema
+    import jsonschema  # heavy: jsonschema only when an export is validated
 
     validator = jsonschema.Draft202012Validator(load_schema(kind))
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
@@ -147,7 +154,7 @@ def model_source(topic: Topic) -> str:
     )
 
     def inline(match: re.Match) -> str:
-        import pymc_models._common as common
+        import pymc_models._common as common  # heavy: PyMC only when a model is built
 
         names = [n.strip() for n in match.group(1).split(",") if n.strip()]
         return "\n\n".join(inspect.getsource(getattr(common, n)).rstrip() for n in names) + "\n"
@@ -206,7 +213,6 @@ def _prepared(
 ):
     """(prepared data, hyperparameters after and before ``prepare``, ExactAnswer,
     builtin data set or None, source)."""
-    from compare.core.data import check_array, topic_data
 
     values, dataset, source = topic_data(topic, data, column, target, features)
     if hyper and sets:
@@ -232,8 +238,6 @@ def _prepared(
 
 
 def _listify(value: Any) -> Any:
-    from compare.outputs.document import _clean
-
     return _clean(np.asarray(value).tolist() if isinstance(value, np.ndarray) else value)
 
 
@@ -280,10 +284,6 @@ def export_posteriordb(
         Bad data or hyperparameters, or a topic whose reference is not
         closed form; nothing is written.
     """
-    from compare.core.defaults import DEFAULT
-    from compare.core.files import atomic_write, versions
-    from compare.outputs.document import describe_marginal
-    from compare.topics import get_topic
 
     t = topic if isinstance(topic, Topic) else get_topic(topic)
     if t.not_closed_form is not None:
@@ -325,9 +325,9 @@ def export_posteriordb(
         {p: ref[c, :, i].tolist() for i, p in enumerate(parameters)} for c in range(chains)
     ]
 
-    from arviz_stats.base import array_stats
-
-    from compare.core.agreement import agreement_test
+    from arviz_stats.base import (
+        array_stats,  # heavy: ArviZ (and xarray) only when draws are summarised
+    )
 
     by_param = np.moveaxis(ref, -1, 0)
     rhat = np.asarray(array_stats.rhat(by_param, method="rank"), dtype=float)
@@ -604,7 +604,7 @@ def _check_recipes(
     code: str, arguments: Mapping[str, Any], data: Mapping[str, Any], *, where: str
 ) -> None:
     """Both recipes of the model file build the model with the data set (no compile)."""
-    import pymc as pm
+    import pymc as pm  # heavy: PyMC only when a model is built or sampled
 
     namespace: dict[str, Any] = {}
     exec(compile(code, "<model file>", "exec"), namespace)  # noqa: S102 - the file we wrote
@@ -624,8 +624,6 @@ def _check_recipes(
 def _dimensions(topic: Topic, structure: Mapping[str, Any], d: int) -> dict[str, int]:
     """Values per PyMC variable (posteriordb's ``dimensions``)."""
     try:
-        from compare.core.variables import flat_names
-
         model = topic.build_model(**structure)
         _, sizes = flat_names(model, topic.variables)
         return dict(zip(topic.variables, sizes))

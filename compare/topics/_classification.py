@@ -19,15 +19,18 @@ held-out row with a class never seen in training is bad input (exit 3).
 
 from __future__ import annotations
 
+import csv
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import analytic.naive_bayes as nb
-from compare.core.data import StreamedTable, Table, natural_sort
+from compare.core.data import MISSING, StreamedTable, Table, natural_sort
 from compare.core.registry import InputError
 
 #: Rows whose MCMC predictive is compared with the exact one (the first ones).
@@ -114,8 +117,6 @@ def read_labelled(
     cell that is not a number is a text column, the others categories (read
     as numbers by the count and Gaussian variants).
     """
-    import csv
-    from pathlib import Path
 
     path = Path(path)
     if not path.is_file():
@@ -165,7 +166,6 @@ def numeric_inputs(rows: LabelledRows, *, topic: str) -> np.ndarray:
     classifier, logistic regression): a cell that is not a finite number is bad input,
     named by row, column and value.
     """
-    from compare.core.data import MISSING
 
     x = np.empty((rows.n, len(rows.features)))
     for j, (name, col) in enumerate(zip(rows.features, rows.columns)):
@@ -196,10 +196,6 @@ def numeric_inputs(rows: LabelledRows, *, topic: str) -> np.ndarray:
 def has_text(path, *, target: str, features: tuple[str, ...]) -> bool:
     """Whether the target or a feature column of the CSV has a cell that is not a number
     (a missing cell counts as a number here: the numeric reader reports it)."""
-    import csv
-    from pathlib import Path
-
-    from compare.core.data import MISSING
 
     with Path(path).open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
@@ -502,15 +498,10 @@ def binary_labels(labels: Any, *, source: str, target: str, what: str) -> np.nda
 
 
 def dataset_path(name: str):
-    from importlib import resources
-
     return resources.files("compare") / "datasets" / name
 
 
 def read_csv_rows(name: str) -> list[list[str]]:
-    import csv
-    from importlib import resources
-
     with resources.as_file(dataset_path(name)) as p, open(p, newline="", encoding="utf-8") as fh:
         return [r for r in csv.reader(fh) if r and not r[0].startswith("#")]
 

@@ -77,8 +77,10 @@ def normal_sd_bug(
     """
 
     def plant(model: Any, factor: float) -> Any:
-        import pymc as pm
-        from pytensor.tensor.random.basic import NormalRV
+        import pymc as pm  # heavy: PyMC only when a model is built or sampled
+        from pytensor.tensor.random.basic import (
+            NormalRV,  # heavy: PyTensor only when a model is built
+        )
 
         rv = _variable(model, variable)
         node = rv.owner
@@ -136,7 +138,9 @@ def term_bug(
     """
 
     def plant(model: Any, factor: float) -> Any:
-        from pytensor.graph.replace import graph_replace
+        from pytensor.graph.replace import (
+            graph_replace,  # heavy: PyTensor only when a model is built
+        )
 
         expr = _variable(model, term)
         if not any(expr is p for p in model.potentials):

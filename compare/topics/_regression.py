@@ -37,6 +37,7 @@ from compare.core.checks import Check, Extra, ExtraContext
 from compare.core.data import (
     StreamedTable,
     Table,
+    table_from_arrays,
 )
 from compare.core.registry import (
     Hyperparameter,
@@ -282,7 +283,7 @@ def expected_losses(dist_of, candidates: dict[str, np.ndarray]) -> dict[str, dic
 
 def smc_evidence(ctx: ExtraContext) -> tuple[Check, dict[str, Any]]:
     """Exact log evidence against pm.sample_smc (several chains; their spread reported)."""
-    import pymc as pm
+    import pymc as pm  # heavy: PyMC only when a model is built or sampled
 
     settings = ctx.settings
     exact = float(ctx.exact.log_evidence)
@@ -493,7 +494,7 @@ def parse_degrees(text: str) -> list[int]:
 
 def _smc_log_evidence(topic, design: Design, hyper: dict[str, Any], settings) -> np.ndarray:
     """pm.sample_smc's log evidence per chain, on a model built for this design."""
-    import pymc as pm
+    import pymc as pm  # heavy: PyMC only when a model is built or sampled
 
     model = topic.build_model(**structure(design, hyper))
     pm.set_data(topic.model_data(x=design, **hyper), model=model)
@@ -600,8 +601,6 @@ def regression_hyper(*extra: Hyperparameter) -> tuple[Hyperparameter, ...]:
 
 def sinusoid_loader(n: int = 25, noise_sd: float = 0.3):
     def load():
-        from compare.core.data import table_from_arrays
-
         x, y = a_lr.sinusoid(np.random.default_rng(SIMULATED_SEED), n=n, noise_sd=noise_sd)
         return table_from_arrays(
             x, y, features=("x",), target="y", source=f"builtin:sinusoid (seed {SIMULATED_SEED})"
@@ -612,9 +611,9 @@ def sinusoid_loader(n: int = 25, noise_sd: float = 0.3):
 
 def diabetes_loader():
     def load():
-        from sklearn.datasets import load_diabetes
-
-        from compare.core.data import table_from_arrays
+        from sklearn.datasets import (
+            load_diabetes,  # heavy: scikit-learn only when its data set is loaded
+        )
 
         data = load_diabetes(scaled=False)
         x = (data.data - data.data.mean(axis=0)) / data.data.std(axis=0)
@@ -632,8 +631,6 @@ def diabetes_loader():
 
 def regression_simulate(solver_module, hyper_names):
     def simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
-        from compare.core.data import table_from_arrays
-
         x = np.sort(rng.uniform(0.0, 1.0, n))
         degree = hyper.get("degree")
         phi, _ = a_lr.design_matrix(

@@ -14,13 +14,14 @@ import numpy as np
 import analytic.bayes_optimal as bo
 import pymc_models.bayes_optimal as m_bo
 from compare.core.checks import Check, Extra, ExtraContext
-from compare.core.data import natural_sort
+from compare.core.data import natural_sort, table_from_arrays
 from compare.core.registry import (
     BuiltinData,
     Calibration,
     Hyperparameter,
     InputError,
     Sensitivity,
+    Simulation,
     Topic,
     Unsupported,
 )
@@ -155,8 +156,6 @@ def bo_structure(x: BOData, hyper) -> dict[str, Any]:
 
 def bo_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]):
     """Conjunctions over two binary attributes, instances in a fixed cycle (see analytic)."""
-    from compare.core.data import table_from_arrays
-    from compare.core.registry import Simulation
 
     theta, x, y = bo.simulate(rng, n=n, noise=float(hyper["noise"]))
     return Simulation(

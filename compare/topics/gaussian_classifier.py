@@ -30,6 +30,7 @@ from compare.core.checks import Extra, ExtraContext
 from compare.core.data import (
     StreamedTable,
     Table,
+    table_from_arrays,
 )
 from compare.core.registry import (
     BuiltinData,
@@ -277,7 +278,6 @@ def model_data(
 
 def simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
     """Parameters from a unit-scale prior (K = number of declared classes or 2, d = 2), then data."""
-    from compare.core.data import table_from_arrays
 
     d = 2
     k = len(hyper.get("classes") or ()) or 2
@@ -317,7 +317,9 @@ def _sklearn(loader, name: str):
 
 def load_iris() -> LabelledPoints:
     """builtin:iris: scikit-learn's bundled copy of Fisher's iris (no download)."""
-    from sklearn.datasets import load_iris as sk
+    from sklearn.datasets import (
+        load_iris as sk,  # heavy: scikit-learn only when its data set is loaded
+    )
 
     return _sklearn(sk, "iris")()
 
@@ -335,7 +337,9 @@ def load_wine() -> LabelledPoints:
     stopped 1.2e-2 posterior sds from the exact mode, past the 1e-2 check,
     while the agreement test passed (max |z| 4.06 <= 6.00).
     """
-    from sklearn.datasets import load_wine as sk
+    from sklearn.datasets import (
+        load_wine as sk,  # heavy: scikit-learn only when its data set is loaded
+    )
 
     full = _sklearn(sk, "wine")()
     cols = [full.features.index(f) for f in WINE_FEATURES]

@@ -42,7 +42,7 @@ from compare.core.checks import (
     ExtraContext,
     diagnose,
 )
-from compare.core.data import Points
+from compare.core.data import Points, points_from_array, read_points
 from compare.core.registry import (
     BuiltinData,
     Calibration,
@@ -187,7 +187,9 @@ def _prior_and_init(x: MixtureData) -> dict[str, Any]:
 
 
 def model_data(*, x: MixtureData, **_hyper) -> dict[str, np.ndarray]:
-    from pymc_models.gaussian_mixture import model_data as component_data
+    from pymc_models.gaussian_mixture import (
+        model_data as component_data,  # heavy: PyMC only when a model is built
+    )
 
     return component_data(x=x.x, labels=x.labels, components=x.components, **_prior_and_init(x))
 
@@ -210,7 +212,7 @@ def sample_mixture(ctx: ExtraContext):
         VARIABLES,
         build_mixture_model,
         mixture_data,
-    )
+    )  # heavy: PyMC only when a model is built
 
     x: MixtureData = ctx.x
     k, d = x.components, x.x.shape[1]
@@ -421,8 +423,6 @@ def _mixture_table(names, ml, mp, mean, sd) -> str:
 # --- the registration -----------------------------------------------------
 def _points_csv(file: str):
     def load():
-        from compare.core.data import read_points
-
         path = resources.files("compare") / "datasets" / file
         with resources.as_file(path) as p:
             loaded = read_points(p)
@@ -433,9 +433,9 @@ def _points_csv(file: str):
 
 def _iris():
     def load():
-        from sklearn.datasets import load_iris
-
-        from compare.core.data import points_from_array
+        from sklearn.datasets import (
+            load_iris,  # heavy: scikit-learn only when its data set is loaded
+        )
 
         data = load_iris()
         names = tuple(n.replace(" (cm)", "").replace(" ", "_") for n in data.feature_names)
@@ -454,8 +454,6 @@ _MIXTURE_TRUTH = dict(
 
 def _mixture_simulated(n: int = 300):
     def load():
-        from compare.core.data import points_from_array
-
         params = gm.MixtureParams(**{k: np.array(v) for k, v in _MIXTURE_TRUTH.items()})
         x, _ = gm.simulate_from(np.random.default_rng(SIMULATED_SEED), n=n, params=params)
         return points_from_array(x, features=("x0", "x1"), source="builtin:simulated")
@@ -465,7 +463,6 @@ def _mixture_simulated(n: int = 300):
 
 def _mixture_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
     """Parameters from a unit-scale prior (m0 = 0, psi0 = nu0 cov_scale I, d = 2), then data."""
-    from compare.core.data import points_from_array
 
     d = 2
     nu0 = hyper.get("nu0") or d + 2

@@ -39,8 +39,10 @@ from compare.core.data import (
     StreamedTable,
     Table,
     read_points,
+    read_table,
     table_from_arrays,
 )
+from compare.core.defaults import DEFAULT
 from compare.core.registry import (
     BuiltinData,
     Calibration,
@@ -180,7 +182,9 @@ def solve(
 def model_data(
     *, x: GPData, lengthscale: float, signal_sd: float, noise_sd: float, jitter: float, **_structure
 ) -> dict[str, np.ndarray]:
-    from pymc_models.gaussian_process import model_data as data
+    from pymc_models.gaussian_process import (
+        model_data as data,  # heavy: PyMC only when a model is built
+    )
 
     return data(
         x=x.x,
@@ -228,7 +232,7 @@ def simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulat
 # --- the extra comparisons ----------------------------------------------------
 def pymc_log_marginal_likelihood(compiled, data: dict[str, np.ndarray]) -> float:
     """The log density of ``y_obs`` (PyMC's ``gp.marginal_likelihood``) on ``data``."""
-    from compare.core.sampling import MAP_MODE
+    from compare.core.sampling import MAP_MODE  # heavy: PyMC via the sampler
 
     compiled.set_data(data)
     model = compiled.model
@@ -395,11 +399,12 @@ def hyperparameter_posterior(
     settings : compare.core.defaults.Settings, optional
         Draws, chains and seed (default: ``compare.core.defaults.DEFAULT``).
     """
-    from arviz_stats.base import array_stats
+    from arviz_stats.base import (
+        array_stats,  # heavy: ArviZ (and xarray) only when draws are summarised
+    )
 
-    import pymc_models.gaussian_process as m_gp
-    from compare.core.defaults import DEFAULT
-    from compare.core.sampling import compile_model, posterior_array
+    import pymc_models.gaussian_process as m_gp  # heavy: PyMC only when a model is built
+    from compare.core.sampling import compile_model, posterior_array  # heavy: PyMC via the sampler
 
     settings = settings or DEFAULT
     names = m_gp.HYPER_VARIABLES
@@ -440,8 +445,6 @@ def hyperparameter_posterior(
 # --- the registration -----------------------------------------------------
 def _mcycle():
     def load():
-        from compare.core.data import read_table
-
         path = resources.files("compare") / "datasets" / "mcycle.csv"
         with resources.as_file(path) as p:
             loaded = read_table(p, target="accel", features=("times",))

@@ -176,7 +176,9 @@ def simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulat
 # --- builtin data ---------------------------------------------------------------
 def _breast_cancer(features: tuple[str, ...]):
     def load() -> Table:
-        from sklearn.datasets import load_breast_cancer
+        from sklearn.datasets import (
+            load_breast_cancer,  # heavy: scikit-learn only when its data set is loaded
+        )
 
         data = load_breast_cancer()
         cols = [list(data.feature_names).index(f) for f in features]

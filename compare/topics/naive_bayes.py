@@ -15,13 +15,14 @@ import analytic.naive_bayes as a_nb
 import analytic.naive_bayes as nb
 import pymc_models.naive_bayes as m_nb
 from compare.core.checks import Extra, ExtraContext
-from compare.core.data import natural_sort
+from compare.core.data import natural_sort, table_from_arrays
 from compare.core.registry import (
     BuiltinData,
     Calibration,
     Hyperparameter,
     InputError,
     Sensitivity,
+    Simulation,
     Topic,
 )
 from compare.topics import _classification as clf
@@ -298,8 +299,6 @@ def nb_structure(x: NBData, hyper) -> dict[str, Any]:
 
 def nb_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]):
     """Prior-predictive rows as a numeric Table: 2 classes, 4 features (see analytic)."""
-    from compare.core.data import table_from_arrays
-    from compare.core.registry import Simulation
 
     theta, x, y = nb.simulate(
         rng,
@@ -337,7 +336,7 @@ def mcmc_log_proba(
         (mu, sigma2)
     x : array of shape (m, P) (counts, 0/1, reals) or (m, F) codes (categorical)
     """
-    from scipy import special
+    from scipy import special  # heavy: SciPy only where it is used
 
     with np.errstate(divide="ignore"):
         if variant == "gaussian":
@@ -620,7 +619,9 @@ def load_iris() -> LabelledRows:
     """builtin:iris for the Gaussian variant: scikit-learn's bundled iris (no download),
     each of the 4 measurements standardised to mean 0, sd 1 over the 150 plants (so the
     prior mean mu0 = 0 and prior variance scale beta0 = 1 fit every column)."""
-    from sklearn.datasets import load_iris as sk
+    from sklearn.datasets import (
+        load_iris as sk,  # heavy: scikit-learn only when its data set is loaded
+    )
 
     data = sk()
     x = np.asarray(data.data, dtype=float)
