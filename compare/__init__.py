@@ -13,6 +13,7 @@ report's figure workers) does not pay for the API's imports.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 # Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
@@ -42,8 +43,6 @@ def __getattr__(name: str) -> Any:
     module = _API.get(name)
     if module is None:
         raise AttributeError(f"module 'compare' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

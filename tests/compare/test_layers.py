@@ -115,3 +115,41 @@ def test_checker_sees_a_planted_violation(tmp_path: Path) -> None:
     found = imports(tmp_path / "x.py", known)
     assert found == [("compare.interfaces.cli", 2)]
     assert layer("compare.interfaces.cli") > layer("compare.core.x")
+
+
+def unexplained_lazy_imports(path: Path) -> list[int]:
+    """Lines of imports inside functions (or classes) that carry no comment saying why."""
+    source = path.read_text()
+    lines = source.splitlines()
+    tree = ast.parse(source, filename=str(path))
+    module_level = set()
+    for node in tree.body:
+        module_level.add(id(node))
+        if isinstance(node, ast.If):  # `if TYPE_CHECKING:` imports are module level
+            module_level.update(id(n) for n in ast.walk(node))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and id(node) not in module_level
+        and not any("#" in line for line in lines[node.lineno - 1 : node.end_lineno])
+    ]
+
+
+def test_every_lazy_import_says_why() -> None:
+    """An import inside a function keeps a heavy package (PyMC, ArviZ, matplotlib, ...)
+    out of a path that does not need it, and says so (``# heavy: ...``); any other
+    import belongs at the top of its module."""
+    found = [
+        f"{module}:{line}"
+        for module, path in modules().items()
+        for line in unexplained_lazy_imports(path)
+    ]
+    assert not found, "imports inside functions without a reason:\n" + "\n".join(found)
+
+
+def test_lazy_import_checker_sees_a_planted_one(tmp_path: Path) -> None:
+    """Power: an unexplained import inside a function is found, an explained one is not."""
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    import json\n\n\ndef g():\n    import pymc  # heavy: PyMC\n")
+    assert unexplained_lazy_imports(path) == [2]
