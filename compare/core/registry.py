@@ -565,6 +565,11 @@ class Topic:
         A table topic that reads numbers only says so with
         ``Unsupported(reason)``; None (the default) suits the topics whose
         data are not a table.
+    parameter_names : tuple of str or None
+        The flat parameter names when they do not depend on the data (a
+        scalar conjugate topic's ``PARAMETERS``): ``describe`` shows them
+        without solving, so it needs no SciPy.  None: ``describe`` solves the
+        first builtin data set to name them.
     not_closed_form : str or None
         Why the exact side is not a closed form (a numerical reference, a
         mixture's EM), or None when it is one.  Studies that need exact draws
@@ -598,6 +603,7 @@ class Topic:
     extra_tests: int = 0
     step: Callable[[Any], Any] | None = None
     text_table: Callable[..., Any] | Unsupported | None = None
+    parameter_names: tuple[str, ...] | None = None
     # --- what the studies ask of a topic (each: a declaration, or Unsupported(reason)) ---
     not_closed_form: str | None = None
     sensitivity: Sensitivity | Unsupported | None = None

@@ -146,10 +146,13 @@ def describe(topic: TopicArg, topic_file: TopicFileOpt = None) -> None:
         )
     out.print(data)
     ds = t.builtin[0]
-    x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
+    names = t.parameter_names
+    if names is None:  # the names depend on the data: solve the first builtin set
+        x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
+        names = tuple(t.solve(x=x, **hyper).parameters)
     out.print(
         f"\n[bold]Parameters[/bold] (in this order in every vector; on builtin:{ds.name}): "
-        f"{escape(', '.join(t.solve(x=x, **hyper).parameters))}",
+        f"{escape(', '.join(names))}",
         markup=True,
     )
     if t.data_kind == "points":

@@ -39,6 +39,7 @@ TOPIC = Topic(
     build_model=m_bb.build_model,
     model_data=m_bb.model_data,
     variables=m_bb.VARIABLES,
+    parameter_names=a_bb.PARAMETERS,
     simulate=_bb_sim,
     builtin=(
         BuiltinData(

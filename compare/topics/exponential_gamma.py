@@ -62,6 +62,7 @@ TOPIC = Topic(
     build_model=m_eg.build_model,
     model_data=m_eg.model_data,
     variables=m_eg.VARIABLES,
+    parameter_names=a_eg.PARAMETERS,
     simulate=_simulate,
     builtin=(
         BuiltinData(

@@ -39,6 +39,7 @@ TOPIC = Topic(
     build_model=m_gp.build_model,
     model_data=m_gp.model_data,
     variables=m_gp.VARIABLES,
+    parameter_names=a_gp.PARAMETERS,
     simulate=_gp_sim,
     builtin=(
         BuiltinData(

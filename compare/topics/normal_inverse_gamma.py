@@ -46,6 +46,7 @@ TOPIC = Topic(
     build_model=m_nig.build_model,
     model_data=m_nig.model_data,
     variables=m_nig.VARIABLES,
+    parameter_names=a_nig.PARAMETERS,
     simulate=_nig_sim,
     builtin=(
         BuiltinData(

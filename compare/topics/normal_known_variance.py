@@ -42,6 +42,7 @@ TOPIC = Topic(
     build_model=m_nkv.build_model,
     model_data=m_nkv.model_data,
     variables=m_nkv.VARIABLES,
+    parameter_names=a_nkv.PARAMETERS,
     simulate=_nkv_sim,
     builtin=(
         BuiltinData(

@@ -37,6 +37,7 @@ TOPIC = Topic(
     build_model=m_pu.build_model,
     model_data=m_pu.model_data,
     variables=m_pu.VARIABLES,
+    parameter_names=a_pu.PARAMETERS,
     simulate=_pu_sim,
     builtin=(
         _simulated(

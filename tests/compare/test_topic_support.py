@@ -61,6 +61,12 @@ def _describe(t: Topic) -> State:
         assert h.doc.strip(), f"hyperparameter {h.name} has no doc line"
     for d in t.builtin:
         assert d.description.strip() and d.source.strip(), f"data set {d.name}: no description"
+        if t.parameter_names is not None:  # declared names are the solved ones, on every set
+            x, hyper = t.prepare(d.load(), t.hyper(dataset=d))
+            solved = tuple(t.solve(x=x, **hyper).parameters)
+            assert tuple(t.parameter_names) == solved, (
+                f"Topic.parameter_names {t.parameter_names} but solve names {solved} on {d.name}"
+            )
     return None
 
 
