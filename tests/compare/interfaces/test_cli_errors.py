@@ -517,10 +517,17 @@ def test_sbc_where_every_fit_failed_is_a_crash_not_inconclusive(tmp_path):
     from types import SimpleNamespace
 
     from compare.interfaces.cli_sbc import EveryFitFailed, _check_not_all_failed
+    from compare.studies.sbc import SbcCounts
 
     def result(fitted, failed):
         return SimpleNamespace(
-            counts={"done": fitted + failed, "fitted": fitted, "failed": failed},
+            counts=SbcCounts(
+                requested=fitted + failed,
+                done=fitted + failed,
+                fitted=fitted,
+                failed=failed,
+                unconverged=0,
+            ),
             throughput={},
             errors={"3": "ValueError: planted", "7": "ValueError: later"},
         )
