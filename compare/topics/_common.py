@@ -16,7 +16,7 @@ from compare.core.registry import (
 SIMULATED_SEED = 20261129  # builtin:simulated is the same data on every machine
 
 
-def _csv(file: str, column: str, kind: str):
+def csv_column(file: str, column: str, kind: str):
     """Loader for a CSV shipped in compare/datasets."""
 
     def load() -> np.ndarray:
@@ -27,7 +27,7 @@ def _csv(file: str, column: str, kind: str):
     return load
 
 
-def _simulator(module):
+def simulator(module):
     """Adapt an analytic module's ``simulate`` to the registry's signature."""
 
     def simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
@@ -37,7 +37,7 @@ def _simulator(module):
     return simulate
 
 
-def _simulated(simulate, n: int, hyper: dict[str, Any], what: str) -> BuiltinData:
+def simulated_data(simulate, n: int, hyper: dict[str, Any], what: str) -> BuiltinData:
     """builtin:simulated: n observations from the prior predictive with a fixed seed."""
 
     def load() -> np.ndarray:

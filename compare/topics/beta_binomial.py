@@ -16,13 +16,13 @@ from compare.core.registry import (
     Topic,
     Unsupported,
 )
-from compare.topics._common import _csv, _simulated, _simulator
+from compare.topics._common import csv_column, simulated_data, simulator
 
 _bb_hyper = (
     Hyperparameter("a", 2.0, "Beta prior's first shape (pseudo-count of ones)"),
     Hyperparameter("b", 2.0, "Beta prior's second shape (pseudo-count of zeros)"),
 )
-_bb_sim = _simulator(a_bb)
+_bb_sim = simulator(a_bb)
 
 
 TOPIC = Topic(
@@ -46,9 +46,9 @@ TOPIC = Topic(
             "birthwt-low",
             "1 if birth weight < 2.5 kg; 189 births, Springfield MA, 1986",
             "R MASS::birthwt$low (Hosmer & Lemeshow 1989)",
-            _csv("birthwt_low.csv", "low", "binary"),
+            csv_column("birthwt_low.csv", "low", "binary"),
         ),
-        _simulated(_bb_sim, 40, {"a": 2.0, "b": 2.0}, "0/1 outcomes"),
+        simulated_data(_bb_sim, 40, {"a": 2.0, "b": 2.0}, "0/1 outcomes"),
     ),
     # --- what the studies ask of it ---
     sensitivity=Sensitivity(

@@ -23,7 +23,7 @@ from compare.core.registry import (
     Topic,
     Unsupported,
 )
-from compare.topics._common import _csv, _simulated
+from compare.topics._common import csv_column, simulated_data
 
 
 def _dc_prepare(labels: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
@@ -100,9 +100,9 @@ TOPIC = Topic(
             "hair-colour",
             "hair colour of 592 statistics students (Snee 1974)",
             "R datasets::HairEyeColor, expanded to one line per student",
-            _csv("hair_eye_color.csv", "hair", "labels"),
+            csv_column("hair_eye_color.csv", "hair", "labels"),
         ),
-        _simulated(_dc_simulate, 60, {"concentration": 1.0, "categories": None}, "labels"),
+        simulated_data(_dc_simulate, 60, {"concentration": 1.0, "categories": None}, "labels"),
     ),
     prepare=_dc_prepare,
     structure=lambda x, hyper: {"n_categories": len(hyper["categories"])},

@@ -33,12 +33,12 @@ from compare.core.registry import (
     Topic,
     Unsupported,
 )
-from compare.topics._common import _csv, _simulated, _simulator
+from compare.topics._common import csv_column, simulated_data, simulator
 
 #: R boot::aircondit$hours: hours between air-conditioning failures (Proschan 1963).
 AIRCONDIT_HOURS = (3, 5, 7, 18, 43, 85, 91, 98, 100, 130, 230, 487)
 
-_simulate = _simulator(a_eg)
+_simulate = simulator(a_eg)
 
 TOPIC = Topic(
     name="exponential-gamma",
@@ -79,10 +79,10 @@ TOPIC = Topic(
             "exponential: bimodal; the posterior is exact all the same); prior: an "
             "eruption every 50 minutes or so (Gamma(2, 100 min))",
             "R datasets::faithful$waiting (Azzalini & Bowman 1990)",
-            _csv("faithful.csv", "waiting", "nonnegative"),
+            csv_column("faithful.csv", "waiting", "nonnegative"),
             hyper={"shape": 2.0, "rate": 100.0},
         ),
-        _simulated(_simulate, 30, {"shape": 2.0, "rate": 1.0}, "waiting times"),
+        simulated_data(_simulate, 30, {"shape": 2.0, "rate": 1.0}, "waiting times"),
     ),
     # --- what the studies ask of it ---
     sensitivity=Sensitivity(

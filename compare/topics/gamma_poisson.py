@@ -16,13 +16,13 @@ from compare.core.registry import (
     Topic,
     Unsupported,
 )
-from compare.topics._common import _csv, _simulated, _simulator
+from compare.topics._common import csv_column, simulated_data, simulator
 
 _gp_hyper = (
     Hyperparameter("shape", 2.0, "Gamma prior's shape"),
     Hyperparameter("rate", 1.0, "Gamma prior's rate (inverse scale); prior mean = shape / rate"),
 )
-_gp_sim = _simulator(a_gp)
+_gp_sim = simulator(a_gp)
 
 
 TOPIC = Topic(
@@ -46,9 +46,9 @@ TOPIC = Topic(
             "discoveries",
             "great inventions and discoveries per year, 1860-1959",
             "R datasets::discoveries (World Almanac 1975)",
-            _csv("discoveries.csv", "discoveries", "counts"),
+            csv_column("discoveries.csv", "discoveries", "counts"),
         ),
-        _simulated(_gp_sim, 30, {"shape": 2.0, "rate": 1.0}, "counts"),
+        simulated_data(_gp_sim, 30, {"shape": 2.0, "rate": 1.0}, "counts"),
     ),
     # --- what the studies ask of it ---
     sensitivity=Sensitivity(

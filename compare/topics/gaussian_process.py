@@ -53,7 +53,7 @@ from compare.core.registry import (
     Topic,
     Unsupported,
 )
-from compare.topics._common import _simulated
+from compare.topics._common import simulated_data
 
 #: Relative tolerance of the evidence check: both sides compute the same
 #: Gaussian log density through a Cholesky factor in float64.
@@ -544,7 +544,7 @@ TOPIC = Topic(
     variables=m_gpr.VARIABLES,
     simulate=simulate,
     builtin=(
-        _simulated(simulate, 50, _GP_SIMULATED, "points (x, y) of a matern52 GP"),
+        simulated_data(simulate, 50, _GP_SIMULATED, "points (x, y) of a matern52 GP"),
         BuiltinData(
             "mcycle",
             "head acceleration (g) against time after impact (ms) in "

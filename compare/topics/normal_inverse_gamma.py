@@ -15,7 +15,7 @@ from compare.core.registry import (
     Sensitivity,
     Topic,
 )
-from compare.topics._common import _csv, _simulated, _simulator
+from compare.topics._common import csv_column, simulated_data, simulator
 from compare.topics._planted import noise_sd, prior_var, variance_for_sd
 
 _nig_hyper = (
@@ -26,7 +26,7 @@ _nig_hyper = (
     Hyperparameter("alpha0", 2.0, "InvGamma shape of sigma2"),
     Hyperparameter("beta0", 2.0, "InvGamma scale of sigma2 (prior mean beta0/(alpha0-1))"),
 )
-_nig_sim = _simulator(a_nig)
+_nig_sim = simulator(a_nig)
 
 
 TOPIC = Topic(
@@ -53,10 +53,10 @@ TOPIC = Topic(
             "newcomb",
             "Newcomb's 1882 light passage times, ns - 24,800 (66 values)",
             "R MASS::newcomb (Stigler 1977)",
-            _csv("newcomb.csv", "passage_time", "reals"),
+            csv_column("newcomb.csv", "passage_time", "reals"),
             hyper={"mu0": 25.0, "kappa0": 0.5, "alpha0": 2.0, "beta0": 100.0},
         ),
-        _simulated(
+        simulated_data(
             _nig_sim,
             25,
             {"mu0": 0.0, "kappa0": 1.0, "alpha0": 2.0, "beta0": 2.0},

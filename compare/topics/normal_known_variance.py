@@ -17,7 +17,7 @@ from compare.core.registry import (
     Sensitivity,
     Topic,
 )
-from compare.topics._common import SIMULATED_SEED, _csv, _simulated, _simulator
+from compare.topics._common import SIMULATED_SEED, csv_column, simulated_data, simulator
 from compare.topics._planted import noise_sd, prior_var, variance_for_sd
 
 _nkv_hyper = (
@@ -25,7 +25,7 @@ _nkv_hyper = (
     Hyperparameter("prior_sd", 10.0, "standard deviation (not variance) of the prior on mu"),
     Hyperparameter("noise_sd", 1.0, "known standard deviation (not variance) of each observation"),
 )
-_nkv_sim = _simulator(a_nkv)
+_nkv_sim = simulator(a_nkv)
 
 
 TOPIC = Topic(
@@ -50,10 +50,10 @@ TOPIC = Topic(
             "Michelson's 1879 speed of light, km/s - 299,000 (100 runs); "
             "prior from Foucault's 1862 value 298,000 +- 500 km/s",
             "R datasets::morley",
-            _csv("morley.csv", "speed", "reals"),
+            csv_column("morley.csv", "speed", "reals"),
             hyper={"prior_mean": -1000.0, "prior_sd": 500.0, "noise_sd": 79.0},
         ),
-        _simulated(
+        simulated_data(
             _nkv_sim,
             20,
             {"prior_mean": 0.0, "prior_sd": 10.0, "noise_sd": 1.0},

@@ -15,13 +15,13 @@ from compare.core.registry import (
     Topic,
     Unsupported,
 )
-from compare.topics._common import _simulated, _simulator
+from compare.topics._common import simulated_data, simulator
 
 _pu_hyper = (
     Hyperparameter("scale", 1.0, "Pareto prior's scale: the smallest theta it allows"),
     Hyperparameter("shape", 2.0, "Pareto prior's shape (tail index)"),
 )
-_pu_sim = _simulator(a_pu)
+_pu_sim = simulator(a_pu)
 
 
 TOPIC = Topic(
@@ -40,7 +40,7 @@ TOPIC = Topic(
     parameter_names=a_pu.PARAMETERS,
     simulate=_pu_sim,
     builtin=(
-        _simulated(
+        simulated_data(
             _pu_sim, 15, {"scale": 100.0, "shape": 2.0}, "serial numbers (German tank problem)"
         ),
     ),
