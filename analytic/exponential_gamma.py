@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from analytic._base import ExactAnswer, as_data, require_drawable, require_positive
+from analytic._gamma import GammaPosterior
 from analytic.sensitivity import COMPONENTS, ConjugatePath
 
 PARAMETERS = ("rate",)
@@ -56,45 +57,6 @@ def sufficient_stats(*, x: np.ndarray) -> Stats:
             ">= 0 (pass durations, not differences that can go below zero)"
         )
     return Stats(n=int(x.size), total=float(np.sum(x)))
-
-
-@dataclass(frozen=True)
-class GammaPosterior:
-    """Gamma(shape, rate) over the exponential rate."""
-
-    shape: float
-    rate: float
-    parameters: tuple[str, ...] = PARAMETERS
-    free: tuple[int, ...] = (0,)
-    is_gaussian: bool = False
-    moments_below: float = float("inf")
-
-    def marginal(self, index: int = 0) -> Any:
-        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
-
-        return stats.gamma(self.shape, scale=1.0 / self.rate)
-
-    @property
-    def mean(self) -> np.ndarray:
-        return np.array([self.shape / self.rate])
-
-    @property
-    def cov(self) -> np.ndarray:
-        return np.array([[self.shape / self.rate**2]])
-
-    @property
-    def mode(self) -> np.ndarray:
-        return np.array([max(self.shape - 1.0, 0.0) / self.rate])
-
-    @property
-    def mode_interior(self) -> bool:
-        return self.shape > 1
-
-    def logpdf(self, x: np.ndarray) -> np.ndarray:
-        return self.marginal().logpdf(np.asarray(x)[..., 0])
-
-    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        return rng.gamma(self.shape, 1.0 / self.rate, size=(size, 1))
 
 
 def update(*, suff: Stats, shape: float, rate: float) -> GammaPosterior:

@@ -14,7 +14,6 @@ negative binomial with ``r = shape_n`` and success probability
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +28,7 @@ from analytic._base import (
     require_positive,
     scaled_shape,
 )
+from analytic._gamma import GammaPosterior
 
 #: Largest Poisson mean numpy's generator draws from ("lam value too large" beyond).
 POISSON_MAX = 1e18
@@ -67,45 +67,6 @@ def sufficient_stats(*, x: np.ndarray) -> Stats:
     return Stats(
         n=int(x.size), total=int(x.sum()), log_factorial_sum=float(special.gammaln(x + 1.0).sum())
     )
-
-
-@dataclass(frozen=True)
-class GammaPosterior:
-    """Gamma(shape, rate) over the Poisson rate."""
-
-    shape: float
-    rate: float
-    parameters: tuple[str, ...] = PARAMETERS
-    free: tuple[int, ...] = (0,)
-    is_gaussian: bool = False
-    moments_below: float = float("inf")
-
-    def marginal(self, index: int = 0) -> Any:
-        from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
-
-        return stats.gamma(self.shape, scale=1.0 / self.rate)
-
-    @property
-    def mean(self) -> np.ndarray:
-        return np.array([self.shape / self.rate])
-
-    @property
-    def cov(self) -> np.ndarray:
-        return np.array([[self.shape / self.rate**2]])
-
-    @property
-    def mode(self) -> np.ndarray:
-        return np.array([max(self.shape - 1.0, 0.0) / self.rate])
-
-    @property
-    def mode_interior(self) -> bool:
-        return self.shape > 1
-
-    def logpdf(self, x: np.ndarray) -> np.ndarray:
-        return self.marginal().logpdf(np.asarray(x)[..., 0])
-
-    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        return rng.gamma(self.shape, 1.0 / self.rate, size=(size, 1))
 
 
 def update(*, suff: Stats, shape: float, rate: float) -> GammaPosterior:
