@@ -28,6 +28,7 @@ from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 from scipy import optimize
 from threadpoolctl import threadpool_limits
 
+from compare.core import compiled_cache
 from compare.core.agreement import posterior_array as posterior_array  # re-exported
 from compare.core.defaults import Settings
 
@@ -140,6 +141,8 @@ class CompiledModel:
     variables: tuple[str, ...]
     nutpie_model: Any  # nutpie's compiled model: its class is internal to nutpie
     compile_seconds: float
+    #: True if nutpie's machine code came from the on-disk cache (compiled_cache).
+    compile_cached: bool = False
     _map_finder: MapFinder | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -375,15 +378,13 @@ def compile_model(
     jitter: bool = True,
     step: Callable[[pm.Model], object] | None = None,
 ) -> CompiledModel | StepModel:
-    """Compile ``model`` with nutpie (numba backend).
+    """Compile ``model`` with nutpie (numba backend), or load it from the disk cache.
 
     ``jitter=False`` starts every chain exactly at the model's initial point
     (nutpie otherwise adds U(-1, 1) in the unconstrained space).  With
     ``step`` (discrete models), nothing is compiled ahead: the model is
     sampled by ``pm.sample`` with ``step(model)`` (see :class:`StepModel`).
     """
-    import nutpie  # heavy: nutpie (numba) only when compiling a model with it
-
     missing = [v for v in variables if v not in model.named_vars]
     if missing:
         raise ValueError(
@@ -395,12 +396,13 @@ def compile_model(
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compiled = nutpie.compile_pymc_model(model, **({} if jitter else {"jitter_rvs": set()}))
+        compiled, cached = compiled_cache.compile_pymc_model(model, jitter=jitter)
     return CompiledModel(
         model=model,
         variables=tuple(variables),
         nutpie_model=compiled,
         compile_seconds=time.perf_counter() - start,
+        compile_cached=cached,
     )
 
 

@@ -1,0 +1,344 @@
+"""nutpie's compiled log density, kept on disk so that a new process does not compile again.
+
+Why
+---
+``nutpie.compile_pymc_model`` spends ~90% of its 4.5-11 s in one
+``numba.cfunc`` per model (the log density with its gradient, and the
+"expand" function that turns the flat position into the model's variables).
+Numba will not cache those cfuncs itself: they are closures over PyTensor's
+generated functions. Yet their final machine code has no dynamic globals
+(``library.has_dynamic_globals`` is False: the data arrive at call time
+through nutpie's ``user_data`` pointer), so the object code can be
+serialised and loaded again, exactly as numba's own cache does for a
+``cache=True`` function. Loading takes ~0.05 s.
+
+How
+---
+:func:`compile_pymc_model` does what ``nutpie.compile_pymc_model`` does for
+the numba backend (same initial point function, same ``_make_functions``,
+same ``user_data`` record, same cfuncs), except that the two cfuncs are
+looked up in :func:`cache_dir` first and written there after a compile.
+What is restored is the very machine code that a compile produced, so the
+draws for a seed are the same, bit for bit, whether it came from the cache
+or not (``tests/compare/core/test_compiled_cache.py`` checks it in two
+processes).
+
+The key (:func:`cache_key`) is a SHA-256 over what the machine code depends
+on: PyTensor's own cache keys of the two compiled graphs (every Op, constant
+and edge; ``None`` when an Op has no key, and then nothing is cached), the
+types of the graphs' inputs, the dimensions, the versions of Python, numba,
+llvmlite, nutpie, PyTensor, PyMC and NumPy, and the host CPU's name and
+features. A stale or damaged file is a miss: it is compiled again and
+overwritten. Writes are atomic (a temporary file, then ``os.replace``), so
+processes sharing the directory (pytest-xdist workers, the report's workers)
+never read half a file.
+
+Where
+-----
+``$BAYES_COMPARE_CACHE_DIR/compiled`` if that variable is set (``off``
+disables the cache), else ``$XDG_CACHE_HOME/bayes-compare/compiled``, else
+``~/.cache/bayes-compare/compiled``. ``bayes-compare cache clear`` (or
+deleting the folder) empties it. CI points it at a fresh temporary folder,
+as it does PyTensor's and numba's caches, so a run starts cold.
+
+nutpie's compile internals (``_make_functions``, ``_make_c_logp_func``, ...)
+are private API: :func:`supported` checks they exist, and when they do not
+(a nutpie release that changed them) the plain ``nutpie.compile_pymc_model``
+is used and nothing is cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import platform
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Bumped when the file layout or the key's recipe changes.
+FORMAT = 1
+
+_ENV = "BAYES_COMPARE_CACHE_DIR"
+_DISABLED = {"off", "0", "false", "none", "no"}
+_NUTPIE_NAMES = (
+    "_make_functions",
+    "_make_c_logp_func",
+    "_make_c_expand_func",
+    "_prepare_dims_and_coords",
+    "_wrap_with_lock",
+    "make_user_data",
+    "CompiledPyMCModel",
+)
+_lock = threading.Lock()
+
+
+def cache_dir(*, environ: os._Environ[str] | dict[str, str] | None = None) -> Path | None:
+    """The folder of compiled models, or None when the cache is switched off.
+
+    Parameters
+    ----------
+    environ : mapping, optional
+        The environment to read (``os.environ`` by default).
+    """
+    env = os.environ if environ is None else environ
+    chosen = env.get(_ENV)
+    if chosen is not None:
+        if chosen.strip().lower() in _DISABLED or not chosen.strip():
+            return None
+        return Path(chosen).expanduser() / "compiled"
+    base = env.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    return Path(base) / "bayes-compare" / "compiled"
+
+
+def supported() -> bool:
+    """True if the installed nutpie has the compile internals this module reuses."""
+    from nutpie import compile_pymc  # heavy: nutpie (numba) only when compiling
+
+    return all(hasattr(compile_pymc, name) for name in _NUTPIE_NAMES)
+
+
+@dataclass(frozen=True)
+class _Restored:
+    """What nutpie reads of a compiled ``numba.cfunc``: its address (and the code's owner)."""
+
+    address: int
+    native_name: str
+    _library: Any  # numba's CodeLibrary: keeps the loaded machine code alive
+
+
+def _environment() -> dict[str, Any]:
+    """Everything outside the graph that the machine code depends on."""
+    import llvmlite  # heavy: numba's LLVM binding, only when compiling
+    import llvmlite.binding as llvm
+    import numba
+    import numpy as np
+    import nutpie
+    import pymc as pm
+    import pytensor
+
+    return {
+        "format": FORMAT,
+        "python": sys.version,
+        "platform": platform.platform(),
+        "numba": numba.__version__,
+        "llvmlite": llvmlite.__version__,
+        "nutpie": nutpie.__version__,
+        "pytensor": pytensor.__version__,
+        "pymc": pm.__version__,
+        "numpy": np.__version__,
+        "cpu": llvm.get_host_cpu_name(),
+        "cpu_features": llvm.get_host_cpu_features().flatten(),
+        "numba_opt": numba.config.OPT,
+    }
+
+
+def cache_key(logp_fn_pt: Any, expand_fn_pt: Any, *, n_dim: int, n_expanded: int) -> str | None:
+    """The file name of this model's compiled code; None if it cannot be keyed.
+
+    Parameters
+    ----------
+    logp_fn_pt, expand_fn_pt : pytensor.compile.function.types.Function
+        The two functions of ``nutpie.compile_pymc._make_functions`` (numba mode).
+    n_dim, n_expanded : int
+        Length of the flat position and of the expanded draw.
+    """
+    from pytensor.link.numba.cache import CACHED_SRC_FUNCTIONS  # heavy: PyTensor
+
+    graphs = []
+    for fn in (logp_fn_pt, expand_fn_pt):
+        key = CACHED_SRC_FUNCTIONS.get(fn.vm.jit_fn.py_func)
+        if key is None:  # an Op PyTensor cannot key: the graph is not identified
+            return None
+        inputs = [str(inp.type) for inp in fn.maker.fgraph.inputs]
+        shared = [str(var.type) for var in fn.get_shared()]
+        graphs.append({"graph": key, "inputs": inputs, "shared": shared})
+    text = json.dumps(
+        {"graphs": graphs, "n_dim": n_dim, "n_expanded": n_expanded, "env": _environment()},
+        sort_keys=True,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _load(path: Path, key: str) -> tuple[_Restored, _Restored] | None:
+    """The two cfuncs stored at ``path``; None if absent, stale or damaged."""
+    try:
+        payload = pickle.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 -- any damaged file is a miss, compiled again
+        return None
+    if not isinstance(payload, dict) or payload.get("key") != key:
+        return None
+    from numba.core.registry import cpu_target  # heavy: numba only when compiling
+
+    context = cpu_target.target_context
+    # Initialises numba's runtime (NRT): the restored code links against it.
+    context.refresh()
+    codegen = context.codegen()
+    restored = []
+    for name in ("logp", "expand"):
+        library = codegen.unserialize_library(payload[name])
+        native = payload[f"{name}_name"]
+        restored.append(_Restored(library.get_pointer_to_function(native), native, library))
+    return restored[0], restored[1]
+
+
+def _store(path: Path, key: str, logp: Any, expand: Any) -> None:
+    """Write both cfuncs' object code to ``path`` atomically; skip what cannot be stored."""
+    if logp._library.has_dynamic_globals or expand._library.has_dynamic_globals:
+        return  # raw addresses of this process: not valid in another
+    payload = {
+        "key": key,
+        "logp": logp._library.serialize_using_object_code(),
+        "logp_name": logp.native_name,
+        "expand": expand._library.serialize_using_object_code(),
+        "expand_name": expand.native_name,
+    }
+    with contextlib.suppress(OSError):  # a read-only or full disk: just no cache
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pkl")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
+    """``nutpie.compile_pymc_model(model)`` (numba backend), its cfuncs cached on disk.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model to compile.
+    jitter : bool
+        Add nutpie's U(-1, 1) jitter to the chains' starts (its default);
+        False starts every chain at the model's initial point.
+
+    Returns
+    -------
+    compiled : nutpie.compile_pymc.CompiledPyMCModel
+        What ``nutpie.compile_pymc_model`` returns, usable by ``nutpie.sample``.
+    cached : bool
+        True if the machine code was loaded from :func:`cache_dir`.
+    """
+    import nutpie  # heavy: nutpie (numba) only when compiling
+
+    folder = cache_dir()
+    if folder is None or not supported():
+        kwargs: dict[str, Any] = {} if jitter else {"jitter_rvs": set()}
+        return nutpie.compile_pymc_model(model, **kwargs), False
+
+    import numba
+    import numpy as np
+    from nutpie import compile_pymc as ncp
+    from pymc.initial_point import make_initial_point_fn
+
+    # As nutpie.compile_pymc_model does for backend="numba" (nutpie 0.16).
+    initial_point_fn = ncp._wrap_with_lock(
+        make_initial_point_fn(
+            model=model,
+            overrides=None,
+            default_strategy="support_point",
+            jitter_rvs=set(model.free_RVs) if jitter else set(),
+            return_transformed=True,
+        )
+    )
+    (
+        n_dim,
+        n_expanded,
+        logp_fn_pt,
+        expand_fn_pt,
+        initial_point_fn,
+        shape_info,
+        reparameterized_names,
+    ) = ncp._make_functions(
+        model,
+        mode="NUMBA",
+        compute_grad=True,
+        join_expanded=True,
+        pymc_initial_point_fn=initial_point_fn,
+        var_names=None,
+    )
+    shared_data: dict[str, np.ndarray] = {}
+    shared_var_keys: dict[Any, str] = {}
+    for var in [*logp_fn_pt.get_shared(), *expand_fn_pt.get_shared()]:
+        if var in shared_var_keys:
+            continue
+        # Keys name the fields of the user_data record the machine code reads by
+        # offset; nutpie uses random names, stable ones keep the layout explicit.
+        key = f"shared{len(shared_var_keys)}"
+        shared_data[key] = np.array(var.get_value(), order="C", copy=True)
+        shared_data[key].flags.writeable = False
+        shared_var_keys[var] = key
+    user_data = ncp.make_user_data(shared_var_keys, shared_data)
+
+    key = cache_key(logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded)
+    path = None if key is None else folder / f"{key}.pkl"
+    with _lock:  # numba's compiler and its code libraries are process-wide
+        found = None if path is None or key is None else _load(path, key)
+    cached = found is not None
+    if found is not None:
+        logp_numba, expand_numba = found
+    else:
+        logp_raw, c_sig = ncp._make_c_logp_func(
+            n_dim,
+            logp_fn_pt.vm.jit_fn,
+            user_data,
+            [shared_var_keys[v] for v in logp_fn_pt.get_shared()],
+            shared_data,
+        )
+        expand_raw, c_sig_expand = ncp._make_c_expand_func(
+            n_dim,
+            n_expanded,
+            expand_fn_pt.vm.jit_fn,
+            user_data,
+            [shared_var_keys[v] for v in expand_fn_pt.get_shared()],
+            shared_data,
+        )
+        logp_numba = numba.cfunc(c_sig)(logp_raw)
+        expand_numba = numba.cfunc(c_sig_expand)(expand_raw)
+        if path is not None and key is not None:
+            _store(path, key, logp_numba, expand_numba)
+
+    dims, coords = ncp._prepare_dims_and_coords(model, shape_info, reparameterized_names)
+    compiled = ncp.CompiledPyMCModel(
+        _n_dim=n_dim,
+        dims=dims,
+        _coords=coords,
+        _shapes={name: tuple(shape) for name, _, shape in zip(*shape_info, strict=True)},
+        compiled_logp_func=logp_numba,
+        compiled_expand_func=expand_numba,
+        initial_point_func=initial_point_fn,
+        shared_data=shared_data,
+        shared_var_keys=shared_var_keys,
+        user_data=user_data,
+        n_expanded=n_expanded,
+        shape_info=shape_info,
+        logp_func=logp_fn_pt,
+        expand_func=expand_fn_pt,
+        reparameterized_names=reparameterized_names,
+    )
+    return compiled, cached
+
+
+def clear(*, folder: Path | None = None) -> int:
+    """Delete every cached model; the number of files removed."""
+    folder = cache_dir() if folder is None else folder
+    if folder is None or not folder.is_dir():
+        return 0
+    removed = 0
+    for path in folder.glob("*.pkl"):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+    return removed
