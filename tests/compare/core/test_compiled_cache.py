@@ -69,7 +69,7 @@ def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The sampling script's ``draws`` in this process, reading the cache at ``tmp_path/cache``."""
     monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(tmp_path / "cache"))
     namespace: dict[str, object] = {"__name__": "sample_once"}
-    exec(compile(_SAMPLE, "sample_once.py", "exec"), namespace)  # noqa: S102
+    exec(compile(_SAMPLE, "sample_once.py", "exec"), namespace)
     return namespace["draws"]
 
 
