@@ -135,7 +135,7 @@ def _environment() -> dict[str, Any]:
         "numpy": np.__version__,
         "cpu": llvm.get_host_cpu_name(),
         "cpu_features": llvm.get_host_cpu_features().flatten(),
-        "numba_opt": numba.config.OPT,
+        "numba_opt": getattr(numba.config, "OPT", None),
     }
 
 
@@ -276,10 +276,10 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
             continue
         # Keys name the fields of the user_data record the machine code reads by
         # offset; nutpie uses random names, stable ones keep the layout explicit.
-        key = f"shared{len(shared_var_keys)}"
-        shared_data[key] = np.array(var.get_value(), order="C", copy=True)
-        shared_data[key].flags.writeable = False
-        shared_var_keys[var] = key
+        field = f"shared{len(shared_var_keys)}"
+        shared_data[field] = np.array(var.get_value(), order="C", copy=True)
+        shared_data[field].flags.writeable = False
+        shared_var_keys[var] = field
     user_data = ncp.make_user_data(shared_var_keys, shared_data)
 
     key = cache_key(logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded)
@@ -287,6 +287,8 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
     with _lock:  # numba's compiler and its code libraries are process-wide
         found = None if path is None or key is None else _load(path, key)
     cached = found is not None
+    logp_numba: Any
+    expand_numba: Any
     if found is not None:
         logp_numba, expand_numba = found
     else:
