@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped when the file layout or the key's recipe changes.
-FORMAT = 1
+FORMAT = 2
 
 _ENV = "BAYES_COMPARE_CACHE_DIR"
 _DISABLED = {"off", "0", "false", "none", "no"}
@@ -111,6 +111,7 @@ class _Restored:
     address: int
     native_name: str
     _library: Any  # numba's CodeLibrary: keeps the loaded machine code alive
+    _environments: tuple[Any, ...] = ()  # the code reads these objects' addresses
 
 
 def _environment() -> dict[str, Any]:
@@ -160,7 +161,12 @@ def cache_key(logp_fn_pt: Any, expand_fn_pt: Any, *, n_dim: int, n_expanded: int
         shared = [str(var.type) for var in fn.get_shared()]
         graphs.append({"graph": key, "inputs": inputs, "shared": shared})
     text = json.dumps(
-        {"graphs": graphs, "n_dim": n_dim, "n_expanded": n_expanded, "env": _environment()},
+        {
+            "graphs": graphs,
+            "n_dim": int(n_dim),
+            "n_expanded": int(n_expanded),
+            "env": _environment(),
+        },
         sort_keys=True,
     )
     return hashlib.sha256(text.encode()).hexdigest()
@@ -182,20 +188,56 @@ def _load(path: Path, key: str) -> tuple[_Restored, _Restored] | None:
     # Initialises numba's runtime (NRT): the restored code links against it.
     context.refresh()
     codegen = context.codegen()
+    try:
+        environments = pickle.loads(payload["environments"])
+    except Exception:  # noqa: BLE001 -- a module gone or changed: compile again
+        return None
     restored = []
-    for name in ("logp", "expand"):
+    for name, envs in zip(("logp", "expand"), environments, strict=True):
         library = codegen.unserialize_library(payload[name])
         native = payload[f"{name}_name"]
-        restored.append(_Restored(library.get_pointer_to_function(native), native, library))
+        address = library.get_pointer_to_function(native)
+        for env in envs:  # as numba's CompileResult._rebuild does
+            codegen.set_env(env.env_name, env)
+        restored.append(_Restored(address, native, library, tuple(envs)))
     return restored[0], restored[1]
+
+
+def _environments(library: Any) -> list[Any]:
+    """The numba Environments the code refers to (Python objects used in object mode).
+
+    As numba's own cache does (``CompileResult._find_referenced_environments``):
+    each is rebuilt when the code is loaded and its address written into the
+    code's global. Like numba, environments of functions made at run time
+    (``can_cache()`` False: array expressions, with no constants) are left out.
+    """
+    from numba.core.environment import lookup_environment  # heavy: numba
+
+    found = []
+    for variable in library._final_module.global_variables:
+        if variable.name.startswith("_ZN08NumbaEnv"):
+            env = lookup_environment(variable.name)
+            if env is None:
+                continue  # never created: the code does not read it
+            if env.can_cache():
+                found.append(env)
+    return found
 
 
 def _store(path: Path, key: str, logp: Any, expand: Any) -> None:
     """Write both cfuncs' object code to ``path`` atomically; skip what cannot be stored."""
     if logp._library.has_dynamic_globals or expand._library.has_dynamic_globals:
         return  # raw addresses of this process: not valid in another
+    try:
+        environments = pickle.dumps(
+            (_environments(logp._library), _environments(expand._library)),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+    except Exception:  # noqa: BLE001 -- an environment numba cannot rebuild: do not cache
+        return
     payload = {
         "key": key,
+        "environments": environments,
         "logp": logp._library.serialize_using_object_code(),
         "logp_name": logp.native_name,
         "expand": expand._library.serialize_using_object_code(),
@@ -282,7 +324,10 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
         shared_var_keys[var] = field
     user_data = ncp.make_user_data(shared_var_keys, shared_data)
 
-    key = cache_key(logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded)
+    try:
+        key = cache_key(logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded)
+    except Exception:  # noqa: BLE001 -- the cache only saves time: when unsure, compile
+        key = None
     path = None if key is None else folder / f"{key}.pkl"
     with _lock:  # numba's compiler and its code libraries are process-wide
         found = None if path is None or key is None else _load(path, key)

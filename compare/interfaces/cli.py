@@ -246,6 +246,38 @@ def _print_result(result: RunResult, out: Console) -> None:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class _Outcome:
+    """What ``run`` reports of one topic: its verdict and its JSON document."""
+
+    verdict: str
+    doc: dict[str, Any]
+    reused: bool
+
+    @property
+    def exit_code(self) -> int:
+        return {"agree": EXIT_AGREE, "disagree": EXIT_DISAGREE}.get(self.verdict, EXIT_INCONCLUSIVE)
+
+
+#: Keys that only a saved result.json has; ``--json`` prints the run's document without them.
+_SAVED_ONLY = ("files", "run_key")
+
+
+def _print_reused(doc: dict[str, Any], out_dir: Path, out: Console) -> None:
+    verdict = str(doc["verdict"])
+    colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}.get(verdict, "white")
+    evidence = (doc.get("exact") or {}).get("log_evidence")
+    shown = "n/a" if evidence is None else f"{evidence:.6g}"
+    out.print(
+        f"[bold]{escape(str(doc['topic']))}[/bold]: reused the saved run in "
+        f"{escape(str(out_dir))} (same code, data, settings and packages; --force resamples)"
+    )
+    out.print(
+        f"verdict: [bold {colour}]{verdict.upper()}[/bold {colour}] "
+        f"(decided by {escape(str(doc.get('decided_by')))}); log evidence {shown}"
+    )
+
+
 def _run_one(
     topic_name: str,
     *,
@@ -259,36 +291,182 @@ def _run_one(
     target: str | None = None,
     features: str | None = None,
     stream: bool = False,
-) -> RunResult:
-    from compare.core.runner import run  # heavy: ArviZ, xarray and scipy only when running
+    force: bool = False,
+    status: bool = True,
+) -> _Outcome:
+    from compare.outputs.run_cache import reusable, run_key
 
     topic = compare.topics.get_topic(topic_name)
     values, dataset, source = load_data(topic, data, column, target, features, stream)
     hyper = topic.hyper(sets, dataset=dataset, parsed=False)
-    # Refuse a folder without room for the draws before compiling and sampling
-    # (compare/outputs/document.py; save_run checks again with the exact size).
-    check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
-    with err.status(f"{topic.name}: starting") as status:
+    # Streamed data is read in one pass while running: it has no content to key.
+    key = None if stream else run_key(topic=topic, data=values, hyper=hyper, settings=settings)
+    saved = None if force or key is None else reusable(out_dir, key)
+    if saved is not None:
+        _print_reused(saved, out_dir, out)
+        doc = {k: v for k, v in saved.items() if k not in _SAVED_ONLY}
+    else:
+        from compare.core.runner import run  # heavy: ArviZ, xarray and scipy only when running
 
-        def on_stage(stage: str) -> None:
-            text = {
-                "compiling": "compiling the PyMC model with nutpie (once per session)",
-                "sampling": f"sampling {settings.chains} chains x {settings.draws} draws",
-                "checking": "checking convergence, agreement and MAP",
-            }[stage]
-            status.update(f"{topic.name}: {text}")
+        # Refuse a folder without room for the draws before compiling and sampling
+        # (compare/outputs/document.py; save_run checks again with the exact size).
+        check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
+        spinner = err.status(f"{topic.name}: starting") if status else contextlib.nullcontext()
+        with spinner as shown:
 
-        result = run(
-            topic, data=values, hyper=hyper, settings=settings, source=source, on_stage=on_stage
-        )
-    _print_result(result, out)
-    save_run(result, out_dir)
+            def on_stage(stage: str) -> None:
+                text = {
+                    "compiling": "compiling the PyMC model with nutpie (or loading it)",
+                    "sampling": f"sampling {settings.chains} chains x {settings.draws} draws",
+                    "checking": "checking convergence, agreement and MAP",
+                }[stage]
+                if shown is not None:
+                    shown.update(f"{topic.name}: {text}")
+
+            result = run(
+                topic,
+                data=values,
+                hyper=hyper,
+                settings=settings,
+                source=source,
+                on_stage=on_stage,
+            )
+        _print_result(result, out)
+        save_run(result, out_dir, run_key=key)
+        doc = to_document(result)
     if json_path == "-":
-        sys.stdout.write(dumps(to_document(result)))
+        sys.stdout.write(dumps(doc))
         sys.stdout.flush()
     elif json_path is not None:
-        atomic_write(json_path, dumps(to_document(result)))
-    return result
+        atomic_write(json_path, dumps(doc))
+    return _Outcome(verdict=str(doc["verdict"]), doc=doc, reused=saved is not None)
+
+
+def _run_task(
+    topic_name: str,
+    settings: Settings,
+    out_dir: str,
+    force: bool,
+    topic_files: list[Path] | None,
+    console: dict[str, Any],
+) -> tuple[str, _Outcome, float]:
+    """One topic of ``run --all`` in a worker process: (its printed text, outcome, seconds)."""
+    import gc
+    import io
+
+    from compare.core.sampling import CACHE
+
+    t0 = time.perf_counter()
+    load_topic_files(topic_files)
+    buffer = io.StringIO()
+    out = Console(file=buffer, **console)
+    outcome = _run_one(
+        topic_name,
+        data=None,
+        column=None,
+        sets={},
+        settings=settings,
+        json_path=None,
+        out_dir=Path(out_dir),
+        out=out,
+        force=force,
+        status=False,
+    )
+    # Release the topic's compiled models and draws before the worker's next topic.
+    CACHE.clear()
+    gc.collect()
+    return buffer.getvalue(), outcome, time.perf_counter() - t0
+
+
+def _measured_cost(out_dir: Path) -> float:
+    """Seconds the topic's saved run took (its ``timings.total``); 0 when unknown."""
+    try:
+        doc = json.loads((out_dir / RESULT_FILE).read_text(encoding="utf-8"))
+        return float(doc["timings"]["total"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+
+
+def _run_all(
+    *,
+    settings: Settings,
+    base: Path,
+    console: Console,
+    json_lines: bool,
+    force: bool,
+    workers: int,
+    topic_files: list[Path] | None,
+) -> list[str]:
+    """Every topic on its builtin data, ``workers`` processes at a time; the verdicts in order.
+
+    Topics start longest first (by the time their saved run took), so the
+    last to finish is a short one; each is printed, in catalogue order, as
+    soon as it and the ones before it are done.
+    """
+    names = [t.name for t in compare.topics.all_topics()]
+    outcomes: dict[str, _Outcome] = {}
+    shown = 0
+
+    def show_ready(texts: dict[str, str]) -> None:
+        nonlocal shown
+        while shown < len(names) and names[shown] in outcomes:
+            name = names[shown]
+            if name in texts:  # a worker's output, as this console would have printed it
+                console.file.write(texts[name])
+                console.file.flush()
+            if json_lines:
+                doc = outcomes[name].doc
+                sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
+                sys.stdout.flush()
+            shown += 1
+
+    if workers <= 1:
+        for name in names:
+            outcomes[name] = _run_one(
+                name,
+                data=None,
+                column=None,
+                sets={},
+                settings=settings,
+                json_path=None,
+                out_dir=base / name,
+                out=console,
+                force=force,
+            )
+            show_ready({})
+        return [outcomes[n].verdict for n in names]
+
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    order = sorted(names, key=lambda n: -_measured_cost(base / n))
+    style = {
+        "force_terminal": console.is_terminal,
+        "color_system": console.color_system,
+        "width": console.width,
+        "no_color": console.no_color,
+    }
+    texts: dict[str, str] = {}
+    # spawn: a fresh interpreter per worker (fork after PyTensor/numba state is unsafe).
+    context = multiprocessing.get_context("spawn")
+    with (
+        ProcessPoolExecutor(max_workers=min(workers, len(names)), mp_context=context) as pool,
+        err.status(f"run --all: 0/{len(names)} topics done ({workers} workers)") as status,
+    ):
+        futures = {
+            pool.submit(
+                _run_task, name, settings, str(base / name), force, topic_files, style
+            ): name
+            for name in order
+        }
+        for future in as_completed(futures):
+            name = futures[future]
+            texts[name], outcomes[name], _ = future.result()
+            status.update(
+                f"run --all: {len(outcomes)}/{len(names)} topics done ({workers} workers)"
+            )
+            show_ready(texts)
+    return [outcomes[n].verdict for n in names]
 
 
 @app.command("run")
@@ -330,8 +508,21 @@ def run_command(
         ),
     ] = None,
     topic_file: TopicFileOpt = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="sample again even if --out holds a run of the same code, data, settings and packages",
+        ),
+    ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(help="with --all: topics run in this many processes at once (1: in this one)"),
+    ] = 2,
 ) -> None:
     """Run the exact and the MCMC posterior side by side and give a verdict."""
+    if workers < 1:
+        raise BadInput(f"--workers must be >= 1, got {workers}; 1 runs the topics one by one")
     settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
     sets = parse_sets(set_)
     if sizes is not None:
@@ -363,22 +554,15 @@ def run_command(
                 "with --all, --json takes only '-' (one JSON document per line); "
                 "each run's JSON is saved under --out"
             )
-        base = Path(out or "reports/runs")
-        verdicts = []
-        for t in compare.topics.all_topics():
-            result = _run_one(
-                t.name,
-                data=None,
-                column=None,
-                sets={},
-                settings=settings,
-                json_path=None,
-                out_dir=base / t.name,
-                out=console,
-            )
-            if json_path == "-":
-                sys.stdout.write(json.dumps(to_document(result), allow_nan=False) + "\n")
-            verdicts.append(result.verdict)
+        verdicts = _run_all(
+            settings=settings,
+            base=Path(out or "reports/runs"),
+            console=console,
+            json_lines=json_path == "-",
+            force=force,
+            workers=workers,
+            topic_files=topic_file,
+        )
         code = (
             EXIT_DISAGREE
             if "disagree" in verdicts
@@ -414,6 +598,7 @@ def run_command(
         target=target,
         features=features,
         stream=stream,
+        force=force,
     )
     raise typer.Exit(result.exit_code)
 

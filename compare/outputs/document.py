@@ -494,14 +494,16 @@ def save_draws(result: RunResult, path: str | Path) -> None:
         raise
 
 
-def save_run(result: RunResult, out_dir: str | Path) -> Path:
+def save_run(result: RunResult, out_dir: str | Path, *, run_key: str | None = None) -> Path:
     """Write ``draws.nc`` and ``result.json`` under ``out_dir`` as one unit; return the JSON path.
 
     See the module docstring for the protocol: a reader sees the old run or the
     new one, whenever the writer is killed.  Other files in ``out_dir`` (report
     pages, figures, sensitivity and SBC results) are left alone.  The saved
     document is :func:`to_document` plus ``files`` (``{"draws.nc": {"sha256",
-    "bytes"}}``), which only a saved ``result.json`` has.
+    "bytes"}}``), which only a saved ``result.json`` has, and ``run_key`` when
+    given (:mod:`compare.outputs.run_cache`: what the run depends on, so that
+    an unchanged run is reused).
 
     Raises
     ------
@@ -532,6 +534,8 @@ def save_run(result: RunResult, out_dir: str | Path) -> Path:
             _pause("draws-staged")
             doc = to_document(result)
             doc["files"] = {DRAWS_FILE: {"sha256": _sha256(draws), "bytes": draws.stat().st_size}}
+            if run_key is not None:
+                doc["run_key"] = run_key
             with open(staging / RESULT_FILE, "w") as fh:
                 fh.write(dumps(doc))
                 fh.flush()
