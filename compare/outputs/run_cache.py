@@ -37,7 +37,12 @@ _PACKAGES = ("analytic", "pymc_models", "compare")
 
 def _feed(hasher: Any, value: Any) -> None:
     """Hash ``value`` by content: arrays by dtype, shape and bytes; containers recursively."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) and value.dtype.hasobject:
+        # Object arrays (labels as strings) hold pointers: hash the items themselves.
+        hasher.update(f"ndarray-object{value.shape}".encode())
+        for item in value.ravel().tolist():
+            _feed(hasher, item)
+    elif isinstance(value, np.ndarray):
         hasher.update(f"ndarray{value.dtype.str}{value.shape}".encode())
         hasher.update(np.ascontiguousarray(value).tobytes())
     elif isinstance(value, dict):
