@@ -216,7 +216,7 @@ def _environments(library: Any) -> list[Any]:
     found = []
     for variable in library._final_module.global_variables:
         if variable.name.startswith("_ZN08NumbaEnv"):
-            env = lookup_environment(variable.name)
+            env = lookup_environment(variable.name)  # type: ignore[no-untyped-call]
             if env is None:
                 continue  # never created: the code does not read it
             if env.can_cache():

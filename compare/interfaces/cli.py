@@ -763,6 +763,12 @@ def report(
         int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")
     ] = None,
     topic_file: TopicFileOpt = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="draw every figure again (by default unchanged runs keep theirs)"
+        ),
+    ] = False,
 ) -> None:
     """Build the HTML report from saved runs, running the topics that have none."""
     from compare.outputs.report import build_site  # heavy: xarray, Jinja2, the figures
@@ -806,6 +812,7 @@ def report(
             out_dir,
             workers=workers,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
+            force=force,
         )
     for topic, kind in site.failed_figures:
         err.print(f"warning: {topic}: the {kind} figure failed; its page shows the error")

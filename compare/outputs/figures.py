@@ -12,6 +12,8 @@ parallel processes and turns a failure into an error box on the page.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import textwrap
 import time
@@ -28,7 +30,9 @@ from scipy import stats
 
 from analytic.gaussian_process import kernel_matrix
 from compare.core.agreement import posterior_array
+from compare.core.files import atomic_write, versions
 from compare.outputs.document import DRAWS_FILE, RESULT_FILE
+from compare.outputs.run_cache import package_sources
 from compare.studies import sensitivity as sensitivity_study
 
 #: Parameters shown in per-parameter figures (trace, rank, ESS, MCSE, marginals).
@@ -874,15 +878,63 @@ FIGURES: tuple[FigureKind, ...] = (
 FIGURE_KINDS = {f.name: f for f in FIGURES}
 
 
+#: Beside a run's figures: the stamp of what they were drawn from, and each result.
+FIGURE_STAMP = "figures.json"
+
+
+def _stamp(run_dir: Path, kinds: tuple[FigureKind, ...]) -> str:
+    """What a run's figures depend on: its files, the figure kinds, the code and packages."""
+    hasher = hashlib.sha256()
+    hasher.update((run_dir / RESULT_FILE).read_bytes())
+    draws = (run_dir / DRAWS_FILE).stat()
+    hasher.update(f"{draws.st_size} {draws.st_mtime_ns}".encode())
+    hasher.update(" ".join(k.name for k in kinds).encode())
+    hasher.update(package_sources().encode())
+    hasher.update(json.dumps(versions(), sort_keys=True).encode())
+    return hasher.hexdigest()
+
+
 def render_run(
-    run_dir: str | Path, out_dir: str | Path, kinds: tuple[FigureKind, ...] = FIGURES
+    run_dir: str | Path,
+    out_dir: str | Path,
+    kinds: tuple[FigureKind, ...] = FIGURES,
+    *,
+    force: bool = False,
 ) -> list[dict[str, Any]]:
     """Every figure of one saved run, as ``out_dir/<kind>.png``; see :func:`render`.
 
-    One task per run: the draws are read once for all its figures.
+    One task per run: the draws are read once for all its figures. The
+    figures already in ``out_dir`` are kept when nothing they were drawn from
+    changed (the run's ``result.json`` and ``draws.nc``, the kinds, the
+    package's code and versions: ``figures.json`` records it); ``force``
+    draws them again. Kept figures report 0 seconds and ``"cached": True``.
     """
-    run = SavedRun(Path(run_dir))
-    return [render(kind, run, Path(out_dir) / f"{kind.name}.png") for kind in kinds]
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    stamp_file = out_dir / FIGURE_STAMP
+    try:
+        stamp = _stamp(run_dir, kinds)
+    except OSError:
+        stamp = None  # the run's files are unreadable: draw, and let render report it
+    if not force and stamp is not None:
+        try:
+            saved = json.loads(stamp_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            saved = None
+        if (
+            isinstance(saved, dict)
+            and saved.get("stamp") == stamp
+            and all(
+                r["status"] != "ok" or (out_dir / f"{r['kind']}.png").is_file()
+                for r in saved["results"]
+            )
+        ):
+            return [{**r, "seconds": 0.0, "cached": True} for r in saved["results"]]
+    run = SavedRun(run_dir)
+    results = [render(kind, run, out_dir / f"{kind.name}.png") for kind in kinds]
+    if stamp is not None and all(r["status"] != "failed" for r in results):
+        with contextlib.suppress(OSError):  # no stamp: the next build draws again
+            atomic_write(stamp_file, json.dumps({"stamp": stamp, "results": results}))
+    return results
 
 
 def render(

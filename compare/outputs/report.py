@@ -406,20 +406,21 @@ def _render_all(
     workers: int,
     progress: Callable[[int, int], None],
     kinds: tuple[FigureKind, ...],
+    force: bool = False,
 ) -> list[list[dict[str, Any]]]:
     """Figures of every run, one task per run; a dead worker gives error boxes."""
     jobs = [(str(run.directory), str(run.directory / FIGURE_DIR), kinds) for run in runs]
     results: list[list[dict[str, Any]]] = []
     if workers <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
-            results.append(render_run(*job))
+            results.append(render_run(*job, force=force))
             progress(i + 1, len(jobs))
         return results
     # spawn: the parent may hold PyTensor/numba state (it may just have
     # sampled); a fresh interpreter per worker is safe and costs ~3 s once.
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
-        futures = [pool.submit(render_run, *job) for job in jobs]
+        futures = [pool.submit(render_run, *job, force=force) for job in jobs]
         for i, future in enumerate(futures):
             try:
                 results.append(future.result())
@@ -455,6 +456,7 @@ def build_site(
     progress: Callable[[int, int], None] | None = None,
     kinds: tuple[FigureKind, ...] = FIGURES,
     warn: Callable[[str], None] = _warn_stderr,
+    force: bool = False,
 ) -> SiteResult:
     """Write ``out/index.html`` and a page per run (beside each run's files).
 
@@ -472,6 +474,9 @@ def build_site(
         The figures of each page, in order (default :data:`FIGURES`).
     warn : callable
         Gets one line per run left out (default: printed to stderr).
+    force : bool
+        Draw every figure again; by default a run's figures are kept when
+        nothing they were drawn from changed (:func:`compare.outputs.figures.render_run`).
 
     A run folder that cannot be used (``result.json`` truncated or not a run,
     ``draws.nc`` missing or of another run; :func:`compare.outputs.document.load_run`)
@@ -503,7 +508,7 @@ def build_site(
             + "; run `bayes-compare run --all` first"
         )
     results = _render_all(
-        runs, workers or default_workers(), progress or (lambda *_: None), tuple(kinds)
+        runs, workers or default_workers(), progress or (lambda *_: None), tuple(kinds), force
     )
     figure_seconds: dict[str, float] = {}
     by_run: dict[str, list[FigureResult]] = {}

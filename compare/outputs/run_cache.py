@@ -66,7 +66,7 @@ def _feed(hasher: Any, value: Any) -> None:
 
 
 @functools.cache
-def _package_sources() -> str:
+def package_sources() -> str:
     """SHA-256 over every source file of the three packages (once per process)."""
     hasher = hashlib.sha256()
     for name in _PACKAGES:
@@ -107,7 +107,7 @@ def run_key(*, topic: Any, data: Any, hyper: dict[str, Any], settings: Any) -> s
     """
     hasher = hashlib.sha256()
     hasher.update(f"bayes-compare run key {FORMAT}\n{topic.name}\n".encode())
-    hasher.update(_package_sources().encode())
+    hasher.update(package_sources().encode())
     hasher.update(_topic_sources(topic).encode())
     _feed(hasher, data)
     _feed(hasher, hyper)

@@ -284,3 +284,32 @@ def test_pages_fit_a_phone_screen(site, browser):
             assert size >= 14
     finally:
         browser.set_window_size(1100, 900)
+
+
+@pytest.mark.mcmc
+def test_unchanged_figures_are_kept_and_a_changed_run_redraws_them(site, tmp_path):
+    """The second `make report` of unchanged runs draws nothing (figures.json stamps them)."""
+    from compare.outputs.figures import FIGURE_KINDS
+    from compare.outputs.report import build_site
+
+    result, _ = site
+    run_dir = tmp_path / "runs" / "beta-binomial"
+    shutil.copytree(result.pages["beta-binomial"].parent, run_dir)
+    shutil.rmtree(run_dir / "figures")
+    kinds = (FIGURE_KINDS["marginals"], FIGURE_KINDS["trace"])
+    png = run_dir / "figures" / "marginals.png"
+
+    def build(**kwargs):
+        out = build_site([run_dir], tmp_path, workers=1, kinds=kinds, **kwargs)
+        return out.figures["beta-binomial"], png.stat().st_mtime_ns
+
+    drawn, first = build()
+    assert all(f.status == "ok" and f.seconds > 0 for f in drawn)
+    kept, again = build()
+    assert again == first and all(f.status == "ok" and f.seconds == 0 for f in kept)
+    _, forced = build(force=True)
+    assert forced != first
+    doc = json.loads((run_dir / "result.json").read_text())
+    (run_dir / "result.json").write_text(json.dumps(doc, indent=1))  # another run's file
+    redrawn, changed = build()
+    assert changed != forced and all(f.seconds > 0 for f in redrawn)
