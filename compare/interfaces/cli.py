@@ -35,6 +35,8 @@ from rich.table import Table
 
 import compare.topics
 from compare.core import defaults
+from compare.core.compiled_cache import cache_dir
+from compare.core.compiled_cache import clear as clear_compiled
 from compare.core.data import load_data
 from compare.core.defaults import Settings
 from compare.core.files import DRAWS_FILE, RESULT_FILE, atomic_write, dumps
@@ -82,6 +84,7 @@ from compare.outputs.document import (
     summary_markdown,
     to_document,
 )
+from compare.outputs.run_cache import reusable, run_key
 
 if TYPE_CHECKING:
     from compare.core.runner import RunResult
@@ -294,8 +297,6 @@ def _run_one(
     force: bool = False,
     status: bool = True,
 ) -> _Outcome:
-    from compare.outputs.run_cache import reusable, run_key
-
     topic = compare.topics.get_topic(topic_name)
     values, dataset, source = load_data(topic, data, column, target, features, stream)
     hyper = topic.hyper(sets, dataset=dataset, parsed=False)
@@ -818,6 +819,31 @@ def report(
         err.print(f"warning: {topic}: the {kind} figure failed; its page shows the error")
     console.print(f"built the report for {len(site.pages)} topics in {site.seconds:.1f} s")
     console.print(str(site.index.resolve()))
+
+
+cache_app = typer.Typer(help="the compiled models kept on disk (see docs/commands.md#cache)")
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Where the compiled models are kept, how many and how large."""
+    folder = cache_dir()
+    console = make_console()
+    if folder is None:
+        console.print("the compile cache is off (BAYES_COMPARE_CACHE_DIR=off)")
+        return
+    files = list(folder.glob("*.pkl")) if folder.is_dir() else []
+    size = sum(f.stat().st_size for f in files)
+    console.print(f"{folder}: {len(files)} compiled models, {size / 2**20:.1f} MiB", markup=False)
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Delete the compiled models: the next run of each topic compiles again."""
+    folder = cache_dir()
+    removed = clear_compiled()
+    make_console().print(f"removed {removed} compiled models from {folder}", markup=False)
 
 
 # The other commands register themselves on `app` when imported; they come after
