@@ -62,6 +62,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 #: Bumped when the file layout or the key's recipe changes.
 FORMAT = 2
 
@@ -117,12 +119,11 @@ class _Restored:
 def _environment() -> dict[str, Any]:
     """Everything outside the graph that the machine code depends on."""
     import llvmlite  # heavy: numba's LLVM binding, only when compiling
-    import llvmlite.binding as llvm
-    import numba
-    import numpy as np
-    import nutpie
-    import pymc as pm
-    import pytensor
+    import llvmlite.binding as llvm  # heavy: as above
+    import numba  # heavy: only when compiling
+    import nutpie  # heavy: only when compiling
+    import pymc as pm  # heavy: only when compiling
+    import pytensor  # heavy: only when compiling
 
     return {
         "format": FORMAT,
@@ -280,10 +281,9 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
         kwargs: dict[str, Any] = {} if jitter else {"jitter_rvs": set()}
         return nutpie.compile_pymc_model(model, **kwargs), False
 
-    import numba
-    import numpy as np
-    from nutpie import compile_pymc as ncp
-    from pymc.initial_point import make_initial_point_fn
+    import numba  # heavy: only when compiling
+    from nutpie import compile_pymc as ncp  # heavy: only when compiling
+    from pymc.initial_point import make_initial_point_fn  # heavy: only when compiling
 
     # As nutpie.compile_pymc_model does for backend="numba" (nutpie 0.16).
     initial_point_fn = ncp._wrap_with_lock(

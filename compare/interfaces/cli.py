@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
+import io
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
 import time
 import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -352,10 +356,7 @@ def _run_task(
     console: dict[str, Any],
 ) -> tuple[str, _Outcome, float]:
     """One topic of ``run --all`` in a worker process: (its printed text, outcome, seconds)."""
-    import gc
-    import io
-
-    from compare.core.sampling import CACHE
+    from compare.core.sampling import CACHE  # heavy: PyMC, only in a worker that runs
 
     t0 = time.perf_counter()
     load_topic_files(topic_files)
@@ -436,9 +437,6 @@ def _run_all(
             )
             show_ready({})
         return [outcomes[n].verdict for n in names]
-
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     order = sorted(names, key=lambda n: -_measured_cost(base / n))
     style = {
