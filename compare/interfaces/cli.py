@@ -245,11 +245,19 @@ def _print_result(result: RunResult, out: Console) -> None:
     for line in result.extra.lines:
         out.print(line, markup=False)
     out.print("\n".join(check_lines(result)), markup=False)
-    colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}[result.verdict]
     out.print(
-        f"verdict: [bold {colour}]{result.verdict.upper()}[/bold {colour}] "
-        f"(decided by {result.decided_by}); log evidence "
-        f"{result.exact.log_evidence:.6g}; {result.timings['total']:.2f} s"
+        _verdict_line(result.verdict, result.decided_by, result.exact.log_evidence)
+        + f"; {result.timings['total']:.2f} s"
+    )
+
+
+def _verdict_line(verdict: str, decided_by: Any, log_evidence: float | None) -> str:
+    """``verdict: AGREE (decided by ...); log evidence ...`` in the verdict's colour."""
+    colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}.get(verdict, "white")
+    evidence = "n/a" if log_evidence is None else f"{log_evidence:.6g}"
+    return (
+        f"verdict: [bold {colour}]{verdict.upper()}[/bold {colour}] "
+        f"(decided by {escape(str(decided_by))}); log evidence {evidence}"
     )
 
 
@@ -270,19 +278,27 @@ class _Outcome:
 _SAVED_ONLY = ("files", "run_key")
 
 
-def _print_reused(doc: dict[str, Any], out_dir: Path, out: Console) -> None:
-    verdict = str(doc["verdict"])
-    colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}.get(verdict, "white")
-    evidence = (doc.get("exact") or {}).get("log_evidence")
-    shown = "n/a" if evidence is None else f"{evidence:.6g}"
+def _reused(doc: dict[str, Any], out_dir: Path, out: Console) -> _Outcome:
+    """Print a saved run's verdict instead of running it again; its outcome."""
     out.print(
         f"[bold]{escape(str(doc['topic']))}[/bold]: reused the saved run in "
         f"{escape(str(out_dir))} (same code, data, settings and packages; --force resamples)"
     )
-    out.print(
-        f"verdict: [bold {colour}]{verdict.upper()}[/bold {colour}] "
-        f"(decided by {escape(str(doc.get('decided_by')))}); log evidence {shown}"
-    )
+    evidence = (doc.get("exact") or {}).get("log_evidence")
+    out.print(_verdict_line(str(doc["verdict"]), doc.get("decided_by"), evidence))
+    doc = {k: v for k, v in doc.items() if k not in _SAVED_ONLY}
+    return _Outcome(verdict=str(doc["verdict"]), doc=doc, reused=True)
+
+
+def _saved_builtin_run(
+    topic_name: str, settings: Settings, out_dir: Path, out: Console
+) -> _Outcome | None:
+    """``run --all``: the topic's saved run on its builtin data, printed, if still valid."""
+    topic = compare.topics.get_topic(topic_name)
+    values, dataset, _ = load_data(topic, None, None, None, None, False)
+    hyper = topic.hyper({}, dataset=dataset, parsed=False)
+    saved = reusable(out_dir, run_key(topic=topic, data=values, hyper=hyper, settings=settings))
+    return None if saved is None else _reused(saved, out_dir, out)
 
 
 def _run_one(
@@ -308,8 +324,7 @@ def _run_one(
     key = None if stream else run_key(topic=topic, data=values, hyper=hyper, settings=settings)
     saved = None if force or key is None else reusable(out_dir, key)
     if saved is not None:
-        _print_reused(saved, out_dir, out)
-        doc = {k: v for k, v in saved.items() if k not in _SAVED_ONLY}
+        doc = _reused(saved, out_dir, out).doc
     else:
         from compare.core.runner import run  # heavy: ArviZ, xarray and scipy only when running
 
@@ -354,11 +369,10 @@ def _run_task(
     force: bool,
     topic_files: list[Path] | None,
     console: dict[str, Any],
-) -> tuple[str, _Outcome, float]:
-    """One topic of ``run --all`` in a worker process: (its printed text, outcome, seconds)."""
+) -> tuple[str, _Outcome]:
+    """One topic of ``run --all`` in a worker process: (its printed text, outcome)."""
     from compare.core.sampling import CACHE  # heavy: PyMC, only in a worker that runs
 
-    t0 = time.perf_counter()
     load_topic_files(topic_files)
     buffer = io.StringIO()
     out = Console(file=buffer, **console)
@@ -377,7 +391,7 @@ def _run_task(
     # Release the topic's compiled models and draws before the worker's next topic.
     CACHE.clear()
     gc.collect()
-    return buffer.getvalue(), outcome, time.perf_counter() - t0
+    return buffer.getvalue(), outcome
 
 
 def _measured_cost(out_dir: Path) -> float:
@@ -403,7 +417,8 @@ def _run_all(
 
     Topics start longest first (by the time their saved run took), so the
     last to finish is a short one; each is printed, in catalogue order, as
-    soon as it and the ones before it are done.
+    soon as it and the ones before it are done. Saved runs that are still
+    valid are found here first: no worker is started for them.
     """
     names = [t.name for t in compare.topics.all_topics()]
     outcomes: dict[str, _Outcome] = {}
@@ -438,7 +453,16 @@ def _run_all(
             show_ready({})
         return [outcomes[n].verdict for n in names]
 
-    order = sorted(names, key=lambda n: -_measured_cost(base / n))
+    if not force:
+        for name in names:
+            found = _saved_builtin_run(name, settings, base / name, console)
+            if found is not None:
+                outcomes[name] = found
+        show_ready({})
+    todo = [n for n in names if n not in outcomes]
+    if not todo:
+        return [outcomes[n].verdict for n in names]
+    order = sorted(todo, key=lambda n: -_measured_cost(base / n))
     style = {
         "force_terminal": console.is_terminal,
         "color_system": console.color_system,
@@ -449,18 +473,19 @@ def _run_all(
     # spawn: a fresh interpreter per worker (fork after PyTensor/numba state is unsafe).
     context = multiprocessing.get_context("spawn")
     with (
-        ProcessPoolExecutor(max_workers=min(workers, len(names)), mp_context=context) as pool,
-        err.status(f"run --all: 0/{len(names)} topics done ({workers} workers)") as status,
+        ProcessPoolExecutor(max_workers=min(workers, len(order)), mp_context=context) as pool,
+        err.status(
+            f"run --all: {len(outcomes)}/{len(names)} topics done ({workers} workers)"
+        ) as status,
     ):
+        # force=True: this process has just found no valid saved run for these.
         futures = {
-            pool.submit(
-                _run_task, name, settings, str(base / name), force, topic_files, style
-            ): name
+            pool.submit(_run_task, name, settings, str(base / name), True, topic_files, style): name
             for name in order
         }
         for future in as_completed(futures):
             name = futures[future]
-            texts[name], outcomes[name], _ = future.result()
+            texts[name], outcomes[name] = future.result()
             status.update(
                 f"run --all: {len(outcomes)}/{len(names)} topics done ({workers} workers)"
             )
