@@ -49,17 +49,13 @@ def test_fmt_cells():
 
 
 # --- a site over every registered topic --------------------------------------------------
-@pytest.fixture(scope="session")
-def run_all(tmp_path_factory, test_alpha):
-    """`bayes-compare run --all` in this process, as `make report` runs it, with short
-    chains: (exit code, one JSON document per topic, the runs folder).  The site and
-    the CLI contract tests share it, so every topic is run once for both."""
+def _run_all_cli(runs, alpha):
+    """`bayes-compare run --all --json -` in this process with short chains: (code, docs)."""
     import contextlib
     import io
 
     from compare.interfaces.cli import main
 
-    runs = tmp_path_factory.mktemp("report") / "runs"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(
@@ -67,7 +63,7 @@ def run_all(tmp_path_factory, test_alpha):
                 "run",
                 "--all",
                 "--alpha",
-                f"{test_alpha}",
+                f"{alpha}",
                 "--out",
                 str(runs),
                 "--draws",
@@ -80,7 +76,16 @@ def run_all(tmp_path_factory, test_alpha):
                 "-",
             ]
         )
-    docs = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+    return code, [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def run_all(tmp_path_factory, test_alpha):
+    """`bayes-compare run --all` in this process, as `make report` runs it, with short
+    chains: (exit code, one JSON document per topic, the runs folder).  The site and
+    the CLI contract tests share it, so every topic is run once for both."""
+    runs = tmp_path_factory.mktemp("report") / "runs"
+    code, docs = _run_all_cli(runs, test_alpha)
     return code, docs, runs
 
 
@@ -116,6 +121,19 @@ def test_run_all_writes_every_topic_then_summary(run_all, tmp_path, capsys):
     rows = [line for line in table.splitlines() if line.startswith("| ") and "**" in line]
     assert len(rows) == n_topics
     assert all(f"**{d['verdict']}**" in row for d, row in zip(docs, rows))
+
+
+@pytest.mark.mcmc
+def test_run_all_again_reuses_every_saved_run(run_all, test_alpha, capsys):
+    """The second `make report`: nothing changed, so nothing is sampled and the same
+    documents and exit code come back (compare/outputs/run_cache.py)."""
+    code, docs, runs = run_all
+    stamps = {p.name: (p / "result.json").stat().st_mtime_ns for p in runs.iterdir()}
+    capsys.readouterr()
+    again_code, again_docs = _run_all_cli(runs, test_alpha)
+    assert again_code == code and again_docs == docs
+    assert capsys.readouterr().err.count("reused the saved run") == len(docs)
+    assert stamps == {p.name: (p / "result.json").stat().st_mtime_ns for p in runs.iterdir()}
 
 
 @pytest.mark.mcmc
