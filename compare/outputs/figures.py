@@ -894,6 +894,32 @@ def _stamp(run_dir: Path, kinds: tuple[FigureKind, ...]) -> str:
     return hasher.hexdigest()
 
 
+def kept_figures(
+    run_dir: str | Path, out_dir: str | Path, kinds: tuple[FigureKind, ...] = FIGURES
+) -> list[dict[str, Any]] | None:
+    """The results of the figures already in ``out_dir``, if still valid; else None.
+
+    Valid means ``figures.json`` stamps them as drawn from this run's
+    ``result.json`` and ``draws.nc``, these kinds, this code and these
+    package versions, and every "ok" figure's PNG is there. Kept figures
+    report 0 seconds and ``"cached": True``.
+    """
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    try:
+        stamp = _stamp(run_dir, kinds)
+        saved = json.loads((out_dir / FIGURE_STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(saved, dict) or saved.get("stamp") != stamp:
+        return None
+    results = saved.get("results")
+    if not isinstance(results, list) or not all(
+        r["status"] != "ok" or (out_dir / f"{r['kind']}.png").is_file() for r in results
+    ):
+        return None
+    return [{**r, "seconds": 0.0, "cached": True} for r in results]
+
+
 def render_run(
     run_dir: str | Path,
     out_dir: str | Path,
@@ -903,37 +929,20 @@ def render_run(
 ) -> list[dict[str, Any]]:
     """Every figure of one saved run, as ``out_dir/<kind>.png``; see :func:`render`.
 
-    One task per run: the draws are read once for all its figures. The
-    figures already in ``out_dir`` are kept when nothing they were drawn from
-    changed (the run's ``result.json`` and ``draws.nc``, the kinds, the
-    package's code and versions: ``figures.json`` records it); ``force``
-    draws them again. Kept figures report 0 seconds and ``"cached": True``.
+    One task per run: the draws are read once for all its figures. Figures
+    still valid (:func:`kept_figures`) are kept unless ``force``; drawn ones
+    are stamped in ``figures.json`` when none failed.
     """
     run_dir, out_dir = Path(run_dir), Path(out_dir)
-    stamp_file = out_dir / FIGURE_STAMP
-    try:
-        stamp = _stamp(run_dir, kinds)
-    except OSError:
-        stamp = None  # the run's files are unreadable: draw, and let render report it
-    if not force and stamp is not None:
-        try:
-            saved = json.loads(stamp_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            saved = None
-        if (
-            isinstance(saved, dict)
-            and saved.get("stamp") == stamp
-            and all(
-                r["status"] != "ok" or (out_dir / f"{r['kind']}.png").is_file()
-                for r in saved["results"]
-            )
-        ):
-            return [{**r, "seconds": 0.0, "cached": True} for r in saved["results"]]
+    kept = None if force else kept_figures(run_dir, out_dir, kinds)
+    if kept is not None:
+        return kept
     run = SavedRun(run_dir)
     results = [render(kind, run, out_dir / f"{kind.name}.png") for kind in kinds]
-    if stamp is not None and all(r["status"] != "failed" for r in results):
+    if all(r["status"] != "failed" for r in results):
         with contextlib.suppress(OSError):  # no stamp: the next build draws again
-            atomic_write(stamp_file, json.dumps({"stamp": stamp, "results": results}))
+            stamp = _stamp(run_dir, kinds)
+            atomic_write(out_dir / FIGURE_STAMP, json.dumps({"stamp": stamp, "results": results}))
     return results
 
 

@@ -38,7 +38,7 @@ from compare.outputs.document import (
     load_runs,
     split_settings,
 )
-from compare.outputs.figures import FIGURES, FigureKind, SavedRun, render_run
+from compare.outputs.figures import FIGURES, FigureKind, SavedRun, kept_figures, render_run
 from compare.studies.sbc import run_page_section
 from compare.studies.sensitivity import page_context
 from compare.topics import all_topics
@@ -408,36 +408,46 @@ def _render_all(
     kinds: tuple[FigureKind, ...],
     force: bool = False,
 ) -> list[list[dict[str, Any]]]:
-    """Figures of every run, one task per run; a dead worker gives error boxes."""
+    """Figures of every run, one task per run; a dead worker gives error boxes.
+
+    Runs whose figures are still valid (:func:`~compare.outputs.figures.kept_figures`)
+    are read here; processes are started only for the runs left to draw.
+    """
     jobs = [(str(run.directory), str(run.directory / FIGURE_DIR), kinds) for run in runs]
-    results: list[list[dict[str, Any]]] = []
-    if workers <= 1 or len(jobs) <= 1:
+    results: dict[int, list[dict[str, Any]]] = {}
+    if not force:
         for i, job in enumerate(jobs):
-            results.append(render_run(*job, force=force))
-            progress(i + 1, len(jobs))
-        return results
+            kept = kept_figures(*job)
+            if kept is not None:
+                results[i] = kept
+    todo = [i for i in range(len(jobs)) if i not in results]
+    if results:
+        progress(len(results), len(jobs))
+    if workers <= 1 or len(todo) <= 1:
+        for i in todo:
+            results[i] = render_run(*jobs[i], force=True)
+            progress(len(results), len(jobs))
+        return [results[i] for i in range(len(jobs))]
     # spawn: the parent may hold PyTensor/numba state (it may just have
     # sampled); a fresh interpreter per worker is safe and costs ~3 s once.
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
-        futures = [pool.submit(render_run, *job, force=force) for job in jobs]
-        for i, future in enumerate(futures):
+    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx) as pool:
+        futures = {i: pool.submit(render_run, *jobs[i], force=True) for i in todo}
+        for i, future in futures.items():
             try:
-                results.append(future.result())
+                results[i] = future.result()
             except Exception as err:  # noqa: BLE001 - a dead worker: error boxes, not a crash
-                results.append(
-                    [
-                        {
-                            "kind": kind.name,
-                            "seconds": 0.0,
-                            "status": "failed",
-                            "error": f"{type(err).__name__}: {err}",
-                        }
-                        for kind in kinds
-                    ]
-                )
-            progress(i + 1, len(jobs))
-    return results
+                results[i] = [
+                    {
+                        "kind": kind.name,
+                        "seconds": 0.0,
+                        "status": "failed",
+                        "error": f"{type(err).__name__}: {err}",
+                    }
+                    for kind in kinds
+                ]
+            progress(len(results), len(jobs))
+    return [results[i] for i in range(len(jobs))]
 
 
 def default_workers() -> int:
