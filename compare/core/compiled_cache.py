@@ -31,7 +31,12 @@ llvmlite, nutpie, PyTensor, PyMC and NumPy, and the host CPU's name and
 features. A stale or damaged file is a miss: it is compiled again and
 overwritten. Writes are atomic (a temporary file, then ``os.replace``), so
 processes sharing the directory (pytest-xdist workers, the report's workers)
-never read half a file.
+never read half a file. A process about to compile a missing model holds
+``<key>.lock`` (an advisory ``flock``, released by the kernel if the process
+dies) while it compiles and stores; another process that wants the same model
+waits for it (at most :data:`LOCK_WAIT_SECONDS`) and loads what it wrote,
+instead of spending the same minutes of CPU (two test workers reaching one
+topic together compiled it twice).
 
 Where
 -----
@@ -58,6 +63,8 @@ import platform
 import sys
 import tempfile
 import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,6 +263,43 @@ def _store(path: Path, key: str, logp: Any, expand: Any) -> None:
                 os.unlink(tmp)
 
 
+#: Longest wait for another process compiling the same model; then compile here too.
+LOCK_WAIT_SECONDS = 900.0
+
+
+@contextlib.contextmanager
+def _compiling(path: Path) -> Iterator[None]:
+    """Hold ``path``'s ``.lock`` file while the model is compiled and stored.
+
+    Best effort: without ``fcntl`` (not POSIX), when the lock file cannot be
+    made, or after :data:`LOCK_WAIT_SECONDS`, the caller compiles unguarded.
+    """
+    try:
+        import fcntl  # POSIX only: absent on Windows, where nothing is locked
+    except ImportError:
+        yield
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
     """``nutpie.compile_pymc_model(model)`` (numba backend), its cfuncs cached on disk.
 
@@ -337,25 +381,34 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
     if found is not None:
         logp_numba, expand_numba = found
     else:
-        logp_raw, c_sig = ncp._make_c_logp_func(
-            n_dim,
-            logp_fn_pt.vm.jit_fn,
-            user_data,
-            [shared_var_keys[v] for v in logp_fn_pt.get_shared()],
-            shared_data,
-        )
-        expand_raw, c_sig_expand = ncp._make_c_expand_func(
-            n_dim,
-            n_expanded,
-            expand_fn_pt.vm.jit_fn,
-            user_data,
-            [shared_var_keys[v] for v in expand_fn_pt.get_shared()],
-            shared_data,
-        )
-        logp_numba = numba.cfunc(c_sig)(logp_raw)
-        expand_numba = numba.cfunc(c_sig_expand)(expand_raw)
-        if path is not None and key is not None:
-            _store(path, key, logp_numba, expand_numba)
+        with contextlib.ExitStack() as stack:
+            if path is not None and key is not None:
+                stack.enter_context(_compiling(path))
+                with _lock:  # written by the process this one waited for?
+                    found = _load(path, key)
+            cached = found is not None
+            if found is not None:
+                logp_numba, expand_numba = found
+            else:
+                logp_raw, c_sig = ncp._make_c_logp_func(
+                    n_dim,
+                    logp_fn_pt.vm.jit_fn,
+                    user_data,
+                    [shared_var_keys[v] for v in logp_fn_pt.get_shared()],
+                    shared_data,
+                )
+                expand_raw, c_sig_expand = ncp._make_c_expand_func(
+                    n_dim,
+                    n_expanded,
+                    expand_fn_pt.vm.jit_fn,
+                    user_data,
+                    [shared_var_keys[v] for v in expand_fn_pt.get_shared()],
+                    shared_data,
+                )
+                logp_numba = numba.cfunc(c_sig)(logp_raw)
+                expand_numba = numba.cfunc(c_sig_expand)(expand_raw)
+                if path is not None and key is not None:
+                    _store(path, key, logp_numba, expand_numba)
 
     dims, coords = ncp._prepare_dims_and_coords(model, shape_info, reparameterized_names)
     compiled = ncp.CompiledPyMCModel(
@@ -388,4 +441,7 @@ def clear(*, folder: Path | None = None) -> int:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
             removed += 1
+    for path in folder.glob("*.lock"):  # empty; a compile under way keeps its open file
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
     return removed

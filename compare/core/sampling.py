@@ -24,6 +24,7 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection
 from pymc.initial_point import make_initial_point_fn
 from pymc.tuning.scipy_interface import scipy_optimize_funcs_from_loss
+from pytensor.compile.mode import Mode
 from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 from scipy import optimize
 from threadpoolctl import threadpool_limits
@@ -38,12 +39,29 @@ def flatten(values: dict[str, np.ndarray], variables: Sequence[str]) -> np.ndarr
     return np.concatenate([np.ravel(np.asarray(values[v], dtype=float)) for v in variables])
 
 
-#: PyTensor mode for the MAP objective: the C backend, whose compiled modules
-#: are cached on disk (~/.pytensor), so only a machine's first run pays for
-#: compiling.  PyTensor's default mode JIT-compiled some ops with numba in
-#: every new process (10 s for the mixture's objective, measured);
-#: FAST_COMPILE avoided compiling but cost ~50 ms per evaluation.
+#: PyTensor mode for a MAP objective that is evaluated many times: the C
+#: backend, whose compiled modules are cached on disk (PyTensor's compiledir),
+#: so only a machine's first run pays for compiling them (57-78 s for the
+#: naive-Bayes, classifier and mixture objectives on a cold cache, 1.7-2.6 s
+#: warm; measured).  PyTensor's default mode JIT-compiled some ops with numba
+#: in every new process (10 s for the mixture's objective).
 MAP_MODE = "CVM"
+
+#: PyTensor mode for a MAP objective's first evaluations: the Python linker
+#: after the FAST_RUN rewrites compiles next to nothing (cold: 2.1 s for
+#: naive Bayes, 11 s for the classifier, 13 s for the mixture, against 58, 78
+#: and 79 s in C), and one MAP search costs 0.2-0.8 s instead of 0.01-0.05 s.
+#: A run finds one MAP, so this is the cheaper mode on any cache; a study that
+#: finds hundreds switches to :data:`MAP_MODE` (see :data:`MAP_SWITCH_SECONDS`).
+#: Both reach the runner's optimum: the modes of the builtin data agree to
+#: ~1e-8; on a 1e8-conditioned MvNormal the Python objective stopped 1.8e-4
+#: posterior sd short, the C one 3e-7 (the map check allows 1e-2).
+MAP_FIRST_MODE = Mode(linker="py", optimizer="fast_run")
+
+#: Seconds a MapFinder may spend searching with :data:`MAP_FIRST_MODE` before
+#: it compiles the objective in :data:`MAP_MODE`: about what that compile costs
+#: a warm cache, and a tenth of what it costs a cold one.
+MAP_SWITCH_SECONDS = 8.0
 
 
 #: L-BFGS-B iterations per start of the MAP search, and restarts from where it stopped.
@@ -60,7 +78,9 @@ class MapFinder:
     compiled objective, initial point and back-transform are kept, and reading
     the ``pm.Data`` shared variables at call time lets one compile serve every
     data set (``make bench`` reports the speed-up; ``tests`` check equality
-    with ``pm.find_MAP``).
+    with ``pm.find_MAP``).  The objective starts in :data:`MAP_FIRST_MODE`
+    (cheap to compile) and moves to :data:`MAP_MODE` (cheap to evaluate) once
+    the searches have taken :data:`MAP_SWITCH_SECONDS`.
     """
 
     def __init__(self, model: pm.Model, variables: Sequence[str]):
@@ -70,15 +90,22 @@ class MapFinder:
         self._initial_point = make_initial_point_fn(
             model=model, return_transformed=True, jitter_rvs=set()
         )
-        start = self._initial_point(0)
+        self.in_c = False  # True once the objective is compiled in MAP_MODE
+        self._searching = 0.0  # seconds spent in find()
+        self._compile(MAP_FIRST_MODE)
+        self._bijection = DictToArrayBijection
+
+    def _compile(self, mode: str | Mode) -> None:
+        """The objective (with its gradient) and the back-transform, in ``mode``."""
+        model = self._model
         self._f_fused, _ = scipy_optimize_funcs_from_loss(
             loss=-model.logp(jacobian=False),
             inputs=self._value_vars,
-            initial_point_dict=start,
+            initial_point_dict=self._initial_point(0),
             use_grad=True,
             use_hess=False,
             use_hessp=False,
-            compile_kwargs={} if MAP_MODE is None else {"mode": MAP_MODE},
+            compile_kwargs={"mode": mode},
         )
         # Constrained values as functions of the value variables (as find_MAP does);
         # compiling model[v] itself would draw from the prior instead.
@@ -88,12 +115,21 @@ class MapFinder:
             inputs=self._value_vars,
             point_fn=False,
             on_unused_input="ignore",
-            **({} if MAP_MODE is None else {"mode": MAP_MODE}),
+            mode=mode,
         )
-        self._bijection = DictToArrayBijection
 
     def find(self) -> np.ndarray | None:
         """The MAP for the model's current ``pm.Data`` values, flattened; None on failure."""
+        if not self.in_c and self._searching > MAP_SWITCH_SECONDS:
+            self._compile(MAP_MODE)
+            self.in_c = True
+        started = time.perf_counter()
+        try:
+            return self._find()
+        finally:
+            self._searching += time.perf_counter() - started
+
+    def _find(self) -> np.ndarray | None:
         start = self._initial_point(0)
         names = [v.name for v in self._value_vars]
         x0 = self._bijection.map({n: start[n] for n in names})

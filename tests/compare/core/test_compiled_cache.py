@@ -132,3 +132,42 @@ def test_clear_removes_every_cached_model(tmp_path: Path) -> None:
         (folder / name).write_bytes(b"x")
     assert compiled_cache.clear(folder=folder) == 2
     assert not list(folder.glob("*.pkl"))
+
+
+def test_a_process_waits_for_another_compiling_the_same_model(
+    tmp_path: Path, in_process, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While another process holds a model's lock (here: this process, on another
+    file descriptor), a compile of that model waits, then loads what was stored,
+    instead of compiling the same model a second time."""
+    import fcntl
+    import shutil
+    import threading
+
+    reference, _ = in_process(7)
+    (stored,) = (tmp_path / "cache" / "compiled").glob("*.pkl")
+    other = tmp_path / "other"
+    (other / "compiled").mkdir(parents=True)
+    monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(other))
+    waiting = threading.Event()
+    sleep = compiled_cache.time.sleep
+
+    def sleep_and_say(seconds: float) -> None:
+        waiting.set()  # only the wait for the lock sleeps
+        sleep(seconds)
+
+    monkeypatch.setattr(compiled_cache.time, "sleep", sleep_and_say)
+    fd = os.open(other / "compiled" / f"{stored.stem}.lock", os.O_CREAT | os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    result: dict[str, object] = {}
+    worker = threading.Thread(target=lambda: result.update(out=in_process(7)))
+    try:
+        worker.start()
+        assert waiting.wait(timeout=120), "the second compile did not wait for the lock"
+        shutil.copy(stored, other / "compiled" / stored.name)  # "the other process" stores
+    finally:
+        os.close(fd)  # and releases
+    worker.join(timeout=300)
+    values, cached = result["out"]
+    assert cached  # loaded what the lock holder stored: no second compile
+    np.testing.assert_array_equal(values, reference)
