@@ -18,11 +18,12 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $(STAMP)
 
-# Two pytest-xdist workers, one test file per worker at a time (module fixtures
-# such as the calibration studies stay on one worker).  TEST_WORKERS=0 runs serially.
+# Two pytest-xdist workers; each test goes to the free worker, except the tests of a
+# module with a module- or session-scoped fixture (a calibration study, the report's
+# `run --all`), which stay together (tests/conftest.py).  TEST_WORKERS=0 runs serially.
 TEST_WORKERS ?= 2
 test: install
-	$(PYTHON) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	$(PYTHON) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 # ruff (lint and format check) and mypy, from the `lint` extra, configured in
 # pyproject.toml.  Nothing is rewritten: `ruff check --fix .` and

@@ -108,3 +108,30 @@ def save_builtin_run():
         return result
 
     return save
+
+
+# --- how `make test` spreads the suite over pytest-xdist workers ---------------
+def pytest_collection_modifyitems(config, items):
+    """Keep together only what shares an expensive fixture.
+
+    `make test` runs ``-n 2 --dist loadgroup``: a test is sent to whichever
+    worker is free, except that the tests of a module that defines a module- or
+    session-scoped fixture (a calibration study, the `run --all` of the report
+    tests, the tiny runs of the figure tests) form one ``xdist_group`` and run
+    on one worker, so that fixture is computed once.  The rest (e.g. the 24
+    builtin-data runs of test_topics.py, 10-300 s each) spread over both workers
+    instead of queuing on one, as `--dist loadfile` made them.
+    """
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is None:
+            continue
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        shared = any(
+            d.scope in ("module", "package", "session")
+            and getattr(d.func, "__module__", None) == module.__name__
+            for fixture_defs in defs.values()
+            for d in fixture_defs
+        )
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(module.__name__))
