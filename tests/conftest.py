@@ -32,6 +32,7 @@ _VERDICT_TESTS = {"count": 0}
 
 def pytest_collection_modifyitems(session, config, items):
     _VERDICT_TESTS["count"] = sum(1 for item in items if item.get_closest_marker("verdict"))
+    _group_shared_fixtures(items)
 
 
 @pytest.fixture(scope="session")
@@ -111,7 +112,7 @@ def save_builtin_run():
 
 
 # --- how `make test` spreads the suite over pytest-xdist workers ---------------
-def pytest_collection_modifyitems(config, items):
+def _group_shared_fixtures(items):
     """Keep together only what shares an expensive fixture.
 
     `make test` runs ``-n 2 --dist loadgroup``: a test is sent to whichever
