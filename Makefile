@@ -65,6 +65,7 @@ bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/sbc.py
 	$(PYTHON) benchmarks/report.py
 	$(PYTHON) benchmarks/light_commands.py
+	$(PYTHON) benchmarks/suite.py
 
 # The calibration and power figures quoted in the README: 200 null runs per
 # topic in compare/calibration.py's NULL_FIXTURES and 1400 planted-bug runs.
