@@ -20,10 +20,11 @@ $(STAMP): pyproject.toml
 
 # Two pytest-xdist workers; each test goes to the free worker, except the tests of a
 # module with a module- or session-scoped fixture (a calibration study, the report's
-# `run --all`), which stay together (tests/conftest.py).  TEST_WORKERS=0 runs serially.
+# `run --all`), which stay together (pytest_xdist_make_scheduler in tests/conftest.py).
+# TEST_WORKERS=0 runs serially.
 TEST_WORKERS ?= 2
 test: install
-	$(PYTHON) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+	$(PYTHON) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope)
 
 # ruff (lint and format check) and mypy, from the `lint` extra, configured in
 # pyproject.toml.  Nothing is rewritten: `ruff check --fix .` and

@@ -6,6 +6,7 @@ model cache so each PyMC model compiles once per session.
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import numpy as np
@@ -32,7 +33,6 @@ _VERDICT_TESTS = {"count": 0}
 
 def pytest_collection_modifyitems(session, config, items):
     _VERDICT_TESTS["count"] = sum(1 for item in items if item.get_closest_marker("verdict"))
-    _group_shared_fixtures(items)
 
 
 @pytest.fixture(scope="session")
@@ -112,27 +112,41 @@ def save_builtin_run():
 
 
 # --- how `make test` spreads the suite over pytest-xdist workers ---------------
-def _group_shared_fixtures(items):
-    """Keep together only what shares an expensive fixture.
+#: A test module that defines a fixture of one of these scopes keeps its tests on
+#: one worker, so that the fixture (a calibration study, the report tests'
+#: `run --all`, the figure tests' tiny runs) is computed once.
+_SHARED_SCOPE = re.compile(r"""scope\s*=\s*["'](module|package|session)["']""")
 
-    `make test` runs ``-n 2 --dist loadgroup``: a test is sent to whichever
-    worker is free, except that the tests of a module that defines a module- or
-    session-scoped fixture (a calibration study, the `run --all` of the report
-    tests, the tiny runs of the figure tests) form one ``xdist_group`` and run
-    on one worker, so that fixture is computed once.  The rest (e.g. the 24
-    builtin-data runs of test_topics.py, 10-300 s each) spread over both workers
-    instead of queuing on one, as `--dist loadfile` made them.
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadscope` (what `make test` asks for), one test per work unit.
+
+    pytest-xdist's own scopes are whole modules (as `--dist loadfile`), which
+    queued the 24 builtin-data runs of test_topics.py (10-300 s each) on one
+    worker while the other idled.  Here each test is its own unit, sent to the
+    worker that is free, except the tests of a module with a module- or
+    session-scoped fixture, which stay one unit.  (`--dist loadgroup` with
+    `xdist_group` markers would say the same, but pytest-xdist 3.8 names the
+    group by rewriting `item._nodeid`, which pytest 9 no longer reads.)
     """
-    for item in items:
-        module = getattr(item, "module", None)
-        if module is None:
-            continue
-        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        shared = any(
-            d.scope in ("module", "package", "session")
-            and getattr(d.func, "__module__", None) == module.__name__
-            for fixture_defs in defs.values()
-            for d in fixture_defs
-        )
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(module.__name__))
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # only under pytest-xdist
+
+    root = config.rootpath
+    shares: dict[str, bool] = {}
+
+    def shares_a_fixture(path: str) -> bool:
+        if path not in shares:
+            try:
+                shares[path] = bool(_SHARED_SCOPE.search((root / path).read_text()))
+            except OSError:
+                shares[path] = True  # unreadable: keep the module together, as before
+        return shares[path]
+
+    class OneTestPerUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if shares_a_fixture(path) else nodeid
+
+    return OneTestPerUnit(config, log)

@@ -53,10 +53,13 @@ MAP_MODE = "CVM"
 #: and 79 s in C), and one MAP search costs 0.2-0.8 s instead of 0.01-0.05 s.
 #: A run finds one MAP, so this is the cheaper mode on any cache; a study that
 #: finds hundreds switches to :data:`MAP_MODE` (see :data:`MAP_SWITCH_SECONDS`).
+#: Without elementwise fusion: the Python linker cannot evaluate a fused op of
+#: more than 32 operands (naive Bayes on play-tennis made one); an op it still
+#: cannot evaluate moves the finder to :data:`MAP_MODE`.
 #: Both reach the runner's optimum: the modes of the builtin data agree to
 #: ~1e-8; on a 1e8-conditioned MvNormal the Python objective stopped 1.8e-4
 #: posterior sd short, the C one 3e-7 (the map check allows 1e-2).
-MAP_FIRST_MODE = Mode(linker="py", optimizer="fast_run")
+MAP_FIRST_MODE = Mode(linker="py", optimizer="fast_run").excluding("fusion")
 
 #: Seconds a MapFinder may spend searching with :data:`MAP_FIRST_MODE` before
 #: it compiles the objective in :data:`MAP_MODE`: about what that compile costs
@@ -125,6 +128,12 @@ class MapFinder:
             self.in_c = True
         started = time.perf_counter()
         try:
+            return self._find()
+        except NotImplementedError:  # an op the Python linker cannot evaluate
+            if self.in_c:
+                raise
+            self._compile(MAP_MODE)
+            self.in_c = True
             return self._find()
         finally:
             self._searching += time.perf_counter() - started
