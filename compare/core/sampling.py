@@ -59,7 +59,7 @@ MAP_MODE = "CVM"
 #: Both reach the runner's optimum: the modes of the builtin data agree to
 #: ~1e-8; on a 1e8-conditioned MvNormal the Python objective stopped 1.8e-4
 #: posterior sd short, the C one 3e-7 (the map check allows 1e-2).
-MAP_FIRST_MODE = Mode(linker="py", optimizer="fast_run").excluding("fusion")
+MAP_FIRST_MODE = Mode(linker="py", optimizer="fast_run").excluding("fusion")  # type: ignore[no-untyped-call]
 
 #: Seconds a MapFinder may spend searching with :data:`MAP_FIRST_MODE` before
 #: it compiles the objective in :data:`MAP_MODE`: about what that compile costs
