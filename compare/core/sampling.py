@@ -41,7 +41,7 @@ def flatten(values: dict[str, np.ndarray], variables: Sequence[str]) -> np.ndarr
 
 #: PyTensor mode for a MAP objective that is evaluated many times: the C
 #: backend, whose compiled modules are cached on disk (PyTensor's compiledir),
-#: so only a machine's first run pays for compiling them (57-78 s for the
+#: so only a machine's first run pays for compiling them (58-79 s for the
 #: naive-Bayes, classifier and mixture objectives on a cold cache, 1.7-2.6 s
 #: warm; measured).  PyTensor's default mode JIT-compiled some ops with numba
 #: in every new process (10 s for the mixture's objective).
