@@ -55,6 +55,7 @@ is used and nothing is cached.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -271,14 +272,9 @@ LOCK_WAIT_SECONDS = 900.0
 def _compiling(path: Path) -> Iterator[None]:
     """Hold ``path``'s ``.lock`` file while the model is compiled and stored.
 
-    Best effort: without ``fcntl`` (not POSIX), when the lock file cannot be
-    made, or after :data:`LOCK_WAIT_SECONDS`, the caller compiles unguarded.
+    Best effort: when the lock file cannot be made, or after
+    :data:`LOCK_WAIT_SECONDS`, the caller compiles unguarded.
     """
-    try:
-        import fcntl  # POSIX only: absent on Windows, where nothing is locked
-    except ImportError:
-        yield
-        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o644)
