@@ -6,11 +6,18 @@ model cache so each PyMC model compiles once per session.
 
 from __future__ import annotations
 
+import os
 import re
 import zlib
 
 import numpy as np
 import pytest
+
+
+def pytest_configure(config):
+    # A developer's running local worker (`bayes-compare worker start`) must not
+    # take the suite's runs: tests of the worker point this at their own file.
+    os.environ["BAYES_COMPARE_WORKER_FILE"] = "off"
 
 
 @pytest.fixture

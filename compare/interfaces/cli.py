@@ -39,6 +39,7 @@ from rich.table import Table
 
 import compare.topics
 from compare.core import defaults
+from compare.core.cluster import check_scheduler
 from compare.core.compiled_cache import cache_dir
 from compare.core.compiled_cache import clear as clear_compiled
 from compare.core.data import load_data
@@ -59,12 +60,14 @@ from compare.interfaces.cli_common import (
     DrawsOpt,
     FeaturesOpt,
     JsonOpt,
+    SchedulerOpt,
     SeedOpt,
     SetOpt,
     TargetOpt,
     TopicArg,
     TopicFileOpt,
     TuneOpt,
+    WorkerOpt,
     app,
     check_out_dir,
     check_out_file,
@@ -294,11 +297,118 @@ def _saved_builtin_run(
     topic_name: str, settings: Settings, out_dir: Path, out: Console
 ) -> _Outcome | None:
     """``run --all``: the topic's saved run on its builtin data, printed, if still valid."""
-    topic = compare.topics.get_topic(topic_name)
-    values, dataset, _ = load_data(topic, None, None, None, None, False)
-    hyper = topic.hyper({}, dataset=dataset, parsed=False)
-    saved = reusable(out_dir, run_key(topic=topic, data=values, hyper=hyper, settings=settings))
+    key = _prepared(topic_name, None, None, {}, settings).key
+    saved = None if key is None else reusable(out_dir, key)
     return None if saved is None else _reused(saved, out_dir, out)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Prepared:
+    """A run's inputs, read and checked in the command's process (before any compile)."""
+
+    topic: str
+    data: Any
+    hyper: dict[str, Any]
+    source: str
+    key: str | None  # None: streamed data, read in one pass while running (no content to key)
+
+
+def _prepared(
+    topic_name: str,
+    data: str | None,
+    column: str | None,
+    sets: dict[str, str],
+    settings: Settings,
+    target: str | None = None,
+    features: str | None = None,
+    stream: bool = False,
+) -> _Prepared:
+    topic = compare.topics.get_topic(topic_name)
+    values, dataset, source = load_data(topic, data, column, target, features, stream)
+    hyper = topic.hyper(sets, dataset=dataset, parsed=False)
+    key = None if stream else run_key(topic=topic, data=values, hyper=hyper, settings=settings)
+    return _Prepared(topic=topic.name, data=values, hyper=hyper, source=source, key=key)
+
+
+def _run_unit(
+    job: _Prepared,
+    settings: Settings,
+    topic_files: list[str] | None,
+    console: dict[str, Any],
+    keep_models: bool,
+) -> tuple[str, dict[str, Any], dict[str, bytes]]:
+    """One run on a Dask worker: (its printed text, its document, its saved files' bytes).
+
+    Nothing is written where the worker runs but a temporary folder: the
+    command writes the files where it was asked (:func:`document.save_run_files`),
+    so no shared file system is needed. ``keep_models``: the local worker keeps
+    the compiled model warm for the next command; a user's cluster releases it.
+    """
+    from compare.core.runner import run  # heavy: ArviZ, xarray and SciPy, on the worker
+    from compare.core.sampling import CACHE  # heavy: PyMC, on the worker
+
+    load_topic_files([Path(f) for f in topic_files] if topic_files else None)
+    topic = compare.topics.get_topic(job.topic)
+    buffer = io.StringIO()
+    result = run(topic, data=job.data, hyper=job.hyper, settings=settings, source=job.source)
+    _print_result(result, Console(file=buffer, **console))
+    with tempfile.TemporaryDirectory(prefix="bayes-compare-unit-") as tmp:
+        save_run(result, tmp, run_key=job.key)
+        files = document.run_files(tmp)
+    doc = to_document(result)
+    del result
+    if not keep_models:  # release the model and draws before the worker's next unit
+        CACHE.clear()
+        gc.collect()  # 0.3 s with PyMC loaded: not paid by the local worker's units
+    return buffer.getvalue(), doc, files
+
+
+@dataclasses.dataclass
+class _Cluster:
+    """Where a command's runs go when not in its own process: a Dask client and its name."""
+
+    client: Any
+    name: str
+    keep_models: bool
+    cluster: Any = None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):  # a cluster gone already: nothing to close
+            self.client.close()
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                self.cluster.close()
+
+
+def _open_cluster(scheduler: str | None, use_worker: bool) -> _Cluster | None:
+    """The user's scheduler, else the running local worker (unless ``--no-worker``), else None."""
+    if scheduler is not None:
+        from compare.core.cluster import connect  # heavy: Dask only when a cluster runs
+
+        client, _ = connect(workers=None, scheduler=scheduler)
+        return _Cluster(client=client, name=f"scheduler {scheduler}", keep_models=False)
+    if not use_worker:
+        return None
+    from compare.interfaces.worker import client_for_commands  # Dask only if a worker runs
+
+    found = client_for_commands()
+    if found is None:
+        return None
+    client, local = found
+    return _Cluster(client=client, name=f"the local worker (pid {local.pid})", keep_models=True)
+
+
+def _console_style(console: Console) -> dict[str, Any]:
+    return {
+        "force_terminal": console.is_terminal,
+        "color_system": console.color_system,
+        "width": console.width,
+        "no_color": console.no_color,
+    }
+
+
+def _absolute(topic_files: list[Path] | None) -> list[str] | None:
+    return [str(Path(f).resolve()) for f in topic_files] if topic_files else None
 
 
 def _run_one(
@@ -316,18 +426,41 @@ def _run_one(
     stream: bool = False,
     force: bool = False,
     status: bool = True,
+    cluster: _Cluster | None = None,
+    topic_files: list[Path] | None = None,
+    job: _Prepared | None = None,
 ) -> _Outcome:
-    topic = compare.topics.get_topic(topic_name)
-    values, dataset, source = load_data(topic, data, column, target, features, stream)
-    hyper = topic.hyper(sets, dataset=dataset, parsed=False)
-    # Streamed data is read in one pass while running: it has no content to key.
-    key = None if stream else run_key(topic=topic, data=values, hyper=hyper, settings=settings)
-    saved = None if force or key is None else reusable(out_dir, key)
+    if job is None:
+        job = _prepared(topic_name, data, column, sets, settings, target, features, stream)
+    saved = None if force or job.key is None else reusable(out_dir, job.key)
     if saved is not None:
         doc = _reused(saved, out_dir, out).doc
+    elif cluster is not None and not stream:
+        # Refuse a folder without room for the draws before sending the run away.
+        check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
+        waiting = (
+            err.status(f"{job.topic}: running on {cluster.name}")
+            if status
+            else contextlib.nullcontext()
+        )
+        with waiting:
+            future = cluster.client.submit(
+                _run_unit,
+                job,
+                settings,
+                _absolute(topic_files),
+                _console_style(out),
+                cluster.keep_models,
+                pure=False,
+            )
+            text, doc, files = future.result()
+        out.file.write(text)
+        out.file.flush()
+        document.save_run_files(out_dir, files)
     else:
         from compare.core.runner import run  # heavy: ArviZ, xarray and scipy only when running
 
+        topic = compare.topics.get_topic(job.topic)
         # Refuse a folder without room for the draws before compiling and sampling
         # (compare/outputs/document.py; save_run checks again with the exact size).
         check_room(out_dir, estimate_run_bytes(chains=settings.chains, draws=settings.draws))
@@ -345,14 +478,14 @@ def _run_one(
 
             result = run(
                 topic,
-                data=values,
-                hyper=hyper,
+                data=job.data,
+                hyper=job.hyper,
                 settings=settings,
-                source=source,
+                source=job.source,
                 on_stage=on_stage,
             )
         _print_result(result, out)
-        save_run(result, out_dir, run_key=key)
+        save_run(result, out_dir, run_key=job.key)
         doc = to_document(result)
     if json_path == "-":
         sys.stdout.write(dumps(doc))
@@ -412,15 +545,20 @@ def _run_all(
     force: bool,
     workers: int,
     topic_files: list[Path] | None,
+    cluster: _Cluster | None = None,
+    names: list[str] | None = None,
 ) -> list[str]:
     """Every topic on its builtin data, ``workers`` processes at a time; the verdicts in order.
 
     Topics start longest first (by the time their saved run took), so the
     last to finish is a short one; each is printed, in catalogue order, as
     soon as it and the ones before it are done. Saved runs that are still
-    valid are found here first: no worker is started for them.
+    valid are found here first: no worker is started for them. With a
+    ``cluster`` (a user's scheduler or the local worker), the topics run
+    there instead of in ``workers`` new processes, and their files come back
+    as bytes (:func:`_run_unit`). ``names``: these topics only (default all).
     """
-    names = [t.name for t in compare.topics.all_topics()]
+    names = [t.name for t in compare.topics.all_topics()] if names is None else names
     outcomes: dict[str, _Outcome] = {}
     shown = 0
 
@@ -437,7 +575,7 @@ def _run_all(
                 sys.stdout.flush()
             shown += 1
 
-    if workers <= 1:
+    if workers <= 1 and cluster is None:
         for name in names:
             outcomes[name] = _run_one(
                 name,
@@ -463,33 +601,60 @@ def _run_all(
     if not todo:
         return [outcomes[n].verdict for n in names]
     order = sorted(todo, key=lambda n: -_measured_cost(base / n))
-    style = {
-        "force_terminal": console.is_terminal,
-        "color_system": console.color_system,
-        "width": console.width,
-        "no_color": console.no_color,
-    }
+    style = _console_style(console)
     texts: dict[str, str] = {}
-    # spawn: a fresh interpreter per worker (fork after PyTensor/numba state is unsafe).
-    context = multiprocessing.get_context("spawn")
-    with (
-        ProcessPoolExecutor(max_workers=min(workers, len(order)), mp_context=context) as pool,
-        err.status(
-            f"run --all: {len(outcomes)}/{len(names)} topics done ({workers} workers)"
-        ) as status,
-    ):
-        # force=True: this process has just found no valid saved run for these.
-        futures = {
-            pool.submit(_run_task, name, settings, str(base / name), True, topic_files, style): name
-            for name in order
-        }
-        for future in as_completed(futures):
-            name = futures[future]
-            texts[name], outcomes[name] = future.result()
-            status.update(
-                f"run --all: {len(outcomes)}/{len(names)} topics done ({workers} workers)"
+    where = cluster.name if cluster is not None else f"{workers} workers"
+
+    def done(name: str, text: str, outcome: _Outcome) -> None:
+        texts[name], outcomes[name] = text, outcome
+        status.update(f"run --all: {len(outcomes)}/{len(names)} topics done ({where})")
+        show_ready(texts)
+
+    with err.status(f"run --all: {len(outcomes)}/{len(names)} topics done ({where})") as status:
+        if cluster is not None:
+            from distributed import as_completed as finished  # heavy: Dask, a cluster runs
+
+            check_room(
+                base,
+                len(order) * estimate_run_bytes(chains=settings.chains, draws=settings.draws),
             )
-            show_ready(texts)
+            jobs = {name: _prepared(name, None, None, {}, settings) for name in order}
+            futures = {
+                cluster.client.submit(
+                    _run_unit,
+                    jobs[name],
+                    settings,
+                    _absolute(topic_files),
+                    style,
+                    cluster.keep_models,
+                    pure=False,
+                ): name
+                for name in order
+            }
+            try:
+                for future in finished(futures):
+                    name = futures[future]
+                    text, doc, files = future.result()
+                    future.release()
+                    document.save_run_files(base / name, files)
+                    done(name, text, _Outcome(verdict=str(doc["verdict"]), doc=doc, reused=False))
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+            return [outcomes[n].verdict for n in names]
+        # spawn: a fresh interpreter per worker (fork after PyTensor/numba state is unsafe).
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(workers, len(order)), mp_context=context) as pool:
+            # force=True: this process has just found no valid saved run for these.
+            pending = {
+                pool.submit(
+                    _run_task, name, settings, str(base / name), True, topic_files, style
+                ): name
+                for name in order
+            }
+            for future in as_completed(pending):
+                done(pending[future], *future.result())
     return [outcomes[n].verdict for n in names]
 
 
@@ -540,13 +705,25 @@ def run_command(
         ),
     ] = False,
     workers: Annotated[
-        int,
-        typer.Option(help="with --all: topics run in this many processes at once (1: in this one)"),
-    ] = 2,
+        int | None,
+        typer.Option(
+            help="with --all: topics run in this many new processes at once (1: in this one; "
+            "default 2, or the local worker when one runs)"
+        ),
+    ] = None,
+    scheduler: SchedulerOpt = None,
+    use_worker: WorkerOpt = True,
 ) -> None:
     """Run the exact and the MCMC posterior side by side and give a verdict."""
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise BadInput(f"--workers must be >= 1, got {workers}; 1 runs the topics one by one")
+    if workers is not None and scheduler is not None:
+        raise BadInput(
+            f"give --workers {workers} (new local processes) or --scheduler {scheduler} "
+            "(an existing Dask cluster), not both"
+        )
+    if scheduler is not None:
+        check_scheduler(scheduler)
     settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
     sets = parse_sets(set_)
     if sizes is not None:
@@ -578,15 +755,22 @@ def run_command(
                 "with --all, --json takes only '-' (one JSON document per line); "
                 "each run's JSON is saved under --out"
             )
-        verdicts = _run_all(
-            settings=settings,
-            base=Path(out or "reports/runs"),
-            console=console,
-            json_lines=json_path == "-",
-            force=force,
-            workers=workers,
-            topic_files=topic_file,
-        )
+        # Explicit --workers N means N new processes here, not the local worker.
+        cluster = _open_cluster(scheduler, use_worker and workers is None)
+        try:
+            verdicts = _run_all(
+                settings=settings,
+                base=Path(out or "reports/runs"),
+                console=console,
+                json_lines=json_path == "-",
+                force=force,
+                workers=2 if workers is None else workers,
+                topic_files=topic_file,
+                cluster=cluster,
+            )
+        finally:
+            if cluster is not None:
+                cluster.close()
         code = (
             EXIT_DISAGREE
             if "disagree" in verdicts
@@ -610,20 +794,31 @@ def run_command(
                 f"Laplace-error sweep of {', '.join(having)}"
             )
     out_dir = Path(out) if out is not None else Path("reports/runs") / topic
-    result = _run_one(
-        topic,
-        data=data,
-        column=column,
-        sets=sets,
-        settings=settings,
-        json_path=json_path,
-        out_dir=out_dir,
-        out=console,
-        target=target,
-        features=features,
-        stream=stream,
-        force=force,
-    )
+    job = _prepared(topic, data, column, sets, settings, target, features, stream)
+    # A saved run to reuse, or streamed data (read here, in one pass): no cluster needed.
+    reuse = job.key is not None and not force and reusable(out_dir, job.key) is not None
+    cluster = None if reuse or stream else _open_cluster(scheduler, use_worker)
+    try:
+        result = _run_one(
+            topic,
+            data=data,
+            column=column,
+            sets=sets,
+            settings=settings,
+            json_path=json_path,
+            out_dir=out_dir,
+            out=console,
+            target=target,
+            features=features,
+            stream=stream,
+            force=force,
+            cluster=cluster,
+            topic_files=topic_file,
+            job=job,
+        )
+    finally:
+        if cluster is not None:
+            cluster.close()
     raise typer.Exit(result.exit_code)
 
 
@@ -784,7 +979,11 @@ def report(
         str | None, typer.Option(help="saved runs, <runs>/<topic>/ (default OUT/runs)")
     ] = None,
     workers: Annotated[
-        int | None, typer.Option(help="processes drawing figures (default: cores, at most 4)")
+        int | None,
+        typer.Option(
+            help="new processes drawing figures and running missing topics "
+            "(default: cores, at most 4, or the local worker when one runs)"
+        ),
     ] = None,
     topic_file: TopicFileOpt = None,
     force: Annotated[
@@ -793,6 +992,8 @@ def report(
             "--force", help="draw every figure again (by default unchanged runs keep theirs)"
         ),
     ] = False,
+    scheduler: SchedulerOpt = None,
+    use_worker: WorkerOpt = True,
 ) -> None:
     """Build the HTML report from saved runs, running the topics that have none."""
     from compare.outputs.report import build_site  # heavy: xarray, Jinja2, the figures
@@ -801,6 +1002,13 @@ def report(
         raise BadInput("give TOPIC names or --all, not both")
     if workers is not None and workers < 1:
         raise BadInput(f"--workers must be >= 1, got {workers}")
+    if workers is not None and scheduler is not None:
+        raise BadInput(
+            f"give --workers {workers} (new local processes) or --scheduler {scheduler} "
+            "(an existing Dask cluster), not both"
+        )
+    if scheduler is not None:
+        check_scheduler(scheduler)
     check_out_dir(out, "--out")
     check_out_dir(runs, "--runs")
     load_topic_files(topic_file)
@@ -811,6 +1019,7 @@ def report(
     runs_dir = Path(runs) if runs is not None else out_dir / "runs"
     check_out_dir(runs_dir, "--runs")
     console = make_console()
+    missing = []
     for t in chosen:
         run_dir = runs_dir / t.name
         # A save killed after its commit (compare/outputs/document.py): finish it, do not
@@ -819,25 +1028,34 @@ def report(
             recover_run(run_dir)
         if not ((run_dir / RESULT_FILE).is_file() and (run_dir / DRAWS_FILE).is_file()):
             console.print(f"{t.name}: no saved run under {run_dir}; running it on its default data")
-            _run_one(
-                t.name,
-                data=None,
-                column=None,
-                sets={},
+            missing.append(t.name)
+    cluster = _open_cluster(scheduler, use_worker and workers is None)
+    try:
+        if missing:
+            _run_all(
                 settings=defaults.DEFAULT,
-                json_path=None,
-                out_dir=run_dir,
-                out=console,
+                base=runs_dir,
+                console=console,
+                json_lines=False,
+                force=True,
+                workers=1 if workers is None else workers,
+                topic_files=topic_file,
+                cluster=cluster,
+                names=missing,
             )
-    with Progress(console=err, transient=True) as bar:
-        task = bar.add_task("drawing figures", total=None)
-        site = build_site(
-            [runs_dir / t.name for t in chosen],
-            out_dir,
-            workers=workers,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-            force=force,
-        )
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task("drawing figures", total=None)
+            site = build_site(
+                [runs_dir / t.name for t in chosen],
+                out_dir,
+                workers=workers,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                force=force,
+                client=None if cluster is None else cluster.client,
+            )
+    finally:
+        if cluster is not None:
+            cluster.close()
     for topic, kind in site.failed_figures:
         err.print(f"warning: {topic}: the {kind} figure failed; its page shows the error")
     console.print(f"built the report for {len(site.pages)} topics in {site.seconds:.1f} s")
@@ -875,6 +1093,7 @@ from compare.interfaces import (  # noqa: E402
     cli_export,  # noqa: F401
     cli_sbc,  # noqa: F401
     cli_sensitivity,  # noqa: F401
+    worker,  # noqa: F401
 )
 
 

@@ -102,6 +102,21 @@ FeaturesOpt = Annotated[
 SetOpt = Annotated[
     list[str] | None, typer.Option("--set", help="hyperparameter NAME=VALUE (repeatable)")
 ]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="tcp://HOST:PORT of a running Dask scheduler: the runs go to its workers "
+        "(no shared file system needed)"
+    ),
+]
+WorkerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--worker/--no-worker",
+        help="use the local worker when one runs (`bayes-compare worker start`); "
+        "--no-worker computes in this process",
+    ),
+]
 DrawsOpt = Annotated[int | None, typer.Option(help="kept draws per chain")]
 ChainsOpt = Annotated[int | None, typer.Option(help="number of chains")]
 TuneOpt = Annotated[int | None, typer.Option(help="warm-up draws per chain")]

@@ -515,6 +515,80 @@ def save_run(result: RunResult, out_dir: str | Path, *, run_key: str | None = No
     out_dir = Path(out_dir)
     groups = _draw_groups(result)
     check_room(out_dir, _groups_bytes(groups))
+
+    def stage(staging: Path) -> None:
+        draws = staging / DRAWS_FILE
+        _write_draws(groups, draws)
+        _pause("draws-staged")
+        doc = to_document(result)
+        doc["files"] = {DRAWS_FILE: {"sha256": _sha256(draws), "bytes": draws.stat().st_size}}
+        if run_key is not None:
+            doc["run_key"] = run_key
+        with open(staging / RESULT_FILE, "w") as fh:
+            fh.write(dumps(doc))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    _commit(out_dir, stage)
+    return out_dir / RESULT_FILE
+
+
+def run_files(out_dir: str | Path) -> dict[str, bytes]:
+    """The bytes of a saved run's files (``draws.nc``, ``result.json``).
+
+    What a unit that ran on a Dask worker sends back, so that the command
+    writes the run where it was asked, with no shared file system
+    (:func:`save_run_files`).
+    """
+    out_dir = Path(out_dir)
+    with _folder_lock(out_dir, exclusive=False):
+        return {name: (out_dir / name).read_bytes() for name in RUN_FILES}
+
+
+def save_run_files(out_dir: str | Path, files: dict[str, bytes]) -> Path:
+    """Write a run read by :func:`run_files` elsewhere under ``out_dir``, as :func:`save_run` does.
+
+    The draws are checked against the digest ``result.json`` records before
+    anything is written.
+
+    Raises
+    ------
+    WriteError
+        When the files are not one consistent run, do not fit on the disk, or
+        the write fails; the folder then holds the old run, if any.
+    """
+    out_dir = Path(out_dir)
+    try:
+        doc = json.loads(files[RESULT_FILE])
+        recorded = doc["files"][DRAWS_FILE]["sha256"]
+        draws = files[DRAWS_FILE]
+    except (KeyError, TypeError, ValueError):
+        raise WriteError(
+            f"--out {str(out_dir)!r}: the run sent back by the worker is not a saved run "
+            f"(files {sorted(files)}); run it again"
+        ) from None
+    if set(files) != set(RUN_FILES) or hashlib.sha256(draws).hexdigest() != recorded:
+        raise WriteError(
+            f"--out {str(out_dir)!r}: the run sent back by the worker does not match "
+            "its own digest; nothing was written; run it again"
+        )
+    check_room(out_dir, sum(len(b) for b in files.values()))
+
+    def stage(staging: Path) -> None:
+        for name in RUN_FILES:
+            with open(staging / name, "wb") as fh:
+                fh.write(files[name])
+                fh.flush()
+                os.fsync(fh.fileno())
+            if name == DRAWS_FILE:
+                _pause("draws-staged")
+
+    _commit(out_dir, stage)
+    return out_dir / RESULT_FILE
+
+
+def _commit(out_dir: Path, stage: Callable[[Path], None]) -> None:
+    """The protocol of the module docstring: ``stage`` fills a staging folder, then one rename."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -529,17 +603,7 @@ def save_run(result: RunResult, out_dir: str | Path, *, run_key: str | None = No
         staging = None
         try:
             staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=STAGING_PREFIX))
-            draws = staging / DRAWS_FILE
-            _write_draws(groups, draws)
-            _pause("draws-staged")
-            doc = to_document(result)
-            doc["files"] = {DRAWS_FILE: {"sha256": _sha256(draws), "bytes": draws.stat().st_size}}
-            if run_key is not None:
-                doc["run_key"] = run_key
-            with open(staging / RESULT_FILE, "w") as fh:
-                fh.write(dumps(doc))
-                fh.flush()
-                os.fsync(fh.fileno())
+            stage(staging)
             for name in RUN_FILES:
                 os.chmod(staging / name, umask_mode())
             _pause("result-staged")
@@ -560,7 +624,6 @@ def save_run(result: RunResult, out_dir: str | Path, *, run_key: str | None = No
         _pause("committed")
         _roll_forward(out_dir)
         _pause("done")
-    return out_dir / RESULT_FILE
 
 
 # --- reading runs folders: one loader for the report and the summary ---------------------

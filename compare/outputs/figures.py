@@ -880,6 +880,8 @@ FIGURE_KINDS = {f.name: f for f in FIGURES}
 
 #: Beside a run's figures: the stamp of what they were drawn from, and each result.
 FIGURE_STAMP = "figures.json"
+#: The files of a run folder the figures read (those present are sent to a Dask worker).
+FIGURE_INPUTS = (RESULT_FILE, DRAWS_FILE, sensitivity_study.SENSITIVITY_FILE)
 
 
 def _stamp(run_dir: Path, kinds: tuple[FigureKind, ...]) -> str:
@@ -939,11 +941,49 @@ def render_run(
         return kept
     run = SavedRun(run_dir)
     results = [render(kind, run, out_dir / f"{kind.name}.png") for kind in kinds]
+    stamp_figures(run_dir, out_dir, kinds, results)
+    return results
+
+
+def stamp_figures(
+    run_dir: Path, out_dir: Path, kinds: tuple[FigureKind, ...], results: list[dict[str, Any]]
+) -> None:
+    """Record in ``figures.json`` what the figures were drawn from, when none failed."""
     if all(r["status"] != "failed" for r in results):
         with contextlib.suppress(OSError):  # no stamp: the next build draws again
             stamp = _stamp(run_dir, kinds)
             atomic_write(out_dir / FIGURE_STAMP, json.dumps({"stamp": stamp, "results": results}))
-    return results
+
+
+def render_run_files(
+    files: dict[str, bytes], figure_dir: str, kinds: tuple[FigureKind, ...] = FIGURES
+) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+    """:func:`render_run` on a Dask worker, from a run folder's files sent as bytes.
+
+    ``files`` maps names in the run folder (``result.json``, ``draws.nc`` and
+    what the figures read beside them, such as ``sensitivity.json``) to their
+    bytes. Returns the figures' results and every file the drawing wrote or
+    changed, by path relative to the run folder (``<figure_dir>/<kind>.png``,
+    a computed ``sensitivity.json``), for the command to write: no shared file
+    system is needed.
+    """
+    import tempfile  # only on a worker
+
+    with tempfile.TemporaryDirectory(prefix="bayes-compare-figures-") as tmp:
+        run_dir = Path(tmp)
+        for name, data in files.items():
+            (run_dir / name).write_bytes(data)
+        run = SavedRun(run_dir)
+        out_dir = run_dir / figure_dir
+        results = [render(kind, run, out_dir / f"{kind.name}.png") for kind in kinds]
+        written = {
+            str(path.relative_to(run_dir)): path.read_bytes()
+            for path in sorted(run_dir.rglob("*"))
+            if path.is_file()
+            and not path.name.startswith(".")
+            and files.get(str(path.relative_to(run_dir))) != path.read_bytes()
+        }
+    return results, written
 
 
 def render(

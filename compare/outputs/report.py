@@ -38,7 +38,16 @@ from compare.outputs.document import (
     load_runs,
     split_settings,
 )
-from compare.outputs.figures import FIGURES, FigureKind, SavedRun, kept_figures, render_run
+from compare.outputs.figures import (
+    FIGURE_INPUTS,
+    FIGURES,
+    FigureKind,
+    SavedRun,
+    kept_figures,
+    render_run,
+    render_run_files,
+    stamp_figures,
+)
 from compare.studies.sbc import run_page_section
 from compare.studies.sensitivity import page_context
 from compare.topics import all_topics
@@ -407,11 +416,14 @@ def _render_all(
     progress: Callable[[int, int], None],
     kinds: tuple[FigureKind, ...],
     force: bool = False,
+    client: Any = None,
 ) -> list[list[dict[str, Any]]]:
     """Figures of every run, one task per run; a dead worker gives error boxes.
 
     Runs whose figures are still valid (:func:`~compare.outputs.figures.kept_figures`)
-    are read here; processes are started only for the runs left to draw.
+    are read here; processes are started only for the runs left to draw. With
+    a Dask ``client`` the runs are drawn on its workers from their files sent
+    as bytes, and the figures come back the same way.
     """
     jobs = [(str(run.directory), str(run.directory / FIGURE_DIR), kinds) for run in runs]
     results: dict[int, list[dict[str, Any]]] = {}
@@ -423,6 +435,49 @@ def _render_all(
     todo = [i for i in range(len(jobs)) if i not in results]
     if results:
         progress(len(results), len(jobs))
+
+    def failed(err: BaseException) -> list[dict[str, Any]]:
+        return [
+            {
+                "kind": kind.name,
+                "seconds": 0.0,
+                "status": "failed",
+                "error": f"{type(err).__name__}: {err}",
+            }
+            for kind in kinds
+        ]
+
+    if client is not None and todo:
+        from distributed import as_completed  # heavy: Dask only when a cluster runs
+
+        futures = {
+            client.submit(
+                render_run_files,
+                {
+                    name: (runs[i].directory / name).read_bytes()
+                    for name in FIGURE_INPUTS
+                    if (runs[i].directory / name).is_file()
+                },
+                FIGURE_DIR,
+                kinds,
+                pure=False,
+            ): i
+            for i in todo
+        }
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                drawn, written = future.result()
+            except Exception as err:  # noqa: BLE001 - a dead worker: error boxes, not a crash
+                results[i] = failed(err)
+            else:
+                run_dir = runs[i].directory
+                for name, data in written.items():
+                    atomic_write(run_dir / name, data)
+                stamp_figures(run_dir, run_dir / FIGURE_DIR, kinds, drawn)
+                results[i] = drawn
+            progress(len(results), len(jobs))
+        return [results[i] for i in range(len(jobs))]
     if workers <= 1 or len(todo) <= 1:
         for i in todo:
             results[i] = render_run(*jobs[i], force=True)
@@ -432,20 +487,12 @@ def _render_all(
     # sampled); a fresh interpreter per worker is safe and costs ~3 s once.
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx) as pool:
-        futures = {i: pool.submit(render_run, *jobs[i], force=True) for i in todo}
-        for i, future in futures.items():
+        futures_ = {i: pool.submit(render_run, *jobs[i], force=True) for i in todo}
+        for i, future_ in futures_.items():
             try:
-                results[i] = future.result()
+                results[i] = future_.result()
             except Exception as err:  # noqa: BLE001 - a dead worker: error boxes, not a crash
-                results[i] = [
-                    {
-                        "kind": kind.name,
-                        "seconds": 0.0,
-                        "status": "failed",
-                        "error": f"{type(err).__name__}: {err}",
-                    }
-                    for kind in kinds
-                ]
+                results[i] = failed(err)
             progress(len(results), len(jobs))
     return [results[i] for i in range(len(jobs))]
 
@@ -467,6 +514,7 @@ def build_site(
     kinds: tuple[FigureKind, ...] = FIGURES,
     warn: Callable[[str], None] = _warn_stderr,
     force: bool = False,
+    client: Any = None,
 ) -> SiteResult:
     """Write ``out/index.html`` and a page per run (beside each run's files).
 
@@ -487,6 +535,8 @@ def build_site(
     force : bool
         Draw every figure again; by default a run's figures are kept when
         nothing they were drawn from changed (:func:`compare.outputs.figures.render_run`).
+    client : distributed.Client, optional
+        Draw on this Dask cluster's workers instead of ``workers`` new processes.
 
     A run folder that cannot be used (``result.json`` truncated or not a run,
     ``draws.nc`` missing or of another run; :func:`compare.outputs.document.load_run`)
@@ -518,7 +568,12 @@ def build_site(
             + "; run `bayes-compare run --all` first"
         )
     results = _render_all(
-        runs, workers or default_workers(), progress or (lambda *_: None), tuple(kinds), force
+        runs,
+        workers or default_workers(),
+        progress or (lambda *_: None),
+        tuple(kinds),
+        force,
+        client,
     )
     figure_seconds: dict[str, float] = {}
     by_run: dict[str, list[FigureResult]] = {}

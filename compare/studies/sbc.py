@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import math
 import os
 import shutil
@@ -46,6 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from compare.core.cluster import connect
 from compare.core.defaults import DEFAULT
 from compare.core.files import atomic_write, dumps, versions
 from compare.core.files import clean as _clean
@@ -62,10 +62,6 @@ PAGE = "index.html"
 FIGURE_DIR = "figures"
 #: The SBC folder's name inside a topic's run folder (``reports/runs/<topic>/sbc``).
 RUN_SUBDIR = "sbc"
-#: Seconds to wait for a Dask scheduler before calling it unreachable.
-CONNECT_TIMEOUT = 3.0
-#: Seconds to wait for a connected scheduler to have at least one worker.
-WORKER_TIMEOUT = 10.0
 FORMAT = 1
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -905,53 +901,6 @@ def default_chunk(sims: int, workers: int) -> int:
     progress bar moves and an interrupt loses little.
     """
     return int(min(25, max(4, math.ceil(sims / (8 * max(1, workers))))))
-
-
-def connect(
-    *, workers: int | None, scheduler: str | None, timeout: float = CONNECT_TIMEOUT
-) -> tuple[Any, Any]:
-    """(client, cluster or None): a new LocalCluster, or an existing scheduler."""
-
-    from distributed import Client, LocalCluster  # heavy: Dask only when a cluster runs
-
-    if scheduler is not None:
-        if (
-            not scheduler.startswith(("tcp://", "tls://", "ws://", "wss://", "inproc://"))
-            or ":" not in scheduler.split("://", 1)[1]
-        ):
-            raise InputError(
-                f"--scheduler {scheduler!r} must look like tcp://HOST:PORT, e.g. "
-                "tcp://127.0.0.1:8786"
-            )
-        try:
-            client = Client(scheduler, timeout=timeout)
-        except (OSError, TimeoutError) as err:
-            raise InputError(
-                f"--scheduler {scheduler}: no Dask scheduler answered within "
-                f"{timeout:g} s ({type(err).__name__}); start one with `dask "
-                "scheduler` and `dask worker ADDRESS`, or use --workers N for a "
-                "local cluster"
-            ) from None
-        try:
-            client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
-        except (OSError, TimeoutError):
-            client.close()
-            raise InputError(
-                f"--scheduler {scheduler}: the scheduler has no workers (waited "
-                f"{WORKER_TIMEOUT:g} s); start some with `dask worker "
-                f"{scheduler} --nthreads 1`"
-            ) from None
-        return client, None
-    # ":0": the scheduler's HTTP server on a free port (None still tried 8787 and
-    # warned when another cluster held it).
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    return Client(cluster), cluster
 
 
 def run_sbc(

@@ -1,0 +1,218 @@
+"""Dask clusters: a new ``LocalCluster``, a user's scheduler, or the local worker.
+
+Three places the independent units of a command (an SBC block, a topic of
+``run --all``, a report's figures, a calibration replication) can run:
+
+- a ``LocalCluster`` started for the command and closed after it
+  (:func:`connect` with ``workers``);
+- a user's Dask scheduler, ``--scheduler tcp://HOST:PORT`` (:func:`connect`
+  with ``scheduler``). Units there never rely on a shared file system: they
+  get their inputs as arguments and return their outputs as bytes, which the
+  command writes here (``compare/interfaces/cli.py``, ``compare/outputs/report.py``);
+- the **local worker** (``bayes-compare worker start``,
+  ``compare/interfaces/worker.py``): a long-lived ``LocalCluster`` on
+  127.0.0.1 that keeps imports and compiled models warm between commands.
+  It is described by a JSON file (:func:`worker_file`, mode 0600) holding its
+  address and its TLS credentials: every connection is mutually
+  authenticated, so another user of the machine cannot submit code to it.
+
+Nothing here imports Dask at module level: ``distributed`` costs ~0.5 s and a
+light command must not pay it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from compare.core.registry import InputError
+
+#: Seconds to wait for a Dask scheduler before calling it unreachable.
+CONNECT_TIMEOUT = 3.0
+#: Seconds to wait for a connected scheduler to have at least one worker.
+WORKER_TIMEOUT = 10.0
+#: Environment variable naming the local worker's file; ``off`` ignores any local worker.
+WORKER_ENV = "BAYES_COMPARE_WORKER_FILE"
+_DISABLED = {"off", "0", "false", "no", "none"}
+_SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "inproc://")
+
+
+def check_scheduler(address: str, option: str = "--scheduler") -> None:
+    """Raise :class:`InputError` unless ``address`` looks like ``tcp://HOST:PORT``."""
+    if not address.startswith(_SCHEMES) or ":" not in address.split("://", 1)[1]:
+        raise InputError(
+            f"{option} {address!r} must look like tcp://HOST:PORT, e.g. tcp://127.0.0.1:8786"
+        )
+
+
+def connect(
+    *,
+    workers: int | None,
+    scheduler: str | None,
+    timeout: float = CONNECT_TIMEOUT,
+    security: Any = None,
+) -> tuple[Any, Any]:
+    """(client, cluster or None): a new ``LocalCluster``, or an existing scheduler.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes of a new ``LocalCluster`` (one thread each).
+    scheduler : str, optional
+        Address of a running scheduler; ``workers`` is then ignored.
+    timeout : float
+        Seconds to wait for the scheduler to answer.
+    security : distributed.Security, optional
+        TLS credentials (the local worker's, :meth:`LocalWorker.security`).
+
+    Raises
+    ------
+    InputError
+        A malformed address, no answer within ``timeout``, or a scheduler
+        without workers after :data:`WORKER_TIMEOUT` seconds.
+    """
+
+    from distributed import Client, LocalCluster  # heavy: Dask only when a cluster runs
+
+    if scheduler is not None:
+        check_scheduler(scheduler)
+        try:
+            client = Client(scheduler, timeout=timeout, security=security)
+        except (OSError, TimeoutError) as err:
+            raise InputError(
+                f"--scheduler {scheduler}: no Dask scheduler answered within "
+                f"{timeout:g} s ({type(err).__name__}); start one with `dask "
+                "scheduler` and `dask worker ADDRESS`, or use --workers N for a "
+                "local cluster"
+            ) from None
+        try:
+            client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
+        except (OSError, TimeoutError):
+            client.close()
+            raise InputError(
+                f"--scheduler {scheduler}: the scheduler has no workers (waited "
+                f"{WORKER_TIMEOUT:g} s); start some with `dask worker "
+                f"{scheduler} --nthreads 1`"
+            ) from None
+        return client, None
+    # ":0": the scheduler's HTTP server on a free port (None still tried 8787 and
+    # warned when another cluster held it).
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
+    return Client(cluster), cluster
+
+
+# --- the local worker's file ------------------------------------------------------------
+def worker_file(*, environ: os._Environ[str] | dict[str, str] | None = None) -> Path | None:
+    """Where the local worker describes itself; None when switched off.
+
+    ``$BAYES_COMPARE_WORKER_FILE`` when set (``off`` ignores any local worker:
+    every command then runs in its own process), else
+    ``$XDG_CACHE_HOME/bayes-compare/worker.json`` (``~/.cache`` by default).
+    """
+    env = os.environ if environ is None else environ
+    chosen = env.get(WORKER_ENV)
+    if chosen is not None:
+        if not chosen.strip() or chosen.strip().lower() in _DISABLED:
+            return None
+        return Path(chosen).expanduser()
+    base = env.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    return Path(base) / "bayes-compare" / "worker.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalWorker:
+    """What the local worker's file says: where it listens and how to prove who we are.
+
+    Attributes
+    ----------
+    address : str
+        ``tls://127.0.0.1:PORT`` of its scheduler.
+    pid : int
+        The process serving it (``bayes-compare worker serve``).
+    workers : int
+        Its worker processes.
+    code : str
+        The fingerprint of the code it loaded (:func:`compare.outputs.run_cache.package_sources`);
+        a command whose code differs does not use it.
+    started : float
+        Unix time it started.
+    idle_timeout : float
+        Seconds without a task after which it shuts itself down.
+    tls : dict
+        PEM texts of the CA, the client certificate and its key.
+    """
+
+    address: str
+    pid: int
+    workers: int
+    code: str
+    started: float
+    idle_timeout: float
+    tls: dict[str, str]
+
+    def security(self) -> Any:
+        """The ``distributed.Security`` a client needs to connect."""
+        from distributed.security import Security  # heavy: Dask only when a cluster runs
+
+        return Security(
+            require_encryption=True,
+            tls_ca_file=self.tls["ca"],
+            tls_client_cert=self.tls["cert"],
+            tls_client_key=self.tls["key"],
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2) + "\n"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: not ours
+        return False
+    return True
+
+
+def read_worker(path: Path | None = None) -> LocalWorker | None:
+    """The running local worker, or None (no file, unreadable, or its process is gone).
+
+    A file left by a worker that died is removed.
+    """
+    path = worker_file() if path is None else path
+    if path is None:
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        found = LocalWorker(**raw)
+    except (OSError, ValueError, TypeError):
+        return None
+    if not _alive(found.pid):
+        path.unlink(missing_ok=True)
+        return None
+    return found
+
+
+def write_worker(path: Path, worker: LocalWorker) -> None:
+    """Write the worker's file readable by its owner only (it holds a private key)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(worker.to_json())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
