@@ -19,6 +19,7 @@ quoted in docs/studies.md.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +113,24 @@ class NullStudy:
     decided_by: tuple[str, ...] = ()
     alpha: float = DEFAULT.alpha
 
+    @classmethod
+    def concat(cls, parts: Sequence[NullStudy]) -> NullStudy:
+        """One study from studies of consecutive replication ranges of the same fixture."""
+        first = parts[0]
+        if any(p.names != first.names or p.alpha != first.alpha for p in parts):
+            raise ValueError(
+                "the parts test different quantities or alphas; they are not one study"
+            )
+        return cls(
+            names=first.names,
+            z=np.concatenate([p.z for p in parts]),
+            family=first.family,
+            verdicts=tuple(v for p in parts for v in p.verdicts),
+            worst_rhat=np.concatenate([p.worst_rhat for p in parts]),
+            decided_by=tuple(d for p in parts for d in p.decided_by),
+            alpha=first.alpha,
+        )
+
     def false_alarm_rate(self, alpha: float) -> float:
         """Share of replications the statistical tests would flag at ``alpha``.
 
@@ -157,19 +176,22 @@ def mcmc_null(
     settings: Settings = STUDY_SETTINGS,
     cache: ModelCache = CACHE,
     model_topic: Topic | None = None,
+    first: int = 0,
 ) -> NullStudy:
     """Agreement z-scores of real PyMC runs on fresh prior-predictive data sets.
 
-    Replication ``r`` simulates data with ``default_rng([seed, r])`` and
-    samples with seed ``seed * 100_003 + r``.  ``model_topic`` (default
-    ``topic``) supplies the PyMC model: pass a topic whose ``build_model`` is
-    wrong to study power with the same machinery.
+    Replication ``r`` (``first <= r < first + replications``) simulates data
+    with ``default_rng([seed, r])`` and samples with seed ``seed * 100_003 + r``,
+    so a study split into ranges (one Dask task each) and joined with
+    :meth:`NullStudy.concat` is the study run in one piece.  ``model_topic``
+    (default ``topic``) supplies the PyMC model: pass a topic whose
+    ``build_model`` is wrong to study power with the same machinery.
     """
     model_topic = model_topic or topic
     if model_topic.extra_tests == 0:  # extras add no statistical test: skip their cost
         settings = dataclasses.replace(settings, extras=False)
     rows, names, verdicts, rhats, deciders = [], None, [], [], []
-    for r in range(replications):
+    for r in range(first, first + replications):
         sim = topic.simulate(np.random.default_rng([seed, r]), n_obs, dict(hyper))
         result = run(
             model_topic,
