@@ -14,6 +14,13 @@
 
 The fixtures are the topics' own (``Topic.calibration``; the power study's
 is ``Calibration.power``) and the bugs the topics' ``Topic.planted``.
+
+Sections 2 and 3 run as Dask tasks of CHUNK replications each: on a new
+``LocalCluster`` of ``--workers`` processes (default: the usable cores), or
+on a running cluster with ``--scheduler tcp://HOST:PORT`` (``make study
+SCHEDULER=tcp://HOST:PORT``). Replication ``r`` of a fixture has the same
+data and seed however the study is split (``mcmc_null(first=...)``), so the
+figures do not depend on where it ran.
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ import analytic.gamma_poisson as gp
 import analytic.normal_inverse_gamma as nig
 import analytic.normal_known_variance as nkv
 import analytic.pareto_uniform as pu
+from compare.core.cluster import connect
 from compare.studies.calibration import (
+    NullStudy,
     detection_rate,
     iid_null,
     mcmc_null,
@@ -62,13 +71,85 @@ BUGS = [
 ]
 
 
+#: Replications per Dask task: ~10 tasks per topic at the default 200.
+CHUNK = 20
+
+
+def _part(
+    name: str,
+    hyper: dict,
+    n: int,
+    seed: int,
+    first: int,
+    count: int,
+    bug: tuple[str, float] | None = None,
+) -> tuple[NullStudy, float]:
+    """Replications first..first+count-1 of one fixture, on a Dask worker; (study, seconds)."""
+    start = time.perf_counter()
+    study = mcmc_null(
+        get_topic(name),
+        replications=count,
+        n_obs=n,
+        hyper=hyper,
+        seed=seed,
+        first=first,
+        model_topic=None if bug is None else planted(name, *bug),
+    )
+    return study, time.perf_counter() - start
+
+
+def _submit(client, name, hyper, n, seed, replications, bug=None) -> list:
+    return [
+        client.submit(
+            _part, name, hyper, n, seed, first, min(CHUNK, replications - first), bug, pure=False
+        )
+        for first in range(0, replications, CHUNK)
+    ]
+
+
+def _joined(futures) -> tuple[NullStudy, float]:
+    parts = [f.result() for f in futures]
+    return NullStudy.concat([p for p, _ in parts]), sum(t for _, t in parts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--replications", type=int, default=200, help="MCMC null runs per topic (default 200)"
     )
     parser.add_argument("--power-replications", type=int, default=100)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, help="LocalCluster processes")
+    where.add_argument("--scheduler", default=None, help="tcp://HOST:PORT of a Dask scheduler")
     args = parser.parse_args()
+    client, cluster = connect(
+        workers=args.workers or len(os.sched_getaffinity(0)), scheduler=args.scheduler
+    )
+    try:
+        run_study(args, client)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_study(args: argparse.Namespace, client) -> None:
+    started = time.perf_counter()
+    workers = len(client.scheduler_info().get("workers", {}))
+    fixtures = null_fixtures()  # every topic's Topic.calibration, in the catalogue's order
+    # Every task of sections 2 and 3 is queued first (the cluster works while section 1
+    # runs here); the lines print in order as they finish.
+    null_parts = {
+        name: _submit(client, name, hyper, n, 1000 + i, args.replications)
+        for i, (name, (hyper, n)) in enumerate(fixtures.items())
+    }
+    power_parts = {
+        (name, bug, factor): _submit(
+            client, name, hyper, n, 5000, args.power_replications, (bug, factor)
+        )
+        for name, (hyper, n) in power_fixtures().items()  # Calibration.power
+        for bug, factor in BUGS
+    }
 
     print("1. iid draws in place of MCMC (4 chains x 1000 draws, 1000 replications)")
     print(f"   {'posterior':10s} {'tests':>5s} {'FWER@0.01':>10s} {'FWER@0.05':>10s}")
@@ -86,13 +167,9 @@ def main() -> None:
         f"{'FAR@1e-4':>9s} {'var(z) range':>14s} {'worst R-hat':>11s} {'s/run':>6s}"
     )
     pooled = {a: [] for a in (0.05, 0.01, 1e-3, 1e-4)}
-    fixtures = null_fixtures()  # every topic's Topic.calibration, in the catalogue's order
-    for i, (name, (hyper, n)) in enumerate(fixtures.items()):
-        start = time.perf_counter()
-        s = mcmc_null(
-            get_topic(name), replications=args.replications, n_obs=n, hyper=hyper, seed=1000 + i
-        )
-        per_run = (time.perf_counter() - start) / args.replications
+    for name, futures in null_parts.items():
+        s, seconds = _joined(futures)
+        per_run = seconds / args.replications
         rates = {a: s.false_alarm_rate(a) for a in pooled}
         for a, r in rates.items():
             pooled[a].append(r)
@@ -100,7 +177,8 @@ def main() -> None:
         print(
             f"   {name:24s} {len(s.names):5d} {rates[0.05]:9.3f} {rates[0.01]:9.3f} "
             f"{rates[1e-3]:9.4f} {rates[1e-4]:9.4f} {var.min():6.2f}-{var.max():<6.2f} "
-            f"{s.worst_rhat.max():11.4f} {per_run:6.2f}"
+            f"{s.worst_rhat.max():11.4f} {per_run:6.2f}",
+            flush=True,
         )
     total = args.replications * len(fixtures)
     print(
@@ -113,20 +191,18 @@ def main() -> None:
         "and seeds each, default settings, alpha=1e-4)"
     )
     print(f"   {'topic':24s} {'bug':12s} {'factor':>6s} {'verdict':>8s} {'agreement':>10s}")
-    for name, (hyper, n) in power_fixtures().items():  # Calibration.power
-        for bug, factor in BUGS:
-            s = mcmc_null(
-                get_topic(name),
-                replications=args.power_replications,
-                n_obs=n,
-                hyper=hyper,
-                seed=5000,
-                model_topic=planted(name, bug, factor),
-            )
-            print(
-                f"   {name:24s} {bug:12s} {factor:6.2f} {detection_rate(s):8.2f} "
-                f"{detection_rate(s, by='agreement'):10.2f}"
-            )
+    for (name, bug, factor), futures in power_parts.items():
+        s, _ = _joined(futures)
+        print(
+            f"   {name:24s} {bug:12s} {factor:6.2f} {detection_rate(s):8.2f} "
+            f"{detection_rate(s, by='agreement'):10.2f}",
+            flush=True,
+        )
+    print(
+        f"\nsections 2-3 on {workers} Dask workers"
+        + (f" ({args.scheduler})" if args.scheduler else " (a LocalCluster)")
+        + f": {time.perf_counter() - started:.0f} s"
+    )
 
 
 if __name__ == "__main__":
