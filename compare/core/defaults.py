@@ -5,6 +5,8 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 
+from compare.core.methods import DEFAULT_METHOD, METHODS
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -56,6 +58,17 @@ class Settings:
         Smallest tolerance of the evidence check; the check allows
         ``max(smc_tol_nats, 5 x sd over chains)`` between the exact log
         evidence and the SMC mean (SMC is noisy and biased low).
+    method : str
+        The inference method (:mod:`compare.core.methods`): ``nutpie`` by
+        default; another sampler, or an approximation (then ``chains x
+        draws`` iid draws are taken from it and judged by the tolerances below).
+    tolerance_sd, tolerance_sd_ratio : float
+        An approximation agrees when every parameter's mean is within
+        ``tolerance_sd`` exact posterior sds of the exact mean and its sd
+        within ``tolerance_sd_ratio`` (relative) of the exact sd, both beyond
+        3 Monte Carlo standard errors (:mod:`compare.core.approximation`).
+    vi_steps : int
+        Optimisation steps of ADVI (``pm.fit(n=...)``).
     """
 
     draws: int = 2000
@@ -76,6 +89,10 @@ class Settings:
     smc_chains: int = 4
     smc_tol_nats: float = 0.5
     extras: bool = True
+    method: str = DEFAULT_METHOD
+    tolerance_sd: float = 0.1
+    tolerance_sd_ratio: float = 0.1
+    vi_steps: int = 20_000
 
     def __post_init__(self) -> None:
         for name in ("draws", "chains", "n_reference"):
@@ -106,6 +123,16 @@ class Settings:
             raise ValueError(f"extension_growth must be >= 1, got {self.extension_growth!r}")
         if not self.mode_gap_sd > 0.0:
             raise ValueError(f"mode_gap_sd must be > 0, got {self.mode_gap_sd!r}")
+        if self.method not in METHODS:
+            raise ValueError(
+                f"method must be one of {', '.join(METHODS)}, got {self.method!r}; "
+                "e.g. --method pymc"
+            )
+        for name in ("tolerance_sd", "tolerance_sd_ratio"):
+            if not getattr(self, name) > 0.0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if not isinstance(self.vi_steps, int) or self.vi_steps < 1:
+            raise ValueError(f"vi_steps must be an integer >= 1, got {self.vi_steps!r}")
         if not 0.0 < self.alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1), got {self.alpha!r}; e.g. --alpha 1e-4")
 

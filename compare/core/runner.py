@@ -20,6 +20,7 @@ from compare.core.agreement import Agreement, agreement_test, posterior_array
 from compare.core.checks import MODES, SHORT, Check, Diagnosis, Extra, ExtraContext, diagnose
 from compare.core.data import check_array
 from compare.core.defaults import DEFAULT, Settings
+from compare.core.methods import APPROXIMATION, DEFAULT_METHOD, usable
 from compare.core.registry import InputError, Topic
 
 if TYPE_CHECKING:  # sampling imports PyMC; checking draws alone (compare.check_draws) does not
@@ -482,7 +483,13 @@ def run(
     except ValueError as err:
         raise InputError(str(err)) from err
     structure = topic.structure(x, hyper)
-    key = (topic.name, tuple(sorted(structure.items())), topic.build_model)
+    method = usable(settings.method)
+    other = method.name != DEFAULT_METHOD
+    if other and topic.step is not None:
+        raise InputError(f"{topic.name}: {method.not_applicable(discrete=True)}")
+    key = (topic.name, tuple(sorted(structure.items())), topic.build_model) + (
+        (method.name,) if other else ()
+    )
     if key not in cache:
         stage("compiling")
     t1 = time.perf_counter()
@@ -491,9 +498,29 @@ def run(
         lambda: topic.build_model(**structure),
         topic.variables,
         **({} if topic.step is None else {"step": topic.step}),
+        **({"method": method.name} if other else {}),
     )
     t2 = time.perf_counter()
     model_data = topic.model_data(x=x, **hyper)
+    if other:
+        # The topic's extra comparisons sample their own models with nutpie: a run of
+        # another method judges that method's draws alone (alpha is split as always).
+        settings = dataclasses.replace(settings, extras=False)
+    if method.kind == APPROXIMATION:
+        stage("sampling")
+        return _approximated(
+            topic,
+            compiled=compiled,
+            model_data=model_data,
+            exact=exact,
+            settings=settings,
+            hyper=hyper,
+            source=source,
+            n=int(len(x)),
+            column=column,
+            started=(t0, t1, t2),
+            stage=stage,
+        )
     stage("sampling")
     sampled = sample_enough(
         compiled,
@@ -578,6 +605,100 @@ def run(
         },
         draws=tree,
         extra=extra,
+        variables=tuple(topic.variables),
+        observed=observed_columns(column),
+    )
+
+
+def _approximated(
+    topic: Topic,
+    *,
+    compiled: Any,
+    model_data: dict[str, Any],
+    exact: ExactAnswer,
+    settings: Settings,
+    hyper: dict[str, Any],
+    source: str,
+    n: int,
+    column: Any,
+    started: tuple[float, float, float],
+    stage: Callable[[str], None],
+) -> RunResult:
+    """A run of an approximation (:mod:`compare.core.approximation`): how far it is, and the verdict.
+
+    ``chains x draws`` iid draws are taken from the fitted approximation and
+    kept as the run's draws (``mcmc`` summarises them as for any method; the
+    convergence checks pass for iid draws and are kept for the record). The
+    agreement test is replaced by the tolerance checks ``approx_mean`` and
+    ``approx_sd``; the MAP check is PyMC's MAP, as in every run.
+    """
+    import xarray as xr  # heavy: only when a run has draws
+
+    from compare.core.approximation import (  # heavy: ArviZ's PSIS, for approximations only
+        approximation_checks,
+        distances,
+    )
+
+    t0, t1, t2 = started
+    fitted = compiled.approximate(model_data, settings, seed=settings.seed)
+    space = compiled.space
+    theta = np.array([space.values(u) for u in fitted.draws])
+    logp_u = np.array([space.logp(u) for u in fitted.draws])
+    gaussian_theta = None
+    if fitted.mean is not None and fitted.cov is not None and space.is_identity():
+        gaussian_theta = (fitted.mean, fitted.cov)
+    t3 = time.perf_counter()
+    stage("checking")
+    found = distances(
+        method=settings.method,
+        theta=theta,
+        logq=fitted.logq,
+        logp_u=logp_u,
+        exact=exact,
+        rng=np.random.default_rng(settings.seed),
+        gaussian_theta=gaussian_theta,
+        fit_seconds=fitted.seconds,
+    )
+    draws = theta.reshape(settings.chains, settings.draws, -1)
+    checks, diag = convergence_checks(draws, 0, settings)
+    pymc_map = compiled.map_point(model_data)
+    checks = (*checks, *approximation_checks(found, settings), map_check(exact, pymc_map, settings))
+    verdict, decided_by = decide(checks)
+    if verdict == AGREE:
+        decided_by = "approximation"
+    posterior = xr.Dataset(
+        {
+            name: (("chain", "draw", *[f"{name}_dim_{k}" for k in range(len(shape))]), values)
+            for name, shape, values in space.split(draws, settings.chains, settings.draws)
+        }
+    )
+    stats = xr.Dataset(
+        {"diverging": (("chain", "draw"), np.zeros((settings.chains, settings.draws), bool))}
+    )
+    tree = xr.DataTree.from_dict({"posterior": posterior, "sample_stats": stats})
+    t4 = time.perf_counter()
+    return RunResult(
+        topic=topic.name,
+        parameters=tuple(exact.parameters),
+        verdict=verdict,
+        decided_by=decided_by,
+        exact=exact,
+        mcmc=summarise(draws, diag, 0, pymc_map),
+        agreement=None,
+        checks=checks,
+        settings=settings,
+        hyper=hyper,
+        data_source=source,
+        n=n,
+        timings={
+            "compile": t2 - t1,
+            "sample": t3 - t2,
+            "check": t4 - t3,
+            "total": t4 - t0,
+            "extension": 0.0,
+        },
+        draws=tree,
+        extra=Extra(sections={"approximation": found.section()}, lines=found.lines()),
         variables=tuple(topic.variables),
         observed=observed_columns(column),
     )

@@ -402,7 +402,7 @@ class ModelCache:
         build: Callable[[], pm.Model],
         variables: Sequence[str],
         **compile_kwargs: Any,
-    ) -> CompiledModel | StepModel:
+    ) -> Any:
         with self._lock:
             if key not in self._models:
                 self._models[key] = compile_model(build(), variables, **compile_kwargs)
@@ -422,13 +422,17 @@ def compile_model(
     *,
     jitter: bool = True,
     step: Callable[[pm.Model], object] | None = None,
-) -> CompiledModel | StepModel:
+    method: str = "nutpie",
+) -> Any:
     """Compile ``model`` with nutpie (numba backend), or load it from the disk cache.
 
     ``jitter=False`` starts every chain exactly at the model's initial point
     (nutpie otherwise adds U(-1, 1) in the unconstrained space).  With
     ``step`` (discrete models), nothing is compiled ahead: the model is
     sampled by ``pm.sample`` with ``step(model)`` (see :class:`StepModel`).
+    Another ``method`` (:mod:`compare.core.methods`) compiles nothing ahead
+    either: each method compiles what it needs when it runs
+    (:class:`compare.core.inference.MethodModel`).
     """
     missing = [v for v in variables if v not in model.named_vars]
     if missing:
@@ -438,6 +442,10 @@ def compile_model(
         )
     if step is not None:
         return StepModel(model=model, variables=tuple(variables), step=step)
+    if method != "nutpie":
+        from compare.core.inference import MethodModel  # heavy: only for other methods
+
+        return MethodModel(model=model, variables=tuple(variables), method=method)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -49,6 +49,7 @@ from compare.core.agreement import agreement_test, posterior_array
 from compare.core.checks import Check, Extra
 from compare.core.data import topic_data
 from compare.core.defaults import Settings
+from compare.core.methods import APPROXIMATION, DEFAULT_METHOD, METHODS, SAMPLER, usable
 from compare.core.registry import InputError
 from compare.core.runner import (
     RunResult,
@@ -790,6 +791,7 @@ def _settings(
     tune: int | None = None,
     seed: int | None = None,
     alpha: float | None = None,
+    method: str | None = None,
     base: Settings | Mapping[str, Any] | None = None,
 ) -> Settings:
     if isinstance(base, Settings):
@@ -804,7 +806,9 @@ def _settings(
             base = dict(base)
     overrides: dict[str, Any] = {
         k: v
-        for k, v in dict(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha).items()
+        for k, v in dict(
+            draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha, method=method
+        ).items()
         if v is not None
     }
     if isinstance(base, dict):
@@ -858,8 +862,9 @@ def check(
     alpha: float | None = None,
     name: str = "user-model",
     sampler_options: Mapping[str, Any] | None = None,
+    method: str | None = None,
 ) -> CheckResult:
-    """Sample a PyMC model with nutpie and test it against an exact posterior.
+    """Sample a PyMC model (with nutpie by default) and test it against an exact posterior.
 
     Parameters
     ----------
@@ -881,6 +886,12 @@ def check(
         What the run is called in its JSON document and report.
     sampler_options : mapping, optional
         Extra ``nutpie.sample`` arguments (e.g. ``low_rank_modified_mass_matrix=True``).
+    method : str, optional
+        A sampler of :mod:`compare.core.methods` (``nutpie``, the default;
+        ``pymc``, ``numpyro``, ``blackjax``, ``smc``), judged by the same
+        calibrated verdict. The approximations are run on the built-in topics
+        (``compare.run(..., method="advi")``), whose exact side gives the
+        log evidence and marginals their distances need.
 
     Returns
     -------
@@ -899,12 +910,21 @@ def check(
             f"exact must be a compare.Exact (mean, cov, ...), got "
             f"{type(exact).__name__}; e.g. compare.Exact(mean=[0.0], cov=[[1.0]])"
         )
-    settings = _settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
+    chosen = usable(method or DEFAULT_METHOD)
+    if chosen.kind == APPROXIMATION:
+        raise InputError(
+            f"method={chosen.name!r} is an approximation; compare.check takes the samplers "
+            f"({', '.join(m.name for m in METHODS.values() if m.kind == SAMPLER)}); run "
+            f"approximations on a topic: compare.run(TOPIC, settings={{'method': {chosen.name!r}}})"
+        )
+    settings = _settings(
+        draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha, method=chosen.name
+    )
     discrete = [rv.name for rv in model.free_RVs if str(rv.dtype).startswith(("int", "uint"))]
     if discrete:
         raise InputError(
             f"the model's free variable(s) {discrete} are discrete, and check "
-            "samples with NUTS (nutpie); marginalise them out, or sample the model "
+            f"samples with NUTS ({chosen.name}); marginalise them out, or sample the model "
             "yourself and use compare.check_draws"
         )
     if not model.free_RVs:
@@ -931,7 +951,10 @@ def check(
     t0 = time.perf_counter()
     try:  # one compile per model and variables; later checks of the same model reuse it
         compiled = _user_cache().get(
-            ("user-model", model, tuple(var_names)), lambda: model, var_names
+            ("user-model", model, tuple(var_names), chosen.name),
+            lambda: model,
+            var_names,
+            **({} if chosen.name == DEFAULT_METHOD else {"method": chosen.name}),
         )
     except ValueError as err:
         raise InputError(str(err)) from err
@@ -1258,9 +1281,10 @@ def run(
     column, target, features : optional
         Which CSV columns to read (as the CLI's options).
     settings : compare.core.defaults.Settings or mapping, optional
-        Sampler and verdict settings, e.g. ``{"draws": 1000, "alpha": 1e-3}``.
-        (They are not keyword arguments because hyperparameter names such as
-        ``alpha`` would clash.)
+        Sampler and verdict settings, e.g. ``{"draws": 1000, "alpha": 1e-3}``;
+        ``{"method": "advi"}`` runs another inference method
+        (:mod:`compare.core.methods`). (They are not keyword arguments because
+        hyperparameter names such as ``alpha`` would clash.)
     **hyperparameters
         Prior hyperparameters by their ``--set`` names; they override the
         defaults and the data set's suggestions.  A value given as text is

@@ -45,6 +45,7 @@ from compare.core.compiled_cache import clear as clear_compiled
 from compare.core.data import load_data
 from compare.core.defaults import Settings
 from compare.core.files import DRAWS_FILE, RESULT_FILE, atomic_write, dumps
+from compare.core.methods import usable
 from compare.core.registry import DATA_KINDS, REGISTRY, InputError
 from compare.core.text import check_lines
 from compare.interfaces.cli_common import (
@@ -713,6 +714,21 @@ def run_command(
     ] = None,
     scheduler: SchedulerOpt = None,
     use_worker: WorkerOpt = True,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            help="inference method: nutpie (default), pymc, numpyro, blackjax, smc "
+            "(samplers); advi, fullrank-advi, pathfinder, laplace (approximations)"
+        ),
+    ] = None,
+    tolerance_sd: Annotated[
+        float | None,
+        typer.Option(help="approximations: largest mean error, in exact posterior sds (0.1)"),
+    ] = None,
+    tolerance_sd_ratio: Annotated[
+        float | None,
+        typer.Option(help="approximations: largest relative error of a posterior sd (0.1)"),
+    ] = None,
 ) -> None:
     """Run the exact and the MCMC posterior side by side and give a verdict."""
     if workers is not None and workers < 1:
@@ -724,7 +740,18 @@ def run_command(
         )
     if scheduler is not None:
         check_scheduler(scheduler)
-    settings = make_settings(draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha)
+    if method is not None:
+        usable(method)  # bad input (exit 3) before anything is compiled
+    settings = make_settings(
+        draws=draws,
+        chains=chains,
+        tune=tune,
+        seed=seed,
+        alpha=alpha,
+        method=method,
+        tolerance_sd=tolerance_sd,
+        tolerance_sd_ratio=tolerance_sd_ratio,
+    )
     sets = parse_sets(set_)
     if sizes is not None:
         if "sizes" in sets:

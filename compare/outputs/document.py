@@ -177,6 +177,7 @@ def to_document(result: RunResult) -> dict[str, Any]:
             "rhat_max": result.settings.rhat_max,
             "ess_min": result.settings.ess_min,
             "map_tol_sd": result.settings.map_tol_sd,
+            "method": result.settings.method,
         },
         "data": {"source": result.data_source, "n": result.n},
         **result.extra.sections,
