@@ -664,6 +664,9 @@ def _approximated(
     pymc_map = compiled.map_point(model_data)
     checks = (*checks, *approximation_checks(found, settings), map_check(exact, pymc_map, settings))
     verdict, decided_by = decide(checks)
+    clear = [c for c in checks if c.passed is False and c.on_fail == DISAGREE]
+    if verdict == INCONCLUSIVE and clear:  # a tolerance clearly missed outweighs one unsure
+        verdict, decided_by = DISAGREE, clear[0].name
     if verdict == AGREE:
         decided_by = "approximation"
     posterior = xr.Dataset(

@@ -1,0 +1,132 @@
+"""The approximation distances (compare/core/approximation.py), on draws with known answers.
+
+No PyMC here: q is given as draws with their log densities, the exact
+posterior is an analytic one. Tolerances come from the Monte Carlo error of
+S iid draws (4-5 standard errors: a false failure rate below 1e-4 per
+assertion) or are exact identities.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import analytic.linear_regression as lr
+from analytic import ExactAnswer
+from compare.core.approximation import approximation_checks, distances, gaussian_w2
+from compare.core.defaults import DEFAULT
+
+S = 20_000
+
+
+def _gaussian_exact(rng):
+    x = rng.standard_normal((30, 2))
+    y = x @ np.array([0.5, -1.0]) + 0.3 * rng.standard_normal(30)
+    return lr.solve(phi=x, y=y, prior_sd=1.0, noise_sd=0.3)
+
+
+def _answer(post, log_evidence=0.0):
+    return ExactAnswer(posterior=post, mle=None, log_evidence=log_evidence, predictive=None)
+
+
+def test_q_equal_to_p_is_at_distance_zero_within_its_errors(rng):
+    post = _gaussian_exact(rng).posterior
+    theta = post.sample(rng, S)
+    logp = post.logpdf(theta)
+    found = distances(
+        method="exact",
+        theta=theta,
+        logq=logp,
+        logp_u=logp,  # normalised already: log evidence 0
+        exact=_answer(post),
+        rng=rng,
+        gaussian_theta=(post.mean, post.cov),
+        fit_seconds=0.0,
+    )
+    assert np.all(np.abs(found.mean_error_sd) < 5 * found.mean_error_se)
+    assert np.all(np.abs(found.sd_ratio - 1) < 5 * found.sd_ratio_se)
+    # Coverage of an estimated 90% interval: binomial-like error ~ sqrt(.09 / S) plus the
+    # quantiles' own error; 0.01 is over 4 of those.
+    assert np.all(np.abs(found.coverage90 - 0.90) < 0.01)
+    assert found.kl == pytest.approx(0.0, abs=1e-12)  # log q - log p is 0 draw by draw
+    assert found.khat == 0.0
+    assert found.w2 == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_too_narrow_q_is_measured_and_rejected(rng):
+    """q = N(m + 0.3 sd, (0.7 sd)^2) per coordinate: every figure is known in closed form."""
+    post = _gaussian_exact(rng).posterior
+    sd = np.sqrt(np.diag(post.cov))
+    mean_q, sd_q = post.mean + 0.3 * sd, 0.7 * sd
+    theta = mean_q + sd_q * rng.standard_normal((S, 2))
+    logq = stats.norm(mean_q, sd_q).logpdf(theta).sum(axis=1)
+    logp = post.logpdf(theta)
+    found = distances(
+        method="narrow",
+        theta=theta,
+        logq=logq,
+        logp_u=logp,
+        exact=_answer(post),
+        rng=rng,
+        gaussian_theta=(mean_q, np.diag(sd_q**2)),
+        fit_seconds=0.0,
+    )
+    assert np.all(np.abs(found.mean_error_sd - 0.3) < 5 * found.mean_error_se)
+    assert np.all(np.abs(found.sd_ratio - 0.7) < 5 * found.sd_ratio_se)
+    # The exact mass of q's central 90% interval: Phi((0.3 + 0.7 z95)) - Phi((0.3 - 0.7 z95)).
+    z = stats.norm.ppf(0.95)
+    expected = stats.norm.cdf(0.3 + 0.7 * z) - stats.norm.cdf(0.3 - 0.7 * z)
+    assert np.all(np.abs(found.coverage90 - expected) < 0.01)
+    # KL between Gaussians in closed form (q diagonal, p full).
+    cov_q = np.diag(sd_q**2)
+    inv_p = np.linalg.inv(post.cov)
+    kl = 0.5 * (
+        np.trace(inv_p @ cov_q)
+        + (post.mean - mean_q) @ inv_p @ (post.mean - mean_q)
+        - 2
+        + np.log(np.linalg.det(post.cov) / np.linalg.det(cov_q))
+    )
+    assert found.kl == pytest.approx(kl, abs=5 * found.kl_se)
+    assert found.w2 == pytest.approx(gaussian_w2(post.mean, post.cov, mean_q, cov_q))
+    checks = {c.name: c for c in approximation_checks(found, DEFAULT)}
+    assert checks["approx_mean"].passed is False and checks["approx_mean"].on_fail == "disagree"
+    assert checks["approx_sd"].passed is False and checks["approx_sd"].on_fail == "disagree"
+
+
+def test_w2_matches_its_one_dimensional_form():
+    # W2 between N(m1, s1^2) and N(m2, s2^2) is sqrt((m1 - m2)^2 + (s1 - s2)^2).
+    got = gaussian_w2(np.array([1.0]), np.array([[4.0]]), np.array([-0.5]), np.array([[0.25]]))
+    assert got == pytest.approx(np.sqrt(1.5**2 + 1.5**2), rel=1e-12)
+
+
+def test_a_negative_kl_estimate_is_not_shown(rng):
+    """A model density normalised unlike the exact evidence gives no KL figure."""
+    post = _gaussian_exact(rng).posterior
+    theta = post.sample(rng, S)
+    logp = post.logpdf(theta)
+    found = distances(
+        method="exact",
+        theta=theta,
+        logq=logp,
+        logp_u=logp + 3.0,  # the model's constant is 3 nats off the "evidence" given
+        exact=_answer(post),
+        rng=rng,
+        gaussian_theta=None,
+        fit_seconds=0.0,
+    )
+    assert found.kl is None and "not normalised" in found.kl_note
+
+
+@pytest.mark.parametrize(
+    ("error", "se", "expected"),
+    [(0.05, 0.01, True), (0.2, 0.01, False), (0.09, 0.01, "inconclusive")],
+)
+def test_the_tolerance_decides_beyond_three_standard_errors(error, se, expected):
+    from compare.core.approximation import _decide
+
+    check = _decide("approx_mean", error, se, 0.1, "")
+    if expected == "inconclusive":
+        assert check.passed is False and check.on_fail == "inconclusive"
+    else:
+        assert check.passed is expected and check.on_fail == "disagree"
