@@ -20,6 +20,8 @@ the exact posterior.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import threading
 import time
@@ -284,7 +286,7 @@ def _advi(
     model: pm.Model, method: str, steps: int, seed: int, space: UnconstrainedSpace
 ) -> tuple[np.ndarray, np.ndarray]:
     """pm.fit's Gaussian, in :class:`UnconstrainedSpace`'s order."""
-    with model:
+    with model, contextlib.redirect_stdout(io.StringIO()):  # its "Finished" line
         approx = pm.fit(
             n=steps,
             method="advi" if method == "advi" else "fullrank_advi",

@@ -73,8 +73,12 @@ class Method:
         )
 
     def not_applicable(self, *, discrete: bool) -> str | None:
-        """Why it does not apply to a model, or None (``discrete``: discrete free variables)."""
-        if discrete and self.gradients:
+        """Why it does not apply to a model, or None (``discrete``: discrete free variables).
+
+        The default method runs every topic: a topic with discrete free
+        variables declares its own step methods, which ``nutpie`` then means.
+        """
+        if discrete and self.gradients and self.name != DEFAULT_METHOD:
             return (
                 f"{self.name} needs the log density's gradient and this model's free "
                 "variables are discrete (the topic samples them with step methods); "

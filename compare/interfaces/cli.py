@@ -1117,6 +1117,7 @@ def cache_clear() -> None:
 # The other commands register themselves on `app` when imported; they come after
 # this module's commands so that `--help` lists run, describe, ... first.
 from compare.interfaces import (  # noqa: E402
+    cli_audit,  # noqa: F401
     cli_export,  # noqa: F401
     cli_sbc,  # noqa: F401
     cli_sensitivity,  # noqa: F401

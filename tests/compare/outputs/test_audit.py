@@ -1,0 +1,129 @@
+"""``bayes-compare audit`` (compare/outputs/audit.py): a small real matrix on a real cluster.
+
+Two topics x two methods on a real Dask LocalCluster with real sampling: the
+cells that apply run and are saved as runs, the one that does not says why
+(the topic declares step methods; Laplace needs gradients), ``--resume``
+reruns nothing, and the page opens in headless Chromium with every link
+resolving.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from compare.core.cluster import connect
+from compare.interfaces.cli import main
+from compare.outputs import audit, document
+from tests.browser import load, start_chromium
+
+TOPICS = ["beta-binomial", "bayes-optimal"]
+METHODS = ["nutpie", "laplace"]
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    out = tmp_path_factory.mktemp("audit")
+    client, cluster = connect(workers=2, scheduler=None)
+    try:
+        first = audit.run_audit(topics=TOPICS, methods=METHODS, seeds=1, out=out, client=client)
+        again = audit.run_audit(
+            topics=TOPICS, methods=METHODS, seeds=1, out=out, client=client, resume=True
+        )
+    finally:
+        client.close()
+        cluster.close()
+    return out, first, again
+
+
+def _by(rows):
+    return {(r["topic"], r["method"]): r for r in rows}
+
+
+@pytest.mark.mcmc
+def test_the_matrix_runs_what_applies_and_says_why_not_elsewhere(audited):
+    out, first, _ = audited
+    rows = _by(first.rows)
+    assert set(rows) == {(t, m) for t in TOPICS for m in METHODS}
+    na = rows[("bayes-optimal", "laplace")]
+    assert na["status"] == "n/a" and "discrete" in na["reason"] and na["run"] is None
+    for key in [
+        ("beta-binomial", "nutpie"),
+        ("beta-binomial", "laplace"),
+        ("bayes-optimal", "nutpie"),
+    ]:
+        r = rows[key]
+        assert r["status"] == "ran", r
+        loaded = document.load_run(out / r["run"])  # a complete saved run, digest checked
+        assert loaded.doc["settings"]["method"] == key[1]
+    assert rows[("beta-binomial", "nutpie")]["ess_per_second"] > 0
+    laplace = rows[("beta-binomial", "laplace")]
+    assert laplace["ess_per_second"] is None and laplace["khat"] is not None
+    saved = json.loads((out / audit.AUDIT_JSON).read_text())
+    assert saved["done"] == saved["cells"] == 4
+    assert all(tuple(r) == audit.ROW_KEYS for r in saved["rows"])
+    table = (out / audit.AUDIT_MD).read_text()
+    assert "| topic | nutpie | laplace |" in table and "| bayes-optimal |" in table
+
+
+@pytest.mark.mcmc
+def test_resume_reruns_nothing(audited):
+    _, first, again = audited
+    assert [r["status"] for r in again.rows] == [
+        "n/a" if r["status"] == "n/a" else "reused" for r in first.rows
+    ]
+    assert [r["verdict"] for r in again.rows] == [r["verdict"] for r in first.rows]
+
+
+@pytest.mark.mcmc
+def test_the_audit_page_in_a_browser(audited):
+    out, first, _ = audited
+    driver = start_chromium(1100, 900)
+    try:
+        driver.get_log("browser")
+        load(driver, out / audit.AUDIT_PAGE)
+        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+        shown = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#heatmap tr[data-topic]'))"
+            ".map(r => r.dataset.topic)"
+        )
+        assert shown == TOPICS
+        hrefs = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#heatmap a[href]')).map(a => a.href)"
+        )
+        assert len(hrefs) == sum(r["status"] == "ran" for r in first.rows)
+        for href in hrefs:
+            assert Path(unquote(urlparse(href).path)).is_file(), href
+        titles = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#heatmap span[title]')).map(s => s.title)"
+        )
+        assert any("discrete" in t for t in titles)
+        assert driver.find_elements("css selector", "#ess-bars .bar-row[data-method='nutpie']")
+    finally:
+        driver.quit()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--methods", "hmc"], ["--methods hmc", "nutpie"]),
+        (["--seeds", "0"], ["--seeds must be >= 1"]),
+        (["--topics", "no-such-topic"], ["no-such-topic"]),
+        (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], ["not both"]),
+    ],
+)
+def test_bad_audit_options_exit_3_before_anything_runs(args, words, tmp_path, capsys):
+    code = main(["audit", "--out", str(tmp_path / "a"), *args])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    for word in words:
+        assert word in err
+    assert not (tmp_path / "a").exists()
+
+
+def test_summary_without_a_saved_audit_is_bad_input(tmp_path, capsys):
+    assert main(["audit", "--summary", "--out", str(tmp_path)]) == 3
+    assert "run `bayes-compare audit` first" in capsys.readouterr().err
