@@ -9,7 +9,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: install test lint report bench study readme readme-check clean
+.PHONY: install test lint report bench study audit readme readme-check clean
 
 install: $(STAMP)
 
@@ -46,6 +46,12 @@ report: install
 	@status=0; $(VENV)/bin/bayes-compare run --all --out reports/runs || status=$$?; \
 	$(VENV)/bin/bayes-compare summary --runs reports/runs --out reports/summary.md && \
 	$(VENV)/bin/bayes-compare report --all --out reports && exit $$status
+
+# Every inference method on every topic (docs/audit.md): reports/audit/audit.html,
+# and the table in README.md.  On a running cluster: make audit SCHEDULER=tcp://HOST:PORT.
+audit: install
+	$(VENV)/bin/bayes-compare audit --all --out reports/audit $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(PYTHON) scripts/audit_readme.py reports/audit/audit.md README.md
 
 # The peers the benchmarks measure side by side (simuk), from the package index.
 BENCH_STAMP := $(VENV)/.installed-bench

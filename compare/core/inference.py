@@ -21,6 +21,7 @@ the exact posterior.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import logging
 import threading
@@ -227,26 +228,38 @@ class MethodModel:
         """Fit the approximation on ``data`` and take ``chains x draws`` iid draws from it."""
         size = settings.chains * settings.draws
         rng = np.random.default_rng(seed)
+        logger = logging.getLogger("pymc")
+        level = logger.level
         with self._lock:
             self.set_data(data)
             space = self.space
             start = time.perf_counter()
-            with threadpool_limits(limits=1), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                if self.method in ("advi", "fullrank-advi"):
-                    mean, cov = _advi(self.model, self.method, settings.vi_steps, seed, space)
-                elif self.method == "laplace":
-                    mean, cov = _laplace(self.model, space)
-                elif self.method == "pathfinder":
-                    draws, logq = _pathfinder(space, size, seed)
-                    return Approximation(
-                        self.method, draws, logq, None, None, time.perf_counter() - start
-                    )
-                else:
-                    raise ValueError(f"{self.method} is not an approximation")
+            logger.setLevel(logging.ERROR)  # pm.fit's "Finished" line
+            try:
+                fitted = self._fit(space, settings, size, seed)
+            finally:
+                logger.setLevel(level)
             seconds = time.perf_counter() - start
+        if isinstance(fitted, Approximation):
+            return dataclasses.replace(fitted, seconds=seconds)
+        mean, cov = fitted
         draws, logq = _gaussian_draws(mean, cov, size, rng, what=self.method)
         return Approximation(self.method, draws, logq, mean, cov, seconds)
+
+    def _fit(
+        self, space: UnconstrainedSpace, settings: Settings, size: int, seed: int
+    ) -> Approximation | tuple[np.ndarray, np.ndarray]:
+        """The fitted Gaussian (mean, cov), or Pathfinder's draws (its q is not one Gaussian)."""
+        with threadpool_limits(limits=1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if self.method in ("advi", "fullrank-advi"):
+                return _advi(self.model, self.method, settings.vi_steps, seed, space)
+            if self.method == "laplace":
+                return _laplace(self.model, space)
+            if self.method == "pathfinder":
+                draws, logq = _pathfinder(space, size, seed)
+                return Approximation(self.method, draws, logq, None, None, 0.0)
+            raise ValueError(f"{self.method} is not an approximation")
 
 
 def _with_divergences(tree: xr.DataTree, settings: Settings) -> xr.DataTree:

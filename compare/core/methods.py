@@ -51,8 +51,11 @@ class Method:
     install : str
         What to ``pip install`` when one is missing.
     gradients : bool
-        Needs the log density's gradient: not applicable to a model whose free
+        Works on continuous free variables only (the log density's gradient,
+        or for SMC Gaussian proposals): not applicable to a model whose free
         variables are discrete (a topic sampled by step methods).
+    needs : str
+        What it needs of the model, for the message that says why not.
     """
 
     name: str
@@ -61,6 +64,7 @@ class Method:
     modules: tuple[str, ...] = ()
     install: str = ""
     gradients: bool = True
+    needs: str = "the log density's gradient"
 
     def missing(self) -> str | None:
         """Why it cannot run here (a module not installed), or None."""
@@ -80,7 +84,7 @@ class Method:
         """
         if discrete and self.gradients and self.name != DEFAULT_METHOD:
             return (
-                f"{self.name} needs the log density's gradient and this model's free "
+                f"{self.name} needs {self.needs} and this model's free "
                 "variables are discrete (the topic samples them with step methods); "
                 "only the default method runs it"
             )
@@ -101,6 +105,7 @@ METHODS: dict[str, Method] = {
             "sequential Monte Carlo, pm.sample_smc (independent-MH kernel)",
             ("pymc",),
             "pymc",
+            needs="continuous free variables (its proposals are Gaussian)",
         ),
         Method(
             "advi",

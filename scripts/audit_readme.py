@@ -1,0 +1,40 @@
+"""Copy the audit table (``reports/audit/audit.md``) into README.md (``make audit``).
+
+The table goes between the markers ``<!-- audit-table -->`` and
+``<!-- /audit-table -->``, with the date and machine it was measured on.
+
+Usage: python scripts/audit_readme.py AUDIT_MD README_MD
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+START, END = "<!-- audit-table -->", "<!-- /audit-table -->"
+
+
+def main() -> None:
+    table_path, readme_path = Path(sys.argv[1]), Path(sys.argv[2])
+    table = table_path.read_text(encoding="utf-8").strip()
+    audit = json.loads((table_path.parent / "audit.json").read_text(encoding="utf-8"))
+    seconds = sum(r["seconds"] or 0.0 for r in audit["rows"])
+    note = (
+        f"Measured by `make audit` on {time.strftime('%Y-%m-%d')}, "
+        f"{len(os.sched_getaffinity(0))} cores: {audit['done']} cells, "
+        f"{seconds / 60:.1f} minutes of run time summed over cells."
+    )
+    readme = readme_path.read_text(encoding="utf-8")
+    if START not in readme or END not in readme:
+        sys.exit(f"{readme_path}: no {START} ... {END} markers")
+    head, rest = readme.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme_path.write_text(f"{head}{START}\n{table}\n\n{note}\n{END}{tail}", encoding="utf-8")
+    print(f"wrote the audit table into {readme_path}")
+
+
+if __name__ == "__main__":
+    main()
