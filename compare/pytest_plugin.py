@@ -1,0 +1,188 @@
+"""The pytest plugin of bayes-compare (enabled by installing the package: ``pytest11``).
+
+A suite-wide false-alarm budget for calibrated checks of PyMC models against
+closed forms (:func:`compare.testing.assert_agrees`):
+
+- ``--bayes-alpha A`` (default 1e-3): the chance that a whole correct suite
+  fails by chance is at most A. It is split evenly (Bonferroni) over the
+  verdict tests collected, those that use the ``bayes_check`` or
+  ``bayes_alpha`` fixture, and divided by :data:`INFLATION`: the realised
+  false-alarm rate of one check exceeds its nominal alpha by up to 1.4x
+  because ESS is estimated (measured in the project's ``make study``), and 3
+  leaves room for the far tail. The split is printed under the header.
+- ``--bayes-inconclusive=fail|xfail|rerun`` (default ``rerun``: once, with
+  twice the draws, then fail): an inconclusive check never passes silently.
+- ``--bayes-seed S`` (default 0): every check's seed derives from the test's
+  node id and S, so a failure reproduces with the same command, and another
+  S gives fresh draws.
+- The terminal summary lists every verdict test: its verdict, max |z|
+  against its threshold, and time.
+
+The fixture::
+
+    def test_posterior(bayes_check):
+        bayes_check(model, exact, var_names=["lam"])
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+#: The realised false-alarm rate of one check over its nominal alpha, bounded (see the module).
+INFLATION = 3.0
+#: The fixtures that make a test a verdict test.
+VERDICT_FIXTURES = ("bayes_check", "bayes_alpha")
+_COUNT = pytest.StashKey[int]()
+_PROPERTY = "bayes_compare"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("bayes-compare", "calibrated checks of PyMC models (bayes-compare)")
+    group.addoption(
+        "--bayes-alpha",
+        type=float,
+        default=1e-3,
+        help="suite-wide false-alarm budget of the verdict tests (default 1e-3)",
+    )
+    group.addoption(
+        "--bayes-inconclusive",
+        choices=("fail", "xfail", "rerun"),
+        default="rerun",
+        help="an inconclusive check: fail, xfail, or rerun once with twice the draws (default)",
+    )
+    group.addoption(
+        "--bayes-seed",
+        type=int,
+        default=0,
+        help="mixed into every check's seed (derived from the test's node id); default 0",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    budget = config.getoption("bayes_alpha")
+    if not 0.0 < budget < 1.0:
+        raise pytest.UsageError(f"--bayes-alpha must be in (0, 1), got {budget}; e.g. 1e-3")
+    config.stash[_COUNT] = 0
+
+
+def _is_verdict_test(item: pytest.Item) -> bool:
+    return any(name in getattr(item, "fixturenames", ()) for name in VERDICT_FIXTURES)
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    config.stash[_COUNT] = sum(1 for item in items if _is_verdict_test(item))
+
+
+def _alpha_each(config: pytest.Config) -> float:
+    return float(config.getoption("bayes_alpha")) / (INFLATION * max(config.stash[_COUNT], 1))
+
+
+def pytest_report_collectionfinish(
+    config: pytest.Config, start_path: Any, items: list[pytest.Item]
+) -> list[str]:
+    n = config.stash.get(_COUNT, 0)
+    if not n:
+        return []
+    return [
+        f"bayes-compare: false-alarm budget {config.getoption('bayes_alpha'):g} over {n} "
+        f"verdict test{'s' * (n != 1)}: alpha {_alpha_each(config):.3g} each "
+        f"(Bonferroni, /{INFLATION:g} for estimated ESS); inconclusive: "
+        f"{config.getoption('bayes_inconclusive')}; seed {config.getoption('bayes_seed')}"
+    ]
+
+
+def seed_for(nodeid: str, base: int) -> int:
+    """The seed of a test's checks: from its node id and ``--bayes-seed`` (reproducible)."""
+    return (zlib.crc32(nodeid.encode()) + 1_000_003 * int(base)) % (2**63 - 1)
+
+
+@pytest.fixture(scope="session")
+def bayes_alpha(request: pytest.FixtureRequest) -> float:
+    """This test's share of ``--bayes-alpha`` (a family-wise alpha for one check)."""
+    return _alpha_each(request.config)
+
+
+@pytest.fixture
+def bayes_check(
+    request: pytest.FixtureRequest, bayes_alpha: float, tmp_path: Any
+) -> Callable[..., Any]:
+    """``bayes_check(model, exact, var_names=[...], **options)``: fail unless they agree.
+
+    Calls :func:`compare.testing.assert_agrees` with this test's alpha and
+    seed and the ``--bayes-inconclusive`` policy; returns the
+    :class:`compare.CheckResult` when the verdict is ``agree``. A failure
+    shows the flagged quantities (z and Holm p-values), every check and the
+    saved run page.
+    """
+    from compare.testing import DisagreementError, assert_agrees  # PyMC when a check runs
+
+    config = request.config
+    seed = seed_for(request.node.nodeid, config.getoption("bayes_seed"))
+
+    def check(model: Any, exact: Any, **options: Any) -> Any:
+        start = time.perf_counter()
+        record: dict[str, Any] = {"verdict": "error", "max_abs_z": None, "threshold": None}
+        failure = None
+        try:
+            result = assert_agrees(
+                model,
+                exact,
+                alpha=bayes_alpha,
+                seed=options.pop("seed", seed),
+                inconclusive=config.getoption("bayes_inconclusive"),
+                page_dir=tmp_path / "bayes-compare-report",
+                **options,
+            )
+            record.update(_figures(result))
+        except DisagreementError as err:
+            record.update(_figures(err.result))
+            failure = str(err)
+        finally:
+            record["seconds"] = time.perf_counter() - start
+            request.node.user_properties.append((_PROPERTY, json.dumps(record)))
+        if failure is not None:  # outside the except: the report alone, no traceback chain
+            pytest.fail(failure, pytrace=False)
+        return result
+
+    return check
+
+
+def _figures(result: Any) -> dict[str, Any]:
+    agreement = next((c for c in result.checks if c.name == "agreement"), None)
+    return {
+        "verdict": result.verdict,
+        "max_abs_z": None if agreement is None else agreement.statistic,
+        "threshold": None if agreement is None else agreement.threshold,
+    }
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    rows = []
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            for name, value in getattr(report, "user_properties", ()):
+                if name == _PROPERTY:
+                    rows.append((report.nodeid, json.loads(value)))
+    if not rows:
+        return
+    terminalreporter.section("bayes-compare verdict tests")
+    for nodeid, r in sorted(rows):
+        z, limit = r.get("max_abs_z"), r.get("threshold")
+        shown = (
+            f"max |z| {z:.2f} {'<=' if z <= limit else '>'} {limit:.2f}"
+            if z is not None and limit is not None
+            else "max |z| -"
+        )
+        terminalreporter.write_line(
+            f"{r['verdict']:>12s}  {shown:24s} {r['seconds']:7.1f} s  {nodeid}"
+        )

@@ -1,0 +1,108 @@
+"""The pytest plugin (compare/pytest_plugin.py) and compare.testing, run as a user runs them.
+
+Each test starts pytest in a new process (pytester) on a user's test file:
+the shipped example examples/test_poisson_gamma.py (a correct closed form
+passes; a planted wrong one is caught), and a file whose model is Neal's
+funnel in its centred form, which NUTS cannot sample without divergences, so
+its check is inconclusive whatever the seed: the three policies must each
+end it as they say, never in a silent pass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compare.pytest_plugin import seed_for
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "test_poisson_gamma.py"
+
+FUNNEL = """
+import pymc as pm
+import compare
+
+
+def test_funnel(bayes_check):
+    with pm.Model() as model:
+        v = pm.Normal("v", 0.0, 3.0)
+        pm.Normal("x", 0.0, pm.math.exp(v / 2), shape=9)
+    bayes_check(model, compare.Exact(mean=[0.0], cov=[[9.0]], gaussian=True), var_names=["v"],
+                draws=200, tune=100)
+"""
+
+
+@pytest.mark.mcmc
+def test_the_example_passes_and_its_planted_bug_is_caught(pytester):
+    pytester.makepyfile(test_poisson_gamma=EXAMPLE.read_text())
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "bayes-compare: false-alarm budget 0.001 over 2 verdict tests: alpha 0.000167 each*",
+            "*bayes-compare verdict tests*",
+            "*disagree*max |z|*>*test_a_wrong_closed_form_is_caught",
+            "*agree*max |z|*<=*test_posterior_matches_the_closed_form",
+        ]
+    )
+    # What the user sees when the wrong closed form fails: the report, not a traceback.
+    shown = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--runxfail")
+    shown.assert_outcomes(passed=1, failed=1)
+    out = shown.stdout.str()
+    assert "bayes-compare: DISAGREE (decided by agreement)" in out
+    assert "flagged mean:lam" in out and "Holm p=" in out
+    assert "run page: " in out and "During handling" not in out
+
+
+@pytest.mark.mcmc
+@pytest.mark.parametrize(
+    ("policy", "outcome", "words"),
+    [
+        ("fail", {"failed": 1}, ["bayes-compare: INCONCLUSIVE (decided by"]),
+        ("xfail", {"xfailed": 1}, []),
+        ("rerun", {"failed": 1}, ["bayes-compare: INCONCLUSIVE (decided by"]),
+    ],
+)
+def test_an_inconclusive_check_never_passes(pytester, policy, outcome, words):
+    pytester.makepyfile(test_funnel=FUNNEL)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--bayes-inconclusive={policy}", "-rx"
+    )
+    result.assert_outcomes(**outcome)
+    for word in words:
+        assert word in result.stdout.str()
+
+
+def test_the_budget_is_split_over_the_verdict_tests_collected(pytester):
+    pytester.makepyfile(
+        test_three="""
+        def test_a(bayes_alpha):
+            assert bayes_alpha == 0.01 / (3 * 3)
+        def test_b(bayes_alpha):
+            pass
+        def test_c(bayes_check):
+            pass
+        def test_not_a_verdict_test():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--bayes-alpha", "0.01")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["bayes-compare: false-alarm budget 0.01 over 3 verdict tests*"])
+
+
+def test_a_bad_budget_is_a_usage_error(pytester):
+    pytester.makepyfile(test_x="def test_x(): pass")
+    result = pytester.runpytest_subprocess("--bayes-alpha", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--bayes-alpha must be in (0, 1), got 2.0*"])
+
+
+def test_seeds_come_from_the_node_id_and_the_option():
+    node = "tests/test_mine.py::test_posterior"
+    assert seed_for(node, 0) == seed_for(node, 0)
+    assert seed_for(node, 0) != seed_for(node, 1)
+    assert seed_for(node, 0) != seed_for(node + "2", 0)
