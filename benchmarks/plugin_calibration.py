@@ -1,0 +1,103 @@
+"""The pytest plugin's false-alarm rate, measured over many runs of a correct suite.
+
+A user's suite of K correct verdict tests (the README's Poisson-Gamma test on
+K data sets) is run N times with fresh seeds (``--bayes-seed i``) at a budget
+large enough for false alarms to be counted (``--bayes-alpha 0.5``; the
+default 1e-3 would need ~10^4 runs to show one). The plugin promises that a
+whole correct suite fails with probability at most the budget; the
+Bonferroni split with its inflation margin makes the nominal rate
+``budget / 3``. Printed: the suite runs that failed, the checks that failed,
+with exact binomial 95% intervals, against both.
+
+    python benchmarks/plugin_calibration.py [N] [K]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from scipy import stats
+
+BUDGET = 0.5
+SUITE = """
+import numpy as np, pymc as pm, pytest, compare
+from scipy import stats
+
+CASES = [np.random.default_rng(k).poisson(2.0 + k, size=12 + 3 * k) for k in range({k})]
+
+
+@pytest.mark.parametrize("y", CASES)
+def test_poisson_gamma(bayes_check, y):
+    with pm.Model() as model:
+        lam = pm.Gamma("lam", alpha=2.0, beta=1.0)
+        pm.Poisson("y", mu=lam, observed=y)
+    exact = stats.gamma(2.0 + y.sum(), scale=1 / (1.0 + len(y)))
+    bayes_check(model, compare.Exact.from_scipy(exact), var_names=["lam"])
+"""
+
+
+def interval(k: int, n: int) -> str:
+    lo = stats.beta.ppf(0.025, k, n - k + 1) if k else 0.0
+    hi = stats.beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
+    return f"{k}/{n} = {k / n:.3f} (95% CI {lo:.3f}-{hi:.3f})"
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    k = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    failed_runs = failed_checks = 0
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-plugin-") as tmp:
+        (Path(tmp) / "test_suite.py").write_text(SUITE.format(k=k))
+        for i in range(n):
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "--bayes-alpha",
+                    str(BUDGET),
+                    "--bayes-seed",
+                    str(i),
+                    "--bayes-inconclusive",
+                    "fail",
+                    "test_suite.py",
+                ],
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "BAYES_COMPARE_WORKER_FILE": "off"},
+                check=False,
+            )
+            found = re.search(r"(\d+) failed", proc.stdout)
+            fails = int(found.group(1)) if found else 0
+            if proc.returncode not in (0, 1):
+                raise RuntimeError(proc.stdout[-3000:] + proc.stderr[-2000:])
+            failed_checks += fails
+            failed_runs += fails > 0
+            print(f"   run {i + 1}/{n}: {fails} of {k} checks failed", flush=True)
+    each = BUDGET / (3 * k)
+    print(
+        f"\nplugin false-alarm rate: {n} runs of a correct suite of {k} verdict tests, "
+        f"--bayes-alpha {BUDGET} ({time.perf_counter() - start:.0f} s)\n"
+        f"   suite runs that failed: {interval(failed_runs, n)}; promised <= {BUDGET}, "
+        f"nominal {BUDGET / 3:.3f}\n"
+        f"   checks that failed:     {interval(failed_checks, n * k)}; nominal alpha "
+        f"{each:.4f} each"
+    )
+
+
+if __name__ == "__main__":
+    main()
