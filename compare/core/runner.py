@@ -493,12 +493,19 @@ def run(
     if key not in cache:
         stage("compiling")
     t1 = time.perf_counter()
+    compiler = None
+    if other:
+        from compare.core.inference import MethodModel  # heavy: PyMC, for other methods only
+
+        def compiler(model: Any, variables: Any) -> Any:
+            return MethodModel(model=model, variables=tuple(variables), method=method.name)
+
     compiled = cache.get(
         key,
         lambda: topic.build_model(**structure),
         topic.variables,
+        compiler=compiler,
         **({} if topic.step is None else {"step": topic.step}),
-        **({"method": method.name} if other else {}),
     )
     t2 = time.perf_counter()
     model_data = topic.model_data(x=x, **hyper)

@@ -401,11 +401,19 @@ class ModelCache:
         key: Hashable,
         build: Callable[[], pm.Model],
         variables: Sequence[str],
+        compiler: Callable[[pm.Model, Sequence[str]], Any] | None = None,
         **compile_kwargs: Any,
     ) -> Any:
+        """The model under ``key``, compiled once: by :func:`compile_model`, or ``compiler``
+        (another inference method, :class:`compare.core.inference.MethodModel`)."""
         with self._lock:
             if key not in self._models:
-                self._models[key] = compile_model(build(), variables, **compile_kwargs)
+                model = build()
+                self._models[key] = (
+                    compile_model(model, variables, **compile_kwargs)
+                    if compiler is None
+                    else compiler(model, variables)
+                )
             return self._models[key]
 
     def __contains__(self, key: Hashable) -> bool:
@@ -422,7 +430,6 @@ def compile_model(
     *,
     jitter: bool = True,
     step: Callable[[pm.Model], object] | None = None,
-    method: str = "nutpie",
 ) -> Any:
     """Compile ``model`` with nutpie (numba backend), or load it from the disk cache.
 
@@ -430,9 +437,6 @@ def compile_model(
     (nutpie otherwise adds U(-1, 1) in the unconstrained space).  With
     ``step`` (discrete models), nothing is compiled ahead: the model is
     sampled by ``pm.sample`` with ``step(model)`` (see :class:`StepModel`).
-    Another ``method`` (:mod:`compare.core.methods`) compiles nothing ahead
-    either: each method compiles what it needs when it runs
-    (:class:`compare.core.inference.MethodModel`).
     """
     missing = [v for v in variables if v not in model.named_vars]
     if missing:
@@ -442,10 +446,6 @@ def compile_model(
         )
     if step is not None:
         return StepModel(model=model, variables=tuple(variables), step=step)
-    if method != "nutpie":
-        from compare.core.inference import MethodModel  # heavy: only for other methods
-
-        return MethodModel(model=model, variables=tuple(variables), method=method)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -954,7 +954,7 @@ def check(
             ("user-model", model, tuple(var_names), chosen.name),
             lambda: model,
             var_names,
-            **({} if chosen.name == DEFAULT_METHOD else {"method": chosen.name}),
+            compiler=None if chosen.name == DEFAULT_METHOD else _method_compiler(chosen.name),
         )
     except ValueError as err:
         raise InputError(str(err)) from err
@@ -990,6 +990,16 @@ def check(
             sampled=sampled,
         )
     )
+
+
+def _method_compiler(name: str) -> Callable[[Any, Sequence[str]], Any]:
+    """A ModelCache compiler for a sampler other than nutpie (compare.core.inference)."""
+    from compare.core.inference import MethodModel  # heavy: PyMC, for other methods only
+
+    def compiler(model: Any, variables: Sequence[str]) -> Any:
+        return MethodModel(model=model, variables=tuple(variables), method=name)
+
+    return compiler
 
 
 def _verdict(

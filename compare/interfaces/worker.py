@@ -175,13 +175,18 @@ def client_for_commands() -> tuple[Any, LocalWorker] | None:
 @worker_app.command("start")
 def start(
     workers: Annotated[
-        int, typer.Option(help="worker processes (each keeps its own models warm)")
-    ] = 1,
+        int | None,
+        typer.Option(
+            help="worker processes, each keeping its own models warm (default: 2, or 1 on one core)"
+        ),
+    ] = None,
     idle_minutes: Annotated[
         float, typer.Option(help="end after this many minutes without a task (0: never)")
     ] = 30.0,
 ) -> None:
     """Start the local worker (127.0.0.1 only) and return once it is warm."""
+    if workers is None:  # as many as `run --all` would start itself
+        workers = min(2, len(os.sched_getaffinity(0)))
     if workers < 1:
         raise BadInput(f"--workers must be >= 1, got {workers}; e.g. --workers 2")
     if not idle_minutes >= 0:

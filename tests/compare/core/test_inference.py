@@ -96,3 +96,22 @@ def test_the_default_path_never_imports_jax(tmp_path):
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=600
     )
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+@pytest.mark.mcmc
+@pytest.mark.verdict
+def test_compare_check_takes_a_sampler_and_refuses_an_approximation(test_alpha):
+    import numpy as np
+    import pymc as pm
+
+    y = np.array([2.1, 1.4, 2.9, 1.7])
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 10)
+        pm.Normal("y", mu, 1, observed=y)
+    precision = 1 / 10**2 + len(y)
+    exact = compare.Exact(mean=[y.sum() / precision], cov=[[1 / precision]], gaussian=True)
+    result = compare.check(model, exact, var_names=["mu"], method="smc", alpha=test_alpha)
+    assert result.verdict == "agree", result
+    assert result.to_dict()["settings"]["method"] == "smc"
+    with pytest.raises(ValueError, match="approximation"):
+        compare.check(model, exact, var_names=["mu"], method="advi")
