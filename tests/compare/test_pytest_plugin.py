@@ -31,7 +31,7 @@ def test_funnel(bayes_check):
         v = pm.Normal("v", 0.0, 3.0)
         pm.Normal("x", 0.0, pm.math.exp(v / 2), shape=9)
     bayes_check(model, compare.Exact(mean=[0.0], cov=[[9.0]], gaussian=True), var_names=["v"],
-                draws=200, tune=100)
+                draws=100, tune=100, chains=2)
 """
 
 
