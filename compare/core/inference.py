@@ -41,7 +41,7 @@ from threadpoolctl import threadpool_limits
 from compare.core.defaults import Settings
 from compare.core.methods import APPROXIMATION, get_method
 from compare.core.registry import InputError
-from compare.core.sampling import MapFinder
+from compare.core.sampling import MapFinder, set_model_data
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,10 +153,7 @@ class MethodModel:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
-        coords = None
-        if "x" in data:  # the per-observation topics: the obs dimension follows the data
-            coords = {"obs": np.arange(int(np.asarray(data["x"]).shape[0]))}
-        pm.set_data(data, model=self.model, coords=coords)
+        set_model_data(self.model, data)
 
     @property
     def space(self) -> UnconstrainedSpace:

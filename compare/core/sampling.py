@@ -178,6 +178,14 @@ class MapFinder:
         return out if np.all(np.isfinite(out)) else None
 
 
+def set_model_data(model: pm.Model, data: dict[str, np.ndarray]) -> None:
+    """``pm.set_data`` of ``data``; the per-observation topics' ``obs`` dimension follows ``x``."""
+    coords = None
+    if "x" in data:
+        coords = {"obs": np.arange(int(np.asarray(data["x"]).shape[0]))}
+    pm.set_data(data, model=model, coords=coords)
+
+
 @dataclass
 class CompiledModel:
     """A PyMC model with its nutpie compilation and (lazily) its MAP finder."""
@@ -193,10 +201,7 @@ class CompiledModel:
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
         """Point the PyMC-side shared variables at ``data``."""
-        coords = None
-        if "x" in data:  # the per-observation topics: the obs dimension follows the data
-            coords = {"obs": np.arange(int(np.asarray(data["x"]).shape[0]))}
-        pm.set_data(data, model=self.model, coords=coords)
+        set_model_data(self.model, data)
 
     def sample(
         self,
