@@ -61,19 +61,41 @@ STRUCTURED = tuple(name for name in NULL_FIXTURES if name not in CONJUGATE)
 
 def null_studies(names) -> dict[str, NullStudy]:
     """One null study per topic, seeded by the topic's place in NULL_FIXTURES (the
-    topics' ``Topic.calibration``, in the catalogue's order)."""
+    topics' ``Topic.calibration``, in the catalogue's order).
+
+    Every replication's MAP is found with the objective compiled by the Python
+    linker (``sampling.MAP_FIRST_MODE``, what a single ``run`` uses), never moved to
+    the C one.  After ``MAP_SWITCH_SECONDS`` (8 s of wall time, so sooner on a busy
+    machine) of searching, a ``MapFinder`` compiles its objective in C: the
+    classifier's, mixture's and naive Bayes's cost 58-79 s each on a cold cache
+    (sampling.py), and nothing else in the suite needs them, while 20-30 searches
+    in Python cost these studies seconds.  Measured on a cold cache (2 busy cores),
+    the gaussian-classifier, naive-bayes and gaussian-mixture studies together: 430
+    CPU-s with the switch (the classifier's C objective alone 106 CPU-s of g++; the
+    mixture's did not switch that time), 327 without.  Both objectives reach
+    the same mode (~1e-8 on the builtin data, sampling.py), and the MAP check still
+    runs on every replication; ``assert_z_scores_standard_normal`` still requires
+    that it never decides a verdict.  The switch itself is tested in
+    tests/compare/core/test_sampling.py.
+    """
+    import pytest
+
+    from compare.core import sampling
+
     order = list(NULL_FIXTURES)
-    return {
-        name: mcmc_null(
-            get_topic(name),
-            replications=FEWER.get(name, REPLICATIONS),
-            n_obs=NULL_FIXTURES[name][1],
-            hyper=NULL_FIXTURES[name][0],
-            seed=20261129 + order.index(name),
-            settings=SHORT if name in SHORTENED else STUDY_SETTINGS,
-        )
-        for name in names
-    }
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sampling, "MAP_SWITCH_SECONDS", float("inf"))
+        return {
+            name: mcmc_null(
+                get_topic(name),
+                replications=FEWER.get(name, REPLICATIONS),
+                n_obs=NULL_FIXTURES[name][1],
+                hyper=NULL_FIXTURES[name][0],
+                seed=20261129 + order.index(name),
+                settings=SHORT if name in SHORTENED else STUDY_SETTINGS,
+            )
+            for name in names
+        }
 
 
 def assert_z_scores_standard_normal(study: NullStudy) -> None:
