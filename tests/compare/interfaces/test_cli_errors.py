@@ -174,6 +174,15 @@ CORPUS: list[tuple[list[str], str]] = [
     (["report", "beta-binomial", "--out", ""], "--out"),
     (["report", "beta-binomial", "--out", "o", "--runs", "e.txt"], "e.txt"),
     (["report", "beta-binomial", "--out", "o", "--runs", ""], "--runs"),
+    (["audit", "--out", "e.txt"], "e.txt"),
+    # -- inference methods and the audit matrix
+    (["run", "beta-binomial", "--method", "hmc"], "hmc"),
+    (["run", "bayes-optimal", "--method", "laplace"], "laplace"),
+    (["run", "beta-binomial", "--method", "advi", "--tolerance-sd", "0"], "tolerance_sd"),
+    (["audit", "--methods", "hmc"], "hmc"),
+    (["audit", "--topics", "no-such-topic"], "no-such-topic"),
+    (["audit", "--seeds", "0"], "--seeds"),
+    (["audit", "--scheduler", "127.0.0.1:8786"], "127.0.0.1:8786"),
     # -- unbounded sizes
     (["sensitivity", "beta-binomial", "--param", "a", "--log-grid", "1:10:100000000"], "100000000"),
     (["sensitivity", "beta-binomial", "--param", "a", "--log-grid", "1:10:1e12"], "1e12"),
@@ -441,6 +450,11 @@ CRASH_POINTS = {
         ["export", "beta-binomial", "--out", "o"],
         "compare.outputs.export",
         "export_posteriordb",
+    ),
+    "audit": (
+        ["audit", "--topics", "beta-binomial", "--methods", "nutpie", "--out", "o"],
+        "compare.core.cluster",
+        "connect",
     ),
 }
 
