@@ -17,7 +17,10 @@ import importlib
 from typing import Any
 
 # Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
-from compare.core import _pytensor_setup  # noqa: F401
+from compare.core import _jax_stubs, _pytensor_setup  # noqa: F401
+
+# Before arviz_base is imported anywhere: its lazy JAX stubs would make SciPy load JAX.
+_jax_stubs.install()
 
 _API = {
     "Exact": "compare.interfaces.api",

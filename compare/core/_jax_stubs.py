@@ -1,0 +1,65 @@
+"""Keep JAX unloaded on the default (nutpie) path, though JAX is installed.
+
+Why
+---
+``arviz_base`` registers lazy stubs named ``jax`` and ``numpyro`` in
+``sys.modules`` at import (``lazy_loader.load``: nothing is loaded until an
+attribute is read). SciPy's array-API helpers then ask ``is_jax_array(x)``,
+which imports ``jax`` whenever the name ``jax`` is in ``sys.modules``, and
+reads ``jax.Array``: the stub loads the whole of JAX (1.07 s measured in a
+`run normal-inverse-gamma`, from a Student-t density in the run's saved
+exact marginals). Since JAX became a dependency (the JAX methods of
+``--method``), every run paid it.
+
+So, right after ``arviz_base`` is imported, the stubs that were never loaded
+are taken out of ``sys.modules`` again: ``is_jax_array`` sees no JAX, and a
+method that needs JAX imports it normally. ``arviz_base`` keeps its own
+references (its NumPyro converter, which this project does not use, still
+works through them).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
+from typing import Any
+
+STUBBED = ("jax", "numpyro")
+
+
+def forget_stubs() -> None:
+    """Remove the never-loaded lazy stubs of :data:`STUBBED` from ``sys.modules``."""
+    for name in STUBBED:
+        module = sys.modules.get(name)
+        if module is not None and type(module).__name__ == "_LazyModule":
+            del sys.modules[name]
+
+
+class _AfterArviz(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; wraps ``arviz_base``'s loader to forget the stubs after it runs."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "arviz_base":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        run = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            forget_stubs()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def install() -> None:
+    """Forget the stubs now if ``arviz_base`` is loaded, else as soon as it is."""
+    if "arviz_base" in sys.modules:
+        forget_stubs()
+    elif not any(isinstance(f, _AfterArviz) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterArviz())
