@@ -1,6 +1,7 @@
 """Copy the audit table (``reports/audit/audit.md``) into README.md (``make audit``).
 
-The table goes between the markers ``<!-- audit-table -->`` and
+The table (topics x methods, and its legend; not the per-method times, which
+stay in ``audit.md``) goes between the markers ``<!-- audit-table -->`` and
 ``<!-- /audit-table -->``, with the date and machine it was measured on.
 
 Usage: python scripts/audit_readme.py AUDIT_MD README_MD
@@ -19,7 +20,8 @@ START, END = "<!-- audit-table -->", "<!-- /audit-table -->"
 
 def main() -> None:
     table_path, readme_path = Path(sys.argv[1]), Path(sys.argv[2])
-    table = table_path.read_text(encoding="utf-8").strip()
+    # The matrix and its legend; the per-method times stay in audit.md (the README is short).
+    table = table_path.read_text(encoding="utf-8").strip().split("\n\n| method |")[0]
     audit = json.loads((table_path.parent / "audit.json").read_text(encoding="utf-8"))
     seconds = sum(r["seconds"] or 0.0 for r in audit["rows"])
     note = (
