@@ -120,7 +120,15 @@ def test_a_negative_kl_estimate_is_not_shown(rng):
 
 @pytest.mark.parametrize(
     ("error", "se", "expected"),
-    [(0.05, 0.01, True), (0.2, 0.01, False), (0.09, 0.01, "inconclusive")],
+    [
+        (0.05, 0.01, True),
+        (0.2, 0.01, False),
+        (0.09, 0.01, "inconclusive"),
+        # Every parameter counts, not only the largest error: a smaller but noisier one
+        # that may exceed the tolerance leaves the verdict open.
+        ([0.05, 0.04], [0.001, 0.03], "inconclusive"),
+        ([0.05, 0.2], [0.001, 0.01], False),
+    ],
 )
 def test_the_tolerance_decides_beyond_three_standard_errors(error, se, expected):
     from compare.core.approximation import _decide
