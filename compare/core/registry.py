@@ -455,11 +455,19 @@ class Calibration:
         The fixture of the power study against the topic's planted bugs
         (``compare/studies/planted.py``) when it differs from the null one,
         or None when the topic is not in that study.
+    samplers : bool
+        The topic is in the null calibration of every sampler of ``--method``
+        (``benchmarks/sampler_calibration.py`` and
+        ``tests/compare/studies/test_calibration_samplers.py``), which runs
+        each sampler on this fixture: two conjugate topics and one structured
+        one declare it, chosen for cost (PyMC's own NUTS and the JAX samplers
+        take 3-11 s a run).
     """
 
     hyper: Mapping[str, Any]
     n_obs: int
     power: Calibration | None = None
+    samplers: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.n_obs, bool) or not isinstance(self.n_obs, int) or self.n_obs < 1:

@@ -55,7 +55,7 @@ TOPIC = Topic(
         default_param="a", path=a_bb.sensitivity_path, power_scaled=a_bb.power_scaled
     ),
     # --- calibration and planted bugs ---
-    calibration=Calibration(hyper={"a": 2.0, "b": 3.0}, n_obs=20),
+    calibration=Calibration(hyper={"a": 2.0, "b": 3.0}, n_obs=20, samplers=True),
     planted=Unsupported(
         "a Beta prior and a Binomial likelihood have no Normal variance or "
         "sd to get wrong; the planted mistakes (a prior variance or a noise sd "

@@ -73,6 +73,7 @@ TOPIC = Topic(
         n_obs=12,
         # Power: the prior holds a real share of the posterior precision (kappa0 = 3, n = 6).
         power=Calibration(hyper={"mu0": 0.7, "kappa0": 3.0, "alpha0": 3.5, "beta0": 5.2}, n_obs=6),
+        samplers=True,  # two parameters, correlated a posteriori
     ),
     planted=(prior_var("mu"), noise_sd("x_obs"), variance_for_sd("mu")),
 )
