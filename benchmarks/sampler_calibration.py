@@ -22,7 +22,8 @@ Runs as Dask tasks of CHUNK replications: a ``LocalCluster`` of ``--workers``
 processes (default: the usable cores) or ``--scheduler tcp://HOST:PORT``.
 Replication ``r`` has the same data and seed however the study is split.
 ``make study`` runs it; docs/studies.md section 4 and the README's audit
-table quote it. ``--json FILE`` also writes the figures.
+table quote it; the figures go to ``docs/sampler_calibration.json``
+(``--json``), from which ``make audit`` writes the README's row.
 """
 
 from __future__ import annotations
@@ -79,7 +80,11 @@ def main() -> None:
     parser.add_argument(
         "--methods", default=",".join(m.name for m in METHODS.values() if m.kind == SAMPLER)
     )
-    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    parser.add_argument(
+        "--json",
+        default="docs/sampler_calibration.json",
+        help="where the figures go (scripts/audit_readme.py reads them); '' for nowhere",
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=None, help="LocalCluster processes")
     where.add_argument("--scheduler", default=None, help="tcp://HOST:PORT of a Dask scheduler")
