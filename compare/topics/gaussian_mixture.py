@@ -557,9 +557,16 @@ TOPIC = Topic(
             "scikit-learn load_iris",
             _iris(),
             # With alpha = 1, kappa0 = 0.01 the marginalised mixture also puts mass
-            # on emptying a component (R-hat 1.64: the check says so); a firmer
-            # prior on equal weights and on the means keeps one mode.
-            hyper={"components": 3, "alpha": 10.0, "kappa0": 0.1},
+            # on emptying a component (R-hat 1.64: the check says so).  With alpha = 10
+            # it still has a minor mode where a component shrinks to w ~ 0.07 around a
+            # few rows with one rounded sepal width (precision ~100): chains visited it
+            # now and then (4 x 1000 draws: 1 of 4 seeds, then 7 of 8 with nu0 = 12,
+            # short of ESS or divergent; the suite's seed was inconclusive).  The
+            # species are sampled 50/50/50, so a firm prior on equal weights
+            # (Dirichlet(30): sd 0.05 per weight, the posterior's own is 0.04)
+            # is the data's design, and it keeps one mode: 6 of 6 seeds converged,
+            # min bulk ESS 1918-3047.
+            hyper={"components": 3, "alpha": 30.0, "kappa0": 0.1},
         ),
         BuiltinData(
             "simulated",
