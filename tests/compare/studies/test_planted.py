@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 import pytest
+from pytensor.compile.mode import FAST_COMPILE
 from scipy import stats
 
 from compare.core.registry import PlantedBug, Unsupported
@@ -41,7 +42,9 @@ def _logp(
         else None
     )
     pm.set_data(data, model=model, coords=coords)
-    logp = model.compile_logp()
+    # The Python linker: these points need no speed, and numba compiled each model's
+    # log density for seconds (the suite's largest cost is numba compiling).
+    logp = model.compile_logp(mode=FAST_COMPILE)
     rng = np.random.default_rng(seed + 1)
     start = model.initial_point()
     at = [
@@ -77,7 +80,11 @@ def _difference(name: str, bug: str, factor: float) -> tuple[np.ndarray, list, p
 def _constrained(model: pm.Model, point: dict[str, np.ndarray], name: str) -> float:
     """The value of the model variable ``name`` at a point of value variables."""
     value = model.replace_rvs_by_values([model[name]])[0]  # back-transformed
-    return float(model.compile_fn(value, inputs=model.value_vars, on_unused_input="ignore")(point))
+    return float(
+        model.compile_fn(
+            value, inputs=model.value_vars, on_unused_input="ignore", mode=FAST_COMPILE
+        )(point)
+    )
 
 
 @pytest.mark.parametrize(
