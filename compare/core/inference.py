@@ -38,6 +38,7 @@ from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import linalg, optimize
 from threadpoolctl import threadpool_limits
 
+from compare.core.compiled_cache import jax_cache_dir
 from compare.core.defaults import Settings
 from compare.core.methods import APPROXIMATION, get_method
 from compare.core.registry import InputError
@@ -181,6 +182,8 @@ class MethodModel:
         """Draws of a sampler method on ``data`` (``options`` are nutpie's: not used)."""
         if get_method(self.method).kind == APPROXIMATION:
             raise ValueError(f"{self.method} is an approximation: use approximate()")
+        if "jax" in get_method(self.method).modules:
+            use_jax_cache()
         with self._lock:
             self.set_data(data)
             logger = logging.getLogger("pymc")
@@ -257,6 +260,36 @@ class MethodModel:
                 draws, logq = _pathfinder(space, size, seed)
                 return Approximation(self.method, draws, logq, None, None, 0.0)
             raise ValueError(f"{self.method} is not an approximation")
+
+
+_jax_cache_lock = threading.Lock()
+_jax_cache_set = False
+
+
+def use_jax_cache() -> None:
+    """Point JAX's persistent compilation cache at :func:`jax_cache_dir`, once per process.
+
+    Before the first JAX compile (JAX reads the setting when it first
+    compiles). Every program is kept, however fast it compiled: JAX's
+    defaults keep only those over 1 s, and a small model's pieces are each
+    faster than that while together they cost seconds. A cache the user set
+    (``JAX_COMPILATION_CACHE_DIR``) is left as it is; the draws are the same
+    with or without the cache (the loaded executable is the one compiled;
+    tests/compare/core/test_inference.py checks it).
+    """
+    global _jax_cache_set
+    with _jax_cache_lock:
+        if _jax_cache_set:
+            return
+        _jax_cache_set = True
+        folder = jax_cache_dir()
+        import jax  # heavy: JAX only for the JAX methods
+
+        if folder is None or jax.config.jax_compilation_cache_dir:  # off, or the user's own
+            return
+        jax.config.update("jax_compilation_cache_dir", str(folder))  # type: ignore[no-untyped-call]
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # type: ignore[no-untyped-call]
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)  # type: ignore[no-untyped-call]
 
 
 def _with_divergences(tree: xr.DataTree, settings: Settings) -> xr.DataTree:
@@ -348,6 +381,7 @@ def _pathfinder(space: UnconstrainedSpace, size: int, seed: int) -> tuple[np.nda
     """BlackJAX's Pathfinder on PyMC's JAX log density: (draws, log q)."""
     import jax  # heavy: JAX only for the JAX methods
 
+    use_jax_cache()
     jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
     import blackjax  # heavy: BlackJAX only for Pathfinder
     from pymc.sampling.jax import get_jaxified_graph  # heavy: JAX

@@ -39,6 +39,54 @@ def test_every_sampler_agrees_on_a_conjugate_posterior(method, test_alpha):
     assert {"rhat", "ess_bulk", "ess_tail", "divergences", "agreement", "map"} <= checks
 
 
+_JAX_CACHE_PROBE = """
+import hashlib, json, sys
+from jax import monitoring
+events = {"hits": 0, "misses": 0}
+def count(name, **_):
+    if name.endswith("/cache_hits"):
+        events["hits"] += 1
+    elif name.endswith("/cache_misses"):
+        events["misses"] += 1
+monitoring.register_event_listener(count)
+import compare
+settings = {"method": "numpyro", "draws": 200, "tune": 200, "chains": 2, "seed": 11}
+result = compare.run("beta-binomial", settings=settings)
+draws = result.run.draws.posterior[result.run.variables[0]].values
+print(json.dumps({**events, "draws": hashlib.sha256(draws.tobytes()).hexdigest()}))
+"""
+
+
+@pytest.mark.mcmc
+def test_jax_methods_reuse_compiled_programs_with_the_same_draws(tmp_path):
+    """A second process loads NumPyro's XLA programs from the persistent cache
+    (compiled_cache.jax_cache_dir) instead of compiling them, and draws the same
+    values for the seed, bit for bit, as the process that compiled them."""
+    import os
+
+    def probe(cache: str) -> dict:
+        env = {**os.environ, "BAYES_COMPARE_CACHE_DIR": cache}
+        env.pop("JAX_COMPILATION_CACHE_DIR", None)
+        proc = subprocess.run(
+            [sys.executable, "-c", _JAX_CACHE_PROBE],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+            env=env,
+        )
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    cold = probe(str(tmp_path / "cache"))
+    warm = probe(str(tmp_path / "cache"))
+    # The first process compiles (a program it meets twice is a hit the second time);
+    # the second compiles nothing.
+    assert cold["misses"] > 0, cold
+    assert warm["misses"] == 0 and warm["hits"] >= cold["misses"], (cold, warm)
+    assert any((tmp_path / "cache" / "jax").iterdir())
+    assert warm["draws"] == cold["draws"]
+
+
 @pytest.mark.mcmc
 def test_laplace_is_exact_on_a_gaussian_posterior():
     result = compare.run("normal-known-variance", settings={"method": "laplace"})
