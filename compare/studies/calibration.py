@@ -203,9 +203,7 @@ def mcmc_null(
         settings = dataclasses.replace(settings, extras=False)
     rows, names, verdicts, rhats, deciders = [], None, [], [], []
     for r in range(first, first + replications):
-        sim = topic.simulate(
-            np.random.default_rng([seed, r // seeds_per_data]), n_obs, dict(hyper)
-        )
+        sim = topic.simulate(np.random.default_rng([seed, r // seeds_per_data]), n_obs, dict(hyper))
         result = run(
             model_topic,
             data=sim.data,
