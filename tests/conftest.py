@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import re
 import zlib
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,6 +44,8 @@ def pytest_collection_modifyitems(session, config, items):
         names = getattr(item, "fixturenames", None)
         if item.get_closest_marker("verdict") and names is not None and "bayes_alpha" not in names:
             names.append("bayes_alpha")
+    # Heaviest units of work first (HEAVY_FIRST, below); every worker collects the same order.
+    items.sort(key=lambda item: _heavy_rank(item.nodeid))
 
 
 @pytest.fixture(scope="session")
@@ -120,11 +124,105 @@ def save_builtin_run():
     return save
 
 
+# --- `make report`'s runs, shared -----------------------------------------------------
+@dataclass(frozen=True)
+class BuiltinRuns:
+    """What `bayes-compare run --all` gave: its exit code, one JSON document per topic
+    (catalogue order), and the runs folder (``<runs>/<topic>/``)."""
+
+    code: int
+    docs: list[dict]
+    runs: Path
+    args: tuple[str, ...]
+
+    def doc(self, topic: str) -> dict:
+        return next(d for d in self.docs if d["topic"] == topic)
+
+    def again(self) -> tuple[int, list[dict]]:
+        """The same command again, in this process: (exit code, documents)."""
+        return _cli_json_lines(self.args)
+
+
+def _cli_json_lines(args) -> tuple[int, list[dict]]:
+    import contextlib
+    import io
+    import json
+
+    from compare.interfaces.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    return code, [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def builtin_runs(tmp_path_factory, test_alpha, test_seed) -> BuiltinRuns:
+    """`bayes-compare run --all --json -`, as `make report` runs it, in this process.
+
+    Every topic on its default builtin data at the suite's alpha and seed, 4
+    chains x 1000 draws (half the default: the verdict's z-scores are
+    ESS-based, so calibrated at any run length; a run short of effective
+    draws is extended by the runner).  `--workers 1`: the topics run in this
+    process, so their compiled models serve the other tests of this worker;
+    the multi-process path is tests/compare/interfaces/test_cli.py's.
+
+    One run of every topic serves the default-data verdicts and the CLI and
+    site tests (tests/compare/outputs/test_report.py) and the figure tests
+    (test_figures.py): the modules naming this fixture run as one unit of
+    work on one pytest-xdist worker (pytest_xdist_make_scheduler below), so it
+    is computed once per suite.
+    """
+    runs = tmp_path_factory.mktemp("report") / "runs"
+    args = (
+        "run",
+        "--all",
+        "--workers",
+        "1",
+        "--alpha",
+        f"{test_alpha}",
+        "--seed",
+        f"{test_seed}",
+        "--draws",
+        "1000",
+        "--out",
+        str(runs),
+        "--json",
+        "-",
+    )
+    code, docs = _cli_json_lines(args)
+    return BuiltinRuns(code=code, docs=docs, runs=runs, args=args)
+
+
 # --- how `make test` spreads the suite over pytest-xdist workers ---------------
 #: A test module that defines a fixture of one of these scopes keeps its tests on
-#: one worker, so that the fixture (a calibration study, the report tests'
-#: `run --all`, the figure tests' tiny runs) is computed once.
+#: one worker, so that the fixture (a calibration study, a browser) is computed once.
 _SHARED_SCOPE = re.compile(r"""scope\s*=\s*["'](module|package|session)["']""")
+#: Modules naming this session fixture (conftest's `builtin_runs`) form one unit
+#: together, so that `run --all` runs once for all of them.
+_SHARED_RUNS = "builtin_runs"
+
+#: The costliest units of work, sent first (longest processing time first: the
+#: last unit to finish is then a short one).  Node id prefixes, in the order of
+#: their cost measured on a cold compile cache (2 idle cores); everything else
+#: keeps pytest's order after them.
+HEAVY_FIRST = (
+    "tests/compare/outputs/test_report.py",  # with test_figures.py: `run --all` and the site
+    "tests/compare/outputs/test_figures.py",
+    "tests/compare/studies/test_calibration_structured.py",
+    "tests/compare/studies/test_calibration_samplers.py",
+    "tests/compare/topics/test_topics.py::test_builtin_data_agree",
+    "tests/compare/topics/test_gaussian_mixture.py",
+    "tests/compare/studies/test_calibration.py",
+    "tests/compare/outputs/test_run_folder.py::test_kill_9",
+    "tests/compare/test_pytest_plugin.py",
+    "tests/compare/topics/test_regression.py::test_planted",
+    "tests/compare/interfaces/test_worker.py",
+)
+
+
+def _heavy_rank(nodeid: str) -> int:
+    return next((i for i, p in enumerate(HEAVY_FIRST) if nodeid.startswith(p)), len(HEAVY_FIRST))
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -134,28 +232,40 @@ def pytest_xdist_make_scheduler(config, log):
     queued the 24 builtin-data runs of test_topics.py (10-300 s each) on one
     worker while the other idled.  Here each test is its own unit, sent to the
     worker that is free, except the tests of a module with a module- or
-    session-scoped fixture, which stay one unit.  (`--dist loadgroup` with
-    `xdist_group` markers would say the same, but pytest-xdist 3.8 names the
-    group by rewriting `item._nodeid`, which pytest 9 no longer reads.)
+    session-scoped fixture, which stay one unit, and the modules sharing
+    `builtin_runs`, which are one unit together.  Units go out in collection
+    order, heaviest first (HEAVY_FIRST), not pytest-xdist's largest-count
+    first.  (`--dist loadgroup` with `xdist_group` markers would say the
+    same, but pytest-xdist 3.8 names the group by rewriting `item._nodeid`,
+    which pytest 9 no longer reads.)
     """
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling  # only under pytest-xdist
 
+    config.option.loadscopereorder = False
     root = config.rootpath
-    shares: dict[str, bool] = {}
+    scopes: dict[str, str | None] = {}
 
-    def shares_a_fixture(path: str) -> bool:
-        if path not in shares:
+    def shared_scope(path: str) -> str | None:
+        """The unit a module's tests all belong to, or None: one unit per test."""
+        if path not in scopes:
             try:
-                shares[path] = bool(_SHARED_SCOPE.search((root / path).read_text()))
+                text = (root / path).read_text()
             except OSError:
-                shares[path] = True  # unreadable: keep the module together, as before
-        return shares[path]
+                scopes[path] = path  # unreadable: keep the module together, as before
+            else:
+                scopes[path] = (
+                    _SHARED_RUNS
+                    if _SHARED_RUNS in text
+                    else path
+                    if _SHARED_SCOPE.search(text)
+                    else None
+                )
+        return scopes[path]
 
     class OneTestPerUnit(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return path if shares_a_fixture(path) else nodeid
+            return shared_scope(nodeid.split("::", 1)[0]) or nodeid
 
     return OneTestPerUnit(config, log)

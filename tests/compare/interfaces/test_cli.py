@@ -307,6 +307,25 @@ def test_exit_code_is_2_when_inconclusive(tmp_path, capsys, monkeypatch):
     assert doc["decided_by"] in ("rhat", "ess_bulk", "ess_tail") and "INCONCLUSIVE" in err
 
 
+@pytest.mark.mcmc
+def test_report_runs_missing_topics_in_new_processes(tmp_path, capsys):
+    """`report` runs the topics that have no saved run as `run --all --workers 2` does
+    (`make report`'s default): in two new processes at once, each topic's files written
+    here from what its process sent back; then the figures, in two processes too.
+    (`make report`'s own run of every topic is tests/conftest.py's `builtin_runs`, in
+    one process.)"""
+    topics = ["gamma-poisson", "exponential-gamma"]
+    code = main(["report", *topics, "--out", str(tmp_path), "--workers", "2", "--no-worker"])
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    assert all(f"{name}: no saved run" in shown.out for name in topics), shown.out
+    for name in topics:
+        doc = json.loads((tmp_path / "runs" / name / "result.json").read_text())
+        assert doc["topic"] == name and doc["verdict"] in ("agree", "disagree", "inconclusive")
+        assert (tmp_path / "runs" / name / "draws.nc").is_file()
+        assert (tmp_path / "runs" / name / "index.html").is_file()
+
+
 def test_console_script_is_installed(tmp_path):
     """The entry point itself, in a fresh process: bad input exits 3."""
     exe = Path(sys.executable).with_name("bayes-compare")

@@ -1,19 +1,17 @@
-"""Each figure function on tiny real runs (few draws), drawn from the saved files only."""
+"""Each figure function on real saved runs, drawn from the saved files only."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 import pytest
 
 pytestmark = pytest.mark.mcmc
 
-#: Tiny runs covering the figure kinds' cases: one parameter (no pair plot),
+#: Runs covering the figure kinds' cases: one parameter (no pair plot),
 #: labelled data with a singular covariance, a regression (predictive), a
 #: Gaussian process (its function and kernel figures) and two parameters (the
 #: narrowest pair plot; a MAP path that differs from the mean on one panel only).
-TINY_TOPICS = (
+FIGURE_TOPICS = (
     "beta-binomial",
     "dirichlet-categorical",
     "linear-regression",
@@ -25,35 +23,33 @@ NOT_APPLICABLE = {
     ("beta-binomial", "predictive"),
     ("dirichlet-categorical", "predictive"),
     ("normal-inverse-gamma", "predictive"),
-    *((t, k) for t in (*TINY_TOPICS[:3], TINY_TOPICS[4]) for k in ("gp_function", "gp_kernel")),
+    *((t, k) for t in (*FIGURE_TOPICS[:3], FIGURE_TOPICS[4]) for k in ("gp_function", "gp_kernel")),
     # The classifiers' figures (test_report.py draws them for the classifiers).
-    *((t, k) for t in TINY_TOPICS for k in ("decision_boundary", "calibration", "laplace_overlay")),
+    *(
+        (t, k)
+        for t in FIGURE_TOPICS
+        for k in ("decision_boundary", "calibration", "laplace_overlay")
+    ),
 }
 
 
 @pytest.fixture(scope="session")
-def tiny_runs(tmp_path_factory, save_builtin_run):
-    from compare.core.defaults import DEFAULT
-
-    settings = dataclasses.replace(
-        DEFAULT, draws=150, chains=2, tune=300, smc_chains=0, n_reference=20_000
-    )
-    base = tmp_path_factory.mktemp("tiny_runs")
-    for name in TINY_TOPICS:
-        save_builtin_run(name, base / name, settings)
-    return base
+def saved_runs(builtin_runs):
+    """The runs folder of `make report`'s `run --all` (tests/conftest.py), whose topics
+    include FIGURE_TOPICS: the figures are drawn from real saved runs, as `report` does."""
+    return builtin_runs.runs
 
 
-@pytest.mark.parametrize("topic", TINY_TOPICS)
+@pytest.mark.parametrize("topic", FIGURE_TOPICS)
 @pytest.mark.parametrize(
     "kind", [k.name for k in __import__("compare.outputs.figures").outputs.figures.FIGURES]
 )
-def test_figure_draws_from_saved_files(kind, topic, tiny_runs):
+def test_figure_draws_from_saved_files(kind, topic, saved_runs):
     import matplotlib.pyplot as plt
 
     from compare.outputs.figures import FIGURE_KINDS, SavedRun
 
-    run = SavedRun(tiny_runs / topic)
+    run = SavedRun(saved_runs / topic)
     fig = FIGURE_KINDS[kind].draw(run)
     if (topic, kind) in NOT_APPLICABLE:
         assert fig is None
@@ -64,22 +60,22 @@ def test_figure_draws_from_saved_files(kind, topic, tiny_runs):
     plt.close(fig)
 
 
-def test_saved_run_lines_draws_up_with_parameters(tiny_runs):
+def test_saved_run_lines_draws_up_with_parameters(saved_runs):
     """draws.nc flattened in the JSON's parameter order reproduces the JSON's MCMC means."""
     from compare.outputs.figures import SavedRun
 
-    run = SavedRun(tiny_runs / "dirichlet-categorical")
+    run = SavedRun(saved_runs / "dirichlet-categorical")
     means = run.draws.reshape(-1, len(run.parameters)).mean(axis=0)
     np.testing.assert_allclose(means, run.doc["mcmc"]["mean"], rtol=1e-12)
 
 
-def test_exact_density_overlay_is_the_exact_marginal(tiny_runs):
+def test_exact_density_overlay_is_the_exact_marginal(saved_runs):
     """The density kept for the overlay is the exact marginal's, and covers its mass."""
     from scipy import stats
 
     from compare.outputs.figures import SavedRun
 
-    run = SavedRun(tiny_runs / "beta-binomial")
+    run = SavedRun(saved_runs / "beta-binomial")
     exact = run.group("exact")
     family = run.doc["exact"]["marginals"][0]
     marginal = getattr(stats, family["family"])(*family["args"], **family["kwds"])
@@ -88,17 +84,17 @@ def test_exact_density_overlay_is_the_exact_marginal(tiny_runs):
     assert marginal.cdf(grid[-1]) - marginal.cdf(grid[0]) > 0.998
 
 
-def test_kept_data_matches_the_builtin_data(tiny_runs):
+def test_kept_data_matches_the_builtin_data(saved_runs):
     from compare.outputs.figures import SavedRun
     from compare.topics import get_topic
 
-    run = SavedRun(tiny_runs / "dirichlet-categorical")
+    run = SavedRun(saved_runs / "dirichlet-categorical")
     kept = run.group("observed_data")["x"].values
     original = get_topic("dirichlet-categorical").builtin[0].load()
     assert list(kept) == [str(v) for v in original]
 
 
-def test_render_reports_a_failure_instead_of_raising(tiny_runs, tmp_path):
+def test_render_reports_a_failure_instead_of_raising(saved_runs, tmp_path):
     from compare.outputs.figures import FigureKind, render
 
     def broken(run):
@@ -106,7 +102,7 @@ def test_render_reports_a_failure_instead_of_raising(tiny_runs, tmp_path):
 
     out = render(
         FigureKind("broken", "Broken", "", broken),
-        tiny_runs / "beta-binomial",
+        saved_runs / "beta-binomial",
         tmp_path / "broken.png",
     )
     assert out["status"] == "failed" and "planted failure" in out["error"]
@@ -131,7 +127,7 @@ def _legend_labels(fig) -> list[str]:
     return [t.get_text() for legend in legends for t in legend.get_texts()]
 
 
-def test_pair_title_fits_a_two_parameter_figure(tiny_runs):
+def test_pair_title_fits_a_two_parameter_figure(saved_runs):
     """The narrowest pair plot (2 parameters) shows its whole title.
 
     Power: the one-line title this replaced is wider than the 3.6 in figure
@@ -140,20 +136,20 @@ def test_pair_title_fits_a_two_parameter_figure(tiny_runs):
 
     from compare.outputs.figures import SavedRun, pair
 
-    fig = pair(SavedRun(tiny_runs / "normal-inverse-gamma"))
+    fig = pair(SavedRun(saved_runs / "normal-inverse-gamma"))
     assert _inside(fig, fig._suptitle)
     fig.suptitle(fig._suptitle.get_text().replace("\n", " "), fontsize="medium")
     assert not _inside(fig, fig._suptitle)
     plt.close(fig)
 
 
-def test_ess_evolution_legend_names_its_colours_and_the_gate(tiny_runs):
+def test_ess_evolution_legend_names_its_colours_and_the_gate(saved_runs):
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_hex
 
     from compare.outputs.figures import SavedRun, ess_evolution
 
-    run = SavedRun(tiny_runs / "normal-inverse-gamma")
+    run = SavedRun(saved_runs / "normal-inverse-gamma")
     fig = ess_evolution(run)
     (legend,) = fig.legends
     entries = dict(
@@ -172,7 +168,7 @@ def test_ess_evolution_legend_names_its_colours_and_the_gate(tiny_runs):
     plt.close(fig)
 
 
-def test_rank_legend_and_caption_match_what_is_drawn(tiny_runs):
+def test_rank_legend_and_caption_match_what_is_drawn(saved_runs):
     """One legend entry per chain in the chain's colour; the caption describes the
     multi-chain test's marks and promises no envelope (none is drawn)."""
     import matplotlib.pyplot as plt
@@ -180,7 +176,7 @@ def test_rank_legend_and_caption_match_what_is_drawn(tiny_runs):
 
     from compare.outputs.figures import FIGURE_KINDS, SavedRun, rank
 
-    run = SavedRun(tiny_runs / "normal-inverse-gamma")
+    run = SavedRun(saved_runs / "normal-inverse-gamma")
     fig = rank(run)
     chains = run.draws.shape[0]
     labels = _legend_labels(fig)
@@ -193,12 +189,12 @@ def test_rank_legend_and_caption_match_what_is_drawn(tiny_runs):
     plt.close(fig)
 
 
-def test_marginals_legend_is_readable_and_complete(tiny_runs):
+def test_marginals_legend_is_readable_and_complete(saved_runs):
     import matplotlib.pyplot as plt
 
     from compare.outputs.figures import LEGEND_FONTSIZE, SavedRun, marginals
 
-    fig = marginals(SavedRun(tiny_runs / "normal-inverse-gamma"))
+    fig = marginals(SavedRun(saved_runs / "normal-inverse-gamma"))
     (legend,) = fig.legends
     assert min(t.get_fontsize() for t in legend.get_texts()) >= LEGEND_FONTSIZE >= 10
     assert {"MCMC (KDE)", "exact density", "exact mean", "MAP", "MLE"} <= set(_legend_labels(fig))
@@ -206,14 +202,14 @@ def test_marginals_legend_is_readable_and_complete(tiny_runs):
     plt.close(fig)
 
 
-def test_sensitivity_legend_names_every_drawn_line(tiny_runs):
+def test_sensitivity_legend_names_every_drawn_line(saved_runs):
     """Every labelled line on any panel is in the legend: normal-inverse-gamma's MAP
     path differs from the mean for sigma2 (second panel) but not for mu (first)."""
     import matplotlib.pyplot as plt
 
     from compare.outputs.figures import SavedRun, sensitivity
 
-    fig = sensitivity(SavedRun(tiny_runs / "normal-inverse-gamma"))
+    fig = sensitivity(SavedRun(saved_runs / "normal-inverse-gamma"))
     labels = set(_legend_labels(fig))
     drawn = {
         a.get_label()
