@@ -341,6 +341,7 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
     from nutpie import compile_pymc as ncp  # heavy: only when compiling
     from pymc.initial_point import make_initial_point_fn  # heavy: only when compiling
 
+    started = time.perf_counter()
     # As nutpie.compile_pymc_model does for backend="numba" (nutpie 0.16).
     initial_point_fn = ncp._wrap_with_lock(
         make_initial_point_fn(
@@ -380,6 +381,7 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
         shared_var_keys[var] = field
     user_data = ncp.make_user_data(shared_var_keys, shared_data)
 
+    graphs = time.perf_counter()
     try:
         key = cache_key(logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded)
     except Exception:  # noqa: BLE001 -- the cache only saves time: when unsure, compile
@@ -422,6 +424,7 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
                 if path is not None and key is not None:
                     _store(path, key, logp_numba, expand_numba)
 
+    _log_compile(model, key, cached, graphs - started, time.perf_counter() - graphs)
     dims, coords = ncp._prepare_dims_and_coords(model, shape_info, reparameterized_names)
     compiled = ncp.CompiledPyMCModel(
         _n_dim=n_dim,
@@ -441,6 +444,32 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
         reparameterized_names=reparameterized_names,
     )
     return compiled, cached
+
+
+#: A file to append one JSON line per compile to (``BAYES_COMPARE_COMPILE_LOG``): which
+#: model, by whom (the pytest test, the process), how long PyTensor took to build the
+#: graphs and numba to compile or the cache to load them.  For finding what a run or a
+#: test suite compiles; unset, nothing is written.
+_LOG_ENV = "BAYES_COMPARE_COMPILE_LOG"
+
+
+def _log_compile(model: Any, key: str | None, cached: bool, graphs: float, code: float) -> None:
+    path = os.environ.get(_LOG_ENV)
+    if not path:
+        return
+    line = {
+        "key": key,
+        "cached": cached,
+        "graph_seconds": round(graphs, 3),
+        "code_seconds": round(code, 3),
+        "free": sorted(v.name for v in model.free_RVs),
+        "potentials": sorted(v.name for v in model.potentials),
+        "pid": os.getpid(),
+        "test": os.environ.get("PYTEST_CURRENT_TEST"),
+        "time": time.time(),
+    }
+    with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 def clear(*, folder: Path | None = None) -> int:
