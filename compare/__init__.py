@@ -17,10 +17,13 @@ import importlib
 from typing import Any
 
 # Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
-from compare.core import _jax_stubs, _pytensor_setup  # noqa: F401
+from compare.core import _jax_stubs, _numba_cache, _pytensor_setup  # noqa: F401
 
 # Before arviz_base is imported anywhere: its lazy JAX stubs would make SciPy load JAX.
 _jax_stubs.install()
+
+# Before numba's cache is used: processes sharing it must not mix up signatures (see module).
+_numba_cache.install()
 
 _API = {
     "Exact": "compare.interfaces.api",
