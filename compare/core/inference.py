@@ -182,9 +182,10 @@ class MethodModel:
         """Draws of a sampler method on ``data`` (``options`` are nutpie's: not used)."""
         if get_method(self.method).kind == APPROXIMATION:
             raise ValueError(f"{self.method} is an approximation: use approximate()")
-        if "jax" in get_method(self.method).modules:
+        uses_jax = "jax" in get_method(self.method).modules
+        if uses_jax:
             use_jax_cache()
-        with self._lock:
+        with self._lock, _releasing_jax_programs(uses_jax):
             self.set_data(data)
             logger = logging.getLogger("pymc")
             level = logger.level
@@ -257,7 +258,8 @@ class MethodModel:
             if self.method == "laplace":
                 return _laplace(self.model, space)
             if self.method == "pathfinder":
-                draws, logq = _pathfinder(space, size, seed)
+                with _releasing_jax_programs(True):
+                    draws, logq = _pathfinder(space, size, seed)
                 return Approximation(self.method, draws, logq, None, None, 0.0)
             raise ValueError(f"{self.method} is not an approximation")
 
@@ -290,6 +292,30 @@ def use_jax_cache() -> None:
         jax.config.update("jax_compilation_cache_dir", str(folder))  # type: ignore[no-untyped-call]
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # type: ignore[no-untyped-call]
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)  # type: ignore[no-untyped-call]
+
+
+@contextlib.contextmanager
+def _releasing_jax_programs(uses_jax: bool) -> Any:
+    """Drop JAX's in-memory compiled programs once a JAX method's call is done.
+
+    PyMC's JAX samplers (and Pathfinder on PyMC's JAX log density) trace a new
+    program at every call, with the data as constants, and JAX keeps every
+    compiled program in memory for the life of the process: measured +75 MB
+    a run on beta-binomial with NumPyro, so the per-sampler calibration's Dask
+    workers reached 10.4 GB each after ~150 runs and paused. A program is
+    never called again from memory (the next call has a new closure, and its
+    data may differ); the same program on the same data is served by JAX's
+    persistent cache on disk (:func:`use_jax_cache`). With
+    ``jax.clear_caches()`` after each call the process stays flat (643 ->
+    653 MB over 6 runs) and a run is no slower (1.7 s against 2.3 s).
+    """
+    try:
+        yield
+    finally:
+        if uses_jax:
+            import jax  # heavy: JAX, already loaded by the method that ran
+
+            jax.clear_caches()  # type: ignore[no-untyped-call]
 
 
 def _with_divergences(tree: xr.DataTree, settings: Settings) -> xr.DataTree:
