@@ -21,7 +21,7 @@ take 5-11 s a run.
 Runs as Dask tasks of CHUNK replications: a ``LocalCluster`` of ``--workers``
 processes (default: the usable cores) or ``--scheduler tcp://HOST:PORT``.
 Replication ``r`` has the same data and seed however the study is split.
-``make study`` runs it; docs/studies.md section 4 and the README's audit
+``make study`` runs it; docs/audit.md (its null calibration section) and the README's audit
 table quote it; the figures go to ``docs/sampler_calibration.json``
 (``--json``), from which ``make audit`` writes the README's row.
 """

@@ -43,7 +43,7 @@ def main() -> None:
     if row:
         legend += (
             " False alarms: each sampler's realised rate at alpha = 0.05 in the null study"
-            " ([docs/studies.md](docs/studies.md#null-calibration-of-every-sampler))."
+            " ([docs/audit.md](docs/audit.md#null-calibration-per-sampler))."
         )
         table = f"{matrix}\n{row}\n\n{legend}"
     audit = json.loads((table_path.parent / "audit.json").read_text(encoding="utf-8"))

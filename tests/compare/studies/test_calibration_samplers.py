@@ -9,7 +9,7 @@ warm-up (the z-scores are ESS-based, so calibrated at any length the gate
 admits), :data:`SEEDS_PER_DATA` seeds on each data set.
 ``benchmarks/sampler_calibration.py`` (``make study``) runs the same with 100
 runs, each on its own data set, on each of the three declaring topics;
-docs/studies.md quotes it.
+docs/audit.md quotes it.
 
 Why several seeds per data set: given the data the exact posterior is known,
 so runs with different seeds have independent Monte Carlo errors and their
