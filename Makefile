@@ -73,6 +73,7 @@ bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/report.py
 	$(PYTHON) benchmarks/light_commands.py
 	$(PYTHON) benchmarks/cluster.py
+	$(PYTHON) benchmarks/audit.py
 	$(PYTHON) benchmarks/suite.py
 
 # The calibration and power figures quoted in the README: 200 null runs per
