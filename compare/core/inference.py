@@ -256,7 +256,7 @@ class MethodModel:
             if self.method in ("advi", "fullrank-advi"):
                 return _advi(self.model, self.method, settings.vi_steps, seed, space)
             if self.method == "laplace":
-                return _laplace(self.model, space)
+                return _laplace(space)
             if self.method == "pathfinder":
                 with _releasing_jax_programs(True):
                     draws, logq = _pathfinder(space, size, seed)
@@ -379,8 +379,17 @@ def _advi(
     return mean[order], cov[np.ix_(order, order)]
 
 
-def _laplace(model: pm.Model, space: UnconstrainedSpace) -> tuple[np.ndarray, np.ndarray]:
-    """Mode of the unconstrained log density and the inverse of its negative Hessian."""
+def _laplace(space: UnconstrainedSpace) -> tuple[np.ndarray, np.ndarray]:
+    """Mode of the unconstrained log density and the inverse of its negative Hessian.
+
+    The Hessian is the central difference of the exact (autodiff) gradient,
+    symmetrised: :func:`gradient_hessian`. PyMC's ``compile_d2logp`` builds
+    a second graph for numba to compile (2.9 s warm for normal-inverse-gamma,
+    tens of seconds cold for the Wishart topics, the largest share of the
+    audit's Laplace cells), while ``2 k`` gradients at the mode cost
+    milliseconds and are exact to ~1e-9 relative (for a Gaussian posterior,
+    whose gradient is affine, to rounding).
+    """
     res = optimize.minimize(
         lambda u: -space.logp(u),
         space.start(),
@@ -390,8 +399,12 @@ def _laplace(model: pm.Model, space: UnconstrainedSpace) -> tuple[np.ndarray, np
     )
     if not np.all(np.isfinite(res.x)):
         raise InputError("--method laplace: the mode search left the support; try another method")
-    hessian = model.compile_d2logp(jacobian=True)  # negated: the precision matrix
-    precision = np.atleast_2d(np.asarray(hessian(space.point(res.x)), dtype=float))
+    precision = -gradient_hessian(space.dlogp, np.asarray(res.x, dtype=float))
+    if not np.all(np.isfinite(precision)):
+        raise InputError(
+            "--method laplace: the log density is not finite around the mode (it sits on "
+            "the edge of the support); try another method"
+        )
     try:
         factor = linalg.cho_factor(precision, lower=True)
     except linalg.LinAlgError:
@@ -401,6 +414,36 @@ def _laplace(model: pm.Model, space: UnconstrainedSpace) -> tuple[np.ndarray, np
         ) from None
     cov = linalg.cho_solve(factor, np.eye(precision.shape[0]))
     return np.asarray(res.x, dtype=float), 0.5 * (cov + cov.T)
+
+
+def gradient_hessian(grad: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """Hessian at ``x`` as central differences of the exact gradient ``grad``, symmetrised.
+
+    Column j is ``(grad(x + h_j e_j) - grad(x - h_j e_j)) / (2 h_j)`` with
+    ``h_j = eps^(1/3) max(1, |x_j|)`` (~6e-6 relative: the step that balances
+    the O(h^2) truncation error against the rounding of the gradient,
+    Nocedal & Wright 2006, sec. 8.1). For an affine gradient (a Gaussian
+    log density) the difference is exact up to rounding.
+
+    Parameters
+    ----------
+    grad : callable
+        Gradient of a scalar function, array of shape (k,) in and out.
+    x : array of shape (k,)
+
+    Returns
+    -------
+    array of shape (k, k)
+    """
+    x = np.asarray(x, dtype=float)
+    step = np.cbrt(np.finfo(float).eps) * np.maximum(1.0, np.abs(x))
+    columns = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e[j] = step[j]
+        columns.append((np.asarray(grad(x + e)) - np.asarray(grad(x - e))) / (2.0 * step[j]))
+    hessian = np.column_stack(columns) if columns else np.zeros((0, 0))
+    return 0.5 * (hessian + hessian.T)
 
 
 def _pathfinder(space: UnconstrainedSpace, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
