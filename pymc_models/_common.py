@@ -27,7 +27,8 @@ def log_normal_precision(x_minus_mu, lam, logdet, d):
     log|Lambda| (K,); shape (..., K)."""
     import pytensor.tensor as pt  # heavy: PyMC only when a model is built
 
-    quad = pt.einsum("...ki,kij,...kj->...k", x_minus_mu, lam, x_minus_mu)
+    # Broadcast and sum rather than einsum: the same numbers, far less for numba to compile.
+    quad = pt.sum(x_minus_mu[..., :, None] * lam * x_minus_mu[..., None, :], axis=(-2, -1))
     return 0.5 * logdet - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad
 
 
@@ -47,7 +48,13 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     density in (weights, mu, Lambda) coordinates, the exact mode's) and ``mu``,
     whose conditional normal prior is a potential on a flat variable (the same
     density; a batched ``pm.MvNormal`` with a precision per group doubled the
-    numba compile time, ~46 s against ~21 s).  ``group`` names the model's
+    numba compile time, ~46 s against ~21 s).  For the same reason the
+    quadratic forms are broadcast products summed, not ``pt.einsum`` (an
+    ``OpFromGraph`` of batched dots per call), and ``log|Lambda_k|`` comes from
+    the Cholesky factor the Wishart's transform already holds, not
+    ``pt.linalg.det`` (an LU per group, and a matrix inverse in the gradient):
+    a cold compile of the classifier 88 -> 72 s, of the mixture 103 -> 65 s.
+    ``group`` names the model's
     dimension of the K groups (``dim`` and ``dim_`` name the d coordinates).
 
     Returns
@@ -71,11 +78,14 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     pi = pm.Dirichlet(weights, a=alpha * pt.ones(k), dims=group, initval=init_weights)
     lam = pm.Wishart("Lambda", nu=nu0, V=w0, dims=(group, "dim", "dim_"), initval=init_lam)
     mu = pm.Flat("mu", dims=(group, "dim"), initval=init_mu)
-    logdet = pt.log(pt.linalg.det(lam))  # (K,); d is small
+    # log|Lambda_k| from the Cholesky factor, which PyTensor rewrites to the factor the
+    # Wishart's transform already built (no decomposition, no determinant at run time).
+    chol = pt.linalg.cholesky(lam)
+    logdet = 2.0 * pt.sum(pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # (K,)
     # log N(mu_k; m0, (kappa0 Lambda_k)^-1), as log_normal_precision (not called: the
     # export inlines each helper on its own).
     dev = mu - m0
-    quad = kappa0 * pt.einsum("ki,kij,kj->k", dev, lam, dev)
+    quad = kappa0 * pt.sum(dev[:, :, None] * lam * dev[:, None, :], axis=(-2, -1))
     pm.Potential(
         "mu_prior",
         pt.sum(0.5 * (logdet + d * pt.log(kappa0)) - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad),
@@ -94,8 +104,8 @@ def gaussian_stats_loglik(counts, sum_x, sum_xx, mu, lam, logdet, d):
 
     quad = (
         pt.sum(lam * sum_xx, axis=(-2, -1))
-        - 2.0 * pt.sum(mu * pt.einsum("kij,kj->ki", lam, sum_x), axis=-1)
-        + counts * pt.einsum("ki,kij,kj->k", mu, lam, mu)
+        - 2.0 * pt.sum(mu[:, :, None] * lam * sum_x[:, None, :], axis=(-2, -1))
+        + counts * pt.sum(mu[:, :, None] * lam * mu[:, None, :], axis=(-2, -1))
     )
     return pt.sum(0.5 * counts * logdet - 0.5 * counts * d * np.log(2.0 * np.pi) - 0.5 * quad)
 
