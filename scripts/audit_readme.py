@@ -48,10 +48,13 @@ def main() -> None:
         table = f"{matrix}\n{row}\n\n{legend}"
     audit = json.loads((table_path.parent / "audit.json").read_text(encoding="utf-8"))
     seconds = sum(r["seconds"] or 0.0 for r in audit["rows"])
+    wall = audit.get("wall_seconds")
     note = (
         f"Measured by `make audit` on {time.strftime('%Y-%m-%d')}, "
-        f"{len(os.sched_getaffinity(0))} cores: {audit['done']} cells, "
-        f"{seconds / 60:.1f} minutes of run time summed over cells."
+        f"{len(os.sched_getaffinity(0))} cores: {audit['done']} cells"
+        + (f" in {wall / 60:.1f} minutes" if wall else "")
+        + f", {seconds / 60:.1f} minutes of run time summed over cells"
+        " ([how long it takes](docs/audit.md#how-long-it-takes))."
     )
     readme = readme_path.read_text(encoding="utf-8")
     if START not in readme or END not in readme:

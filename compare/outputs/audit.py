@@ -272,20 +272,29 @@ def run_audit(
             for f in futures:
                 f.cancel()
             raise
-    write_outputs(out, cells, rows, pages=pages)
+    write_outputs(out, cells, rows, pages=pages, seconds=time.perf_counter() - t0)
     return AuditResult(rows=[rows[c] for c in cells], out=out, seconds=time.perf_counter() - t0)
 
 
 # --- outputs ---------------------------------------------------------------------------
 def write_outputs(
-    out: Path, cells: Sequence[Cell], rows: dict[Cell, dict[str, Any]], *, pages: bool
+    out: Path,
+    cells: Sequence[Cell],
+    rows: dict[Cell, dict[str, Any]],
+    *,
+    pages: bool,
+    seconds: float | None = None,
 ) -> None:
-    """``audit.json``, ``audit.md`` and (``pages``) ``audit.html`` plus the cells' run pages."""
+    """``audit.json``, ``audit.md`` and (``pages``) ``audit.html`` plus the cells' run pages.
+
+    ``seconds``: the whole audit's wall time, once it is done (``wall_seconds``).
+    """
     done = [rows[c] for c in cells if c in rows]
     doc = {
         "format": FORMAT,
         "cells": len(cells),
         "done": len(done),
+        "wall_seconds": None if seconds is None else round(seconds, 1),
         "rows": done,
         "versions": versions(),
     }

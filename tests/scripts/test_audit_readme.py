@@ -61,3 +61,11 @@ def test_without_a_calibration_the_matrix_is_copied_alone(tmp_path):
     text = readme.read_text()
     assert "false alarms" not in text.lower()
     assert "| beta-binomial | agree | agree | 0.02 sd, x1.08 |\n\nSamplers:" in text
+
+
+def test_the_note_gives_the_wall_time_once_the_audit_has_one(tmp_path):
+    table, readme, calibration = _write(tmp_path, None)
+    doc = json.loads((table.parent / "audit.json").read_text())
+    (table.parent / "audit.json").write_text(json.dumps({**doc, "wall_seconds": 120.0}))
+    _run(table, readme, calibration)
+    assert "3 cells in 2.0 minutes, 3.0 minutes of run time" in readme.read_text()
