@@ -248,13 +248,6 @@ def run_audit(
     if todo:
         from distributed import as_completed  # heavy: Dask only when cells run
 
-        # Method by method (every topic's nutpie cell first): two workers then run two
-        # topics at once, never two methods of one topic, which on a cold cache
-        # compiled the same model's numba functions twice at the same moment; and a
-        # topic's later methods find its per-Op functions compiled.
-        order = {name: i for i, name in enumerate(chosen_methods)}
-        todo.sort(key=lambda item: order[item[0].method])
-
         futures = {
             client.submit(run_cell, cell, key, pure=False, key=f"audit-{cell}-{t0}"): cell
             for cell, key in todo
