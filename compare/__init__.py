@@ -17,13 +17,16 @@ import importlib
 from typing import Any
 
 # Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
-from compare.core import _jax_stubs, _numba_cache, _pytensor_setup  # noqa: F401
+from compare.core import _jax_stubs, _lazy_dask, _numba_cache, _pytensor_setup  # noqa: F401
 
 # Before arviz_base is imported anywhere: its lazy JAX stubs would make SciPy load JAX.
 _jax_stubs.install()
 
 # Before numba's cache is used: processes sharing it must not mix up signatures (see module).
 _numba_cache.install()
+
+# Before xarray builds an array: no Dask import to learn that nothing is a Dask array.
+_lazy_dask.install()
 
 _API = {
     "Exact": "compare.interfaces.api",

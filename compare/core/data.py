@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import importlib.util
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -622,3 +623,13 @@ def topic_data(
         names = None if features is None else tuple(features)
         return points_from_array(np.asarray(data, dtype=float), features=names), None, "array"
     return np.asarray(data), None, "array"
+
+
+def sklearn_bundled(name: str) -> Path:
+    """The path of a data file scikit-learn ships (``sklearn/datasets/data/<name>``),
+    found without importing scikit-learn (1.7 s of imports, more than a small run's
+    sampling). Its loaders read the same files (tests/compare/core/test_data.py)."""
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("this builtin data set ships with scikit-learn: pip install scikit-learn")
+    return Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data" / name

@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from compare.core._lazy_dask import without_distributed_probe
 from compare.core.files import DRAWS_FILE, RESULT_FILE, dumps, umask_mode, versions
 from compare.core.files import clean as _clean
 from compare.core.registry import InputError
@@ -468,7 +469,8 @@ def _groups_bytes(groups: dict[str, Any]) -> int:
 def _write_draws(groups: dict[str, Any], path: Path) -> None:
     import xarray as xr  # heavy: only a run being saved needs xarray; `list` does not
 
-    xr.DataTree.from_dict(groups).to_netcdf(path, engine="h5netcdf")
+    with without_distributed_probe():  # no 0.3 s import of distributed (see module)
+        xr.DataTree.from_dict(groups).to_netcdf(path, engine="h5netcdf")
     with open(path, "rb") as fh:
         os.fsync(fh.fileno())
 

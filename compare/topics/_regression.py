@@ -37,6 +37,7 @@ from compare.core.checks import Check, Extra, ExtraContext
 from compare.core.data import (
     StreamedTable,
     Table,
+    sklearn_bundled,
     table_from_arrays,
 )
 from compare.core.registry import (
@@ -609,21 +610,20 @@ def sinusoid_loader(n: int = 25, noise_sd: float = 0.3):
     return load
 
 
+#: scikit-learn's ``load_diabetes().feature_names``.
+DIABETES_FEATURES = ("age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6")
+
+
 def diabetes_loader():
     def load():
-        from sklearn.datasets import (
-            load_diabetes,  # heavy: scikit-learn only when its data set is loaded
-        )
-
-        data = load_diabetes(scaled=False)
-        x = (data.data - data.data.mean(axis=0)) / data.data.std(axis=0)
-        y = (data.target - data.target.mean()) / data.target.std()
+        # scikit-learn's load_diabetes(scaled=False) reads these two files with
+        # np.loadtxt; reading them here spares the import of scikit-learn.
+        raw = np.loadtxt(sklearn_bundled("diabetes_data_raw.csv.gz"))
+        target = np.loadtxt(sklearn_bundled("diabetes_target.csv.gz"))
+        x = (raw - raw.mean(axis=0)) / raw.std(axis=0)
+        y = (target - target.mean()) / target.std()
         return table_from_arrays(
-            x,
-            y,
-            features=tuple(data.feature_names),
-            target="progression",
-            source="builtin:diabetes",
+            x, y, features=DIABETES_FEATURES, target="progression", source="builtin:diabetes"
         )
 
     return load

@@ -580,3 +580,49 @@ def test_concurrent_writers_and_readers_never_see_a_mix(results, old_folder):
     assert errors == [] and set(seen) <= {"2x600", "3x400"}
     assert _which(old_folder) in ("old", "new")
     assert not [p for p in old_folder.iterdir() if p.name.startswith(".")]
+
+
+_WRITE_PROBE = """
+import contextlib, json, sys, threading
+from pathlib import Path
+import numpy as np
+import xarray as xr
+from xarray.backends import locks, writers
+from compare.outputs import document
+
+if {planted}:  # the bug: xarray asks Dask, which imports distributed to look for a client
+    document.without_distributed_probe = contextlib.nullcontext
+originals = writers.get_dask_scheduler, locks.get_dask_scheduler
+values = np.arange(12.0).reshape(2, 6)
+groups = {{"/posterior": xr.Dataset({{"p": (("chain", "draw"), values)}})}}
+folder = Path({folder!r})
+threads = [
+    threading.Thread(target=document._write_draws, args=(groups, folder / f"{{i}}.nc"))
+    for i in range(4)
+]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+same = all(
+    np.array_equal(xr.open_datatree(folder / f"{{i}}.nc")["posterior"]["p"].values, values)
+    for i in range(4)
+)
+restored = (writers.get_dask_scheduler, locks.get_dask_scheduler) == originals
+print(json.dumps(["distributed" in sys.modules, same, restored]))
+"""
+
+
+@pytest.mark.parametrize("planted", [False, True], ids=["as-shipped", "planted-probe"])
+def test_writing_draws_in_a_new_process_does_not_import_distributed(tmp_path, planted):
+    """xarray's to_netcdf asks Dask for its scheduler, and Dask imports distributed
+    (0.4-0.6 s of every new `run` process) to look for a client that cannot exist
+    in a process that never imported it. The draws are written without that, four
+    threads at once, read back equal, and xarray's functions are restored. Power:
+    with the probe left to xarray (planted) the same write imports distributed."""
+    probe = _WRITE_PROBE.format(planted=planted, folder=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=300
+    )
+    imported, same, restored = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (imported, same, restored) == (planted, True, True)

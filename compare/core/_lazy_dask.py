@@ -1,0 +1,133 @@
+"""Keep Dask unloaded in a process that holds no Dask array, though Dask is installed.
+
+Why
+---
+Dask and ``distributed`` are dependencies (``sbc``, ``audit``, ``--workers``,
+the local worker), and xarray asks for them whenever they are installed:
+
+* every ``DataArray`` built asks ``isinstance(data, array_type("dask"))``,
+  and the first ask imports ``dask.array`` (0.45 s);
+* ``to_netcdf`` asks ``get_dask_scheduler()`` (whether to close the file
+  between chunked writes, and which write lock to take), and Dask answers by
+  importing ``distributed`` to look for a client (0.3 s more).
+
+A `bayes-compare run` in a new process paid both, 0.75 s of a run that
+issue 17 compares with a plain PyMC script (benchmarks/plain_pymc.py).
+
+Neither question needs the import to be answered right:
+
+* an object can only be a ``dask.array.Array`` once ``dask.array`` is
+  imported, so until then the answer is "no Dask array type" (``()``), and
+  afterwards it is xarray's own (:class:`_LazyDaskModule`);
+* a Dask client, or a Dask worker's task, exists in a process only once
+  ``distributed`` is imported; until then xarray's answer is ``"threaded"``
+  (:func:`without_distributed_probe`).
+
+Everything else xarray reads of Dask (its version, whether it is available)
+imports it as before.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+_MODULE = "xarray.namedarray.pycompat"
+
+
+class _LazyDaskModule:
+    """xarray's ``DuckArrayModule("dask")``, built only when something needs Dask.
+
+    ``type`` is ``()`` while ``dask.array`` is not imported (no object can be
+    a Dask array then) and xarray's own answer once it is; any other
+    attribute builds xarray's module, importing Dask as xarray would.
+    """
+
+    def __init__(self, pycompat: ModuleType) -> None:
+        self._pycompat = pycompat
+        self._real: Any = None
+
+    def _resolve(self) -> Any:
+        if self._real is None:
+            self._real = self._pycompat.DuckArrayModule("dask")
+        return self._real
+
+    @property
+    def type(self) -> tuple[type, ...]:
+        if "dask.array" not in sys.modules:
+            return ()
+        return self._resolve().type
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._resolve(), name)
+
+
+def patch(pycompat: ModuleType) -> None:
+    """Answer xarray's Dask array checks without importing Dask (see the module)."""
+    pycompat._cached_duck_array_modules.setdefault("dask", _LazyDaskModule(pycompat))
+
+
+class _AfterPycompat(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; patches xarray's duck-array cache right after it is executed."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != _MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        run = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            patch(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def install() -> None:
+    """Patch xarray now if it is loaded, else as soon as it is imported."""
+    module = sys.modules.get(_MODULE)
+    if module is not None:
+        patch(module)
+    elif not any(isinstance(f, _AfterPycompat) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterPycompat())
+
+
+_probe_lock = threading.Lock()
+
+
+@contextmanager
+def without_distributed_probe() -> Iterator[None]:
+    """Inside: xarray's ``get_dask_scheduler()`` says ``"threaded"`` without asking Dask,
+    when ``distributed`` is not imported (no client or worker can exist then).
+
+    With ``distributed`` imported (inside a Dask worker, next to a user's
+    client) nothing changes. The swap is held under a lock, so threads
+    writing at once leave xarray's own function in place afterwards.
+    """
+    if "distributed" in sys.modules:
+        yield
+        return
+    from xarray.backends import locks, writers  # heavy: loaded by the caller already
+
+    with _probe_lock:
+        saved = writers.get_dask_scheduler, locks.get_dask_scheduler
+        writers.get_dask_scheduler = locks.get_dask_scheduler = _threaded
+        try:
+            yield
+        finally:
+            writers.get_dask_scheduler, locks.get_dask_scheduler = saved
+
+
+def _threaded(get: Any = None, collection: Any = None) -> str:
+    """xarray's ``get_dask_scheduler()`` answer in a process with no Dask client."""
+    return "threaded"

@@ -1,0 +1,45 @@
+"""xarray without Dask imports in a process that holds no Dask array (compare/core/_lazy_dask.py).
+
+Each case runs in a new Python process, since what is tested is what a
+process imports. Power: with the patch planted away, the same array
+imports ``dask.array``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+_PROBE = """
+import json, sys
+import compare  # installs the patch
+if {planted}:  # the bug: xarray asks for Dask's array type, importing dask.array
+    from compare.core import _lazy_dask
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _lazy_dask._AfterPycompat)]
+import numpy as np
+import xarray as xr
+
+plain = xr.DataArray(np.arange(6.0).reshape(2, 3), dims=("chain", "draw"))
+before = "dask.array" in sys.modules
+total = float(plain.sum())
+import dask.array as da  # a user's Dask array, once Dask is loaded, is still one to xarray
+lazy = xr.DataArray(da.ones((2, 3), chunks=(1, 3)), dims=("chain", "draw"))
+print(json.dumps([before, total, lazy.chunks is not None, float(lazy.sum().compute())]))
+"""
+
+
+@pytest.mark.parametrize("planted", [False, True], ids=["as-shipped", "planted-away"])
+def test_a_numpy_array_loads_no_dask_and_a_dask_array_stays_one(planted):
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(planted=planted)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    before, total, chunked, lazy_total = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert before is planted
+    assert (total, chunked, lazy_total) == (15.0, True, 6.0)
