@@ -70,7 +70,9 @@ class _LazyDaskModule:
 
 def patch(pycompat: ModuleType) -> None:
     """Answer xarray's Dask array checks without importing Dask (see the module)."""
-    pycompat._cached_duck_array_modules.setdefault("dask", _LazyDaskModule(pycompat))
+    cache = getattr(pycompat, "_cached_duck_array_modules", None)
+    if isinstance(cache, dict) and hasattr(pycompat, "DuckArrayModule"):  # else: another xarray
+        cache.setdefault("dask", _LazyDaskModule(pycompat))
 
 
 class _AfterPycompat(importlib.abc.MetaPathFinder):
@@ -114,10 +116,13 @@ def without_distributed_probe() -> Iterator[None]:
     client) nothing changes. The swap is held under a lock, so threads
     writing at once leave xarray's own function in place afterwards.
     """
-    if "distributed" in sys.modules:
+    from xarray.backends import locks, writers  # heavy: loaded by the caller already
+
+    if "distributed" in sys.modules or not all(
+        hasattr(m, "get_dask_scheduler") for m in (locks, writers)
+    ):  # a client may exist, or another xarray: ask as usual
         yield
         return
-    from xarray.backends import locks, writers  # heavy: loaded by the caller already
 
     with _probe_lock:
         saved = writers.get_dask_scheduler, locks.get_dask_scheduler
