@@ -20,11 +20,9 @@ works through them).
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
-from types import ModuleType
-from typing import Any
+
+from compare.core._import_hooks import after_import
 
 STUBBED = ("jax", "numpyro")
 
@@ -37,29 +35,6 @@ def forget_stubs() -> None:
             del sys.modules[name]
 
 
-class _AfterArviz(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; wraps ``arviz_base``'s loader to forget the stubs after it runs."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "arviz_base":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        run = loader.exec_module
-
-        def exec_module(module: ModuleType) -> None:
-            run(module)
-            forget_stubs()
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
 def install() -> None:
     """Forget the stubs now if ``arviz_base`` is loaded, else as soon as it is."""
-    if "arviz_base" in sys.modules:
-        forget_stubs()
-    elif not any(isinstance(f, _AfterArviz) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterArviz())
+    after_import("arviz_base", lambda _module: forget_stubs())

@@ -29,14 +29,14 @@ imports it as before.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
+
+from compare.core._import_hooks import after_import
 
 _MODULE = "xarray.namedarray.pycompat"
 
@@ -75,33 +75,9 @@ def patch(pycompat: ModuleType) -> None:
         cache.setdefault("dask", _LazyDaskModule(pycompat))
 
 
-class _AfterPycompat(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; patches xarray's duck-array cache right after it is executed."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != _MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        run = loader.exec_module
-
-        def exec_module(module: ModuleType) -> None:
-            run(module)
-            patch(module)
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
 def install() -> None:
     """Patch xarray now if it is loaded, else as soon as it is imported."""
-    module = sys.modules.get(_MODULE)
-    if module is not None:
-        patch(module)
-    elif not any(isinstance(f, _AfterPycompat) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterPycompat())
+    after_import(_MODULE, patch)
 
 
 _probe_lock = threading.Lock()

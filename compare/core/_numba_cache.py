@@ -37,7 +37,7 @@ Files keep numba's own format, so a process without this module (a user's
 plain PyMC script sharing PyTensor's cache folder) still reads them.
 
 The patch is applied when ``numba.core.caching`` is first imported (an
-import hook, as :mod:`compare.core._jax_stubs` does), so light commands that
+import hook: :mod:`compare.core._import_hooks`), so light commands that
 never import numba do not pay for it.
 """
 
@@ -45,13 +45,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import importlib.abc
-import importlib.machinery
 import os
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
+
+from compare.core._import_hooks import after_import
 
 _MODULE = "numba.core.caching"
 _PATCHED = "_bayes_compare_safe"
@@ -121,30 +120,6 @@ def patch(caching: ModuleType) -> None:
     setattr(caching, _PATCHED, True)
 
 
-class _AfterCaching(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; patches ``numba.core.caching`` right after it is executed."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != _MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        run = loader.exec_module
-
-        def exec_module(module: ModuleType) -> None:
-            run(module)
-            patch(module)
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
 def install() -> None:
     """Patch numba's cache now if it is loaded, else as soon as it is imported."""
-    module = sys.modules.get(_MODULE)
-    if module is not None:
-        patch(module)
-    elif not any(isinstance(f, _AfterCaching) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterCaching())
+    after_import(_MODULE, patch)

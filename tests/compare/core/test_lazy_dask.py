@@ -18,7 +18,7 @@ import json, sys
 import compare  # installs the patch
 if {planted}:  # the bug: xarray asks for Dask's array type, importing dask.array
     from compare.core import _lazy_dask
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _lazy_dask._AfterPycompat)]
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "then", None) is not _lazy_dask.patch]
 import numpy as np
 import xarray as xr
 

@@ -1,0 +1,53 @@
+"""Run a fix on a third-party module right after it is first imported.
+
+The project's fixes to its dependencies (compare/core/_jax_stubs.py,
+_numba_cache.py, _lazy_dask.py) must be in place before the module is
+used, yet importing the module to fix it would make light commands pay for
+it. :func:`after_import` applies the fix at once if the module is loaded,
+else from a ``sys.meta_path`` finder that wraps the module's loader.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+
+class AfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; runs ``then(module)`` right after module ``name`` is executed."""
+
+    def __init__(self, name: str, then: Callable[[ModuleType], None]) -> None:
+        self.name = name
+        self.then = then
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != self.name:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        run = loader.exec_module
+        then = self.then
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            then(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def after_import(name: str, then: Callable[[ModuleType], None]) -> None:
+    """``then(module)`` now if module ``name`` is loaded, else right after it is imported."""
+    module = sys.modules.get(name)
+    if module is not None:
+        then(module)
+    elif not any(
+        isinstance(f, AfterImport) and f.name == name and f.then is then for f in sys.meta_path
+    ):
+        sys.meta_path.insert(0, AfterImport(name, then))
