@@ -35,6 +35,10 @@ def forget_stubs() -> None:
             del sys.modules[name]
 
 
+def _after_arviz(_module: object) -> None:
+    forget_stubs()
+
+
 def install() -> None:
     """Forget the stubs now if ``arviz_base`` is loaded, else as soon as it is."""
-    after_import("arviz_base", lambda _module: forget_stubs())
+    after_import("arviz_base", _after_arviz)  # one function: a second install adds no hook
