@@ -17,13 +17,23 @@ import importlib
 from typing import Any
 
 # Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
-from compare.core import _jax_stubs, _lazy_dask, _numba_cache, _pytensor_setup  # noqa: F401
+from compare.core import (  # noqa: F401
+    _jax_stubs,
+    _lazy_dask,
+    _numba_cache,
+    _numba_lazy_code,
+    _pytensor_setup,
+)
 
 # Before arviz_base is imported anywhere: its lazy JAX stubs would make SciPy load JAX.
 _jax_stubs.install()
 
 # Before numba's cache is used: processes sharing it must not mix up signatures (see module).
 _numba_cache.install()
+
+# Before numba compiles anything: machine code only for what is called, the same
+# cold or loaded from the cache (see module).
+_numba_lazy_code.install()
 
 # Before xarray builds an array: no Dask import to learn that nothing is a Dask array.
 _lazy_dask.install()

@@ -1,0 +1,246 @@
+"""numba emits machine code only for the functions that something calls.
+
+Why
+---
+numba finalises every function it compiles: it optimises the function's LLVM
+module, adds it to the execution engine and emits its machine code. PyTensor
+compiles a model's graph as hundreds of small numba functions (one per node,
+each with ``no_cpython_wrapper`` and ``no_cfunc_wrapper``) that only the
+function of the whole graph calls, and numba's own overloads are compiled
+the same way. A caller links its callees' optimised LLVM in and compiles it
+again, so the callees' own machine code is never run. Emitting it was about a
+third of a model's cold compile (``benchmarks/compile.py``).
+
+It also made the draws depend on the cache. The engine resolves a caller's
+linked copy of a callee (``linkonce_odr``) to the callee's machine code when
+that is already loaded, and to the caller's own copy when it is not. A
+compile in a fresh process took the first; nutpie's machine code loaded
+from :mod:`compare.core.compiled_cache` in a new process, the second. The two
+differ in the last bits (fast-math contractions), and a NUTS trajectory
+turns that into other draws: the Gaussian process drew different samples
+for one seed after a cold compile and after a load (numba 0.68;
+``tests/compare/core/test_numba_lazy_code.py``).
+
+What
+----
+A library whose module defines no entry point (no CPython wrapper, no C
+wrapper) is finalised without being added to the engine: its optimised
+module stays available for linking, and its machine code is emitted only
+if something asks the engine for one of its symbols (a function pointer, an
+address, a declaration of a module that is added, a recursive reference).
+The callers then always run their own copies, cold or loaded.
+
+- ``Environment`` pointers of deferred functions are written into the
+  engine when a module that defines them is added (a caller that linked the
+  function in), and again if the function itself is added later.
+- numba's on-disk cache saves a deferred function as LLVM bitcode (numba's
+  own ``'bitcode'`` kind, which plain numba reads too) instead of object
+  code it never emitted; a loaded function, of either kind, is deferred the
+  same way.
+
+The patch is applied when ``numba.core.codegen`` is first imported (an
+import hook: :mod:`compare.core._import_hooks`), so light commands that never
+import numba do not pay for it. ``BAYES_COMPARE_EAGER_NUMBA=1`` leaves numba
+as it is (for a report to numba, or ``benchmarks/compile.py``'s other side).
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from types import ModuleType
+from typing import Any
+
+from compare.core._import_hooks import after_import
+
+_MODULE = "numba.core.codegen"
+_PATCHED = "_bayes_compare_lazy_code"
+#: Attribute of a deferred library: ``(module whose symbols it defines, kind)``.
+_DEFERRED = "_bayes_compare_deferred"
+#: Attribute of a library finalised deferred: numba's cache saves it as bitcode.
+_BITCODE = "_bayes_compare_bitcode"
+#: Prefixes of numba's entry points (``FunctionDescriptor.llvm_cpython_wrapper_name``
+#: and ``llvm_cfunc_wrapper_name``) and of its Environment globals.
+_CPYTHON = "_ZN7cpython"
+_CFUNC = "cfunc."
+_ENV = "_ZN08NumbaEnv"
+#: The attribute numba's object-cache hooks read on a module (``CPUCodeLibrary``'s
+#: private ``__library``).
+_LIBRARY_OF_MODULE = "_CPUCodeLibrary__library"
+
+STATS = {"deferred": 0, "materialized": 0}
+
+
+def patch(codegen: ModuleType) -> None:
+    """Make ``JITCodeLibrary`` emit machine code lazily (once)."""
+    if getattr(codegen, _PATCHED, False):
+        return
+    from llvmlite import binding as ll
+    from numba.core.compiler_lock import global_compiler_lock
+
+    library_class = codegen.JITCodeLibrary
+    engine_class = codegen.JitEngine
+    codegen_class = codegen.JITCPUCodegen
+    unresolved_prefix = codegen.RuntimeLinker.PREFIX
+
+    #: symbol -> the deferred library that defines it
+    owners: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+    #: Environment global -> the Environment numba asked to write into it
+    environments: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+
+    finalize_final_module = library_class._finalize_final_module
+    finalize_specific = library_class._finalize_specific
+    pointer_to_function = library_class.get_pointer_to_function
+    serialize_using_object_code = library_class.serialize_using_object_code
+    unserialize = library_class._unserialize.__func__
+    set_env = codegen_class.set_env
+    is_symbol_defined = engine_class.is_symbol_defined
+    function_address = engine_class.get_function_address
+    global_value_address = engine_class.get_global_value_address
+
+    def link_only(codegen_: Any, module: Any) -> bool:
+        """No entry point, no unresolved reference either way: nothing calls its own code."""
+        pending = codegen_._rtlinker._unresolved
+        defined = 0
+        for fn in module.functions:
+            if fn.is_declaration:
+                continue
+            if fn.name.startswith((_CPYTHON, _CFUNC)) or fn.name in pending:
+                return False
+            defined += 1
+        return defined > 0 and not any(
+            gv.name.startswith(unresolved_prefix) for gv in module.global_variables
+        )
+
+    def defer(library: Any, module: Any, kind: str) -> None:
+        setattr(library, _DEFERRED, (module, kind))
+        for fn in module.functions:
+            if not fn.is_declaration:
+                owners[fn.name] = library
+        for gv in module.global_variables:
+            if not gv.is_declaration and not gv.name.startswith(_ENV):
+                owners[gv.name] = library
+        STATS["deferred"] += 1
+
+    def add_owners_of_declarations(module: Any) -> None:
+        """Before ``module`` joins the engine: add the deferred libraries it refers to."""
+        for fn in module.functions:
+            if fn.is_declaration and fn.name in owners:
+                materialize(owners[fn.name])
+        for gv in module.global_variables:
+            if gv.is_declaration and gv.name in owners:
+                materialize(owners[gv.name])
+
+    def materialize(library: Any) -> None:
+        """Add a deferred library to the engine, as numba would have at its finalisation.
+
+        No ``finalize_object`` here: it would emit, too early, the module of a
+        caller that is being added (numba asks for ``nrt_unresolved_abort``
+        in the middle of that). The engine emits an added module's code when
+        one of its symbols is looked up, or at the next ``finalize_object``.
+        """
+        with global_compiler_lock:
+            deferred = library.__dict__.pop(_DEFERRED, None)
+            if deferred is None:
+                return
+            module, kind = deferred
+            add_owners_of_declarations(module)
+            if kind == "object":  # numba's cached object code was dropped: emit from the IR
+                module = module.clone()
+                library._final_module = module
+            library._codegen._add_module(module)
+            library._codegen._scan_and_fix_unresolved_refs(module)
+            write_environments(library._codegen, module)
+            STATS["materialized"] += 1
+
+    def write_environments(codegen_: Any, module: Any) -> None:
+        for gv in module.global_variables:
+            env = environments.get(gv.name)
+            if env is not None and not gv.is_declaration:
+                set_env(codegen_, gv.name, env)
+
+    def _finalize_final_module(self: Any) -> None:
+        if type(self) is library_class and link_only(self._codegen, self._final_module):
+            self._finalize_dynamic_globals()
+            self._verify_declare_only_symbols()
+            setattr(self._final_module, _LIBRARY_OF_MODULE, weakref.proxy(self))
+            self._finalized = True
+            setattr(self, _BITCODE, True)
+            defer(self, self._final_module, "compiled")
+            return
+        add_owners_of_declarations(self._final_module)
+        finalize_final_module(self)
+
+    def _finalize_specific(self: Any) -> None:
+        finalize_specific(self)
+        write_environments(self._codegen, self._final_module)
+
+    def get_pointer_to_function(self: Any, name: str) -> int:
+        self._ensure_finalized()
+        deferred = self.__dict__.get(_DEFERRED)
+        if deferred is not None:
+            try:
+                fn = deferred[0].get_function(name)
+            except NameError:
+                fn = None
+            if fn is not None and not fn.is_declaration:
+                materialize(self)
+        return int(pointer_to_function(self, name))
+
+    def _serialize_using_object_code(self: Any) -> Any:
+        self._ensure_finalized()
+        if getattr(self, _BITCODE, False):
+            return self.serialize_using_bitcode()  # its object code was never emitted
+        return serialize_using_object_code(self)
+
+    def _unserialize(cls: Any, codegen_: Any, state: Any) -> Any:
+        name, kind, data = state
+        if cls is library_class and kind == "object":
+            # Saved by numba without this patch: keep the optimised IR for linking and
+            # drop the object code, which callers never run.
+            shared = ll.parse_bitcode(data[1])
+            if link_only(codegen_, shared):
+                library = codegen_.create_library(name)
+                library._shared_module = shared
+                library._finalized = True
+                defer(library, shared, "object")
+                return library
+        return unserialize(cls, codegen_, state)
+
+    def _set_env(self: Any, env_name: str, env: Any) -> None:
+        environments[env_name] = env
+        if is_symbol_defined(self._engine, env_name):
+            set_env(self, env_name, env)
+        # else: written when a module defining it joins the engine (_finalize_specific)
+
+    def _is_symbol_defined(self: Any, name: str) -> bool:
+        if name in owners:
+            materialize(owners[name])
+        return bool(is_symbol_defined(self, name))
+
+    def _get_function_address(self: Any, name: str) -> int:
+        if name in owners:
+            materialize(owners[name])
+        return int(function_address(self, name))
+
+    def _get_global_value_address(self: Any, name: str) -> int:
+        if name in owners:
+            materialize(owners[name])
+        return int(global_value_address(self, name))
+
+    library_class._finalize_final_module = _finalize_final_module
+    library_class._finalize_specific = _finalize_specific
+    library_class.get_pointer_to_function = get_pointer_to_function
+    library_class.serialize_using_object_code = _serialize_using_object_code
+    library_class._unserialize = classmethod(_unserialize)
+    codegen_class.set_env = _set_env
+    engine_class.is_symbol_defined = _is_symbol_defined
+    engine_class.get_function_address = _get_function_address
+    engine_class.get_global_value_address = _get_global_value_address
+    setattr(codegen, _PATCHED, True)
+
+
+def install() -> None:
+    """Patch numba's code libraries now if they are loaded, else as soon as they are imported."""
+    if os.environ.get("BAYES_COMPARE_EAGER_NUMBA") != "1":
+        after_import(_MODULE, patch)
