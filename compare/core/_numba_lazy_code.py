@@ -75,8 +75,8 @@ def patch(codegen: ModuleType) -> None:
     """Make ``JITCodeLibrary`` emit machine code lazily (once)."""
     if getattr(codegen, _PATCHED, False):
         return
-    from llvmlite import binding as ll
-    from numba.core.compiler_lock import global_compiler_lock
+    from llvmlite import binding as ll  # heavy: llvmlite; called once numba is imported
+    from numba.core.compiler_lock import global_compiler_lock  # heavy: numba, already loaded
 
     library_class = codegen.JITCodeLibrary
     engine_class = codegen.JitEngine
