@@ -62,6 +62,7 @@ $(BENCH_STAMP): $(STAMP)
 bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/run.py
 	$(PYTHON) benchmarks/plain_pymc.py
+	$(PYTHON) benchmarks/compile.py
 	$(PYTHON) benchmarks/regression.py
 	$(PYTHON) benchmarks/mixture.py
 	$(PYTHON) benchmarks/gaussian_process.py
