@@ -10,14 +10,17 @@ topics' models compiled with nutpie (``compiled_cache.compile_pymc_model``),
 - lazy: with the patch, what every command runs;
 
 then each side again in a new process that loads the compiled models from
-the cache it filled. Printed per topic: the cold compile times and their
-ratio (lazy / eager), and whether the draws of one seed (2 chains x 200
-draws) are equal bit for bit between the cold compile and the load. The
-eager side's loads can differ: the engine resolves a caller's linked copy
-of a callee to the callee's own machine code only where that was emitted.
+the cache it filled, and samples our default run (4 chains x (1000 + 2000)
+draws, one thread) with them. Printed per topic: the cold compile times,
+the sampling times and their ratios (lazy / eager), and whether the draws
+of one seed (2 chains x 200 draws) are equal bit for bit between the cold
+compile and the load. The eager side's loads can differ: the engine
+resolves a caller's linked copy of a callee to the callee's own machine
+code only where that was emitted.
 
-``BENCH_TOPICS=a,b`` limits the topics (default: every topic, about 8
-minutes on 2 cores).
+``BENCH_TOPICS=a,b`` limits the topics (default: every topic nutpie
+samples, about 12 minutes on 2 cores); ``BENCH_SAMPLE=0`` skips the
+sampling.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = os.environ.get("BENCH_SAMPLE", "1") != "0"
 
 
 def child(names: list[str]) -> None:
@@ -61,12 +65,16 @@ def child(names: list[str]) -> None:
         digest = hashlib.sha256()
         for v in sorted(posterior.data_vars):
             digest.update(np.asarray(posterior[v]).tobytes())
-        print(
-            json.dumps(
-                {"topic": name, "seconds": seconds, "loaded": cached, "draws": digest.hexdigest()}
-            ),
-            flush=True,
-        )
+        sampling = None
+        if cached and SAMPLE:
+            # Our default run length, one thread: what the machine code is worth.
+            start = time.perf_counter()
+            nutpie.sample(
+                compiled, draws=2000, tune=1000, chains=4, cores=1, seed=2, progress_bar=False
+            )
+            sampling = time.perf_counter() - start
+        out = {"topic": name, "seconds": seconds, "loaded": cached, "draws": digest.hexdigest()}
+        print(json.dumps({**out, "sampling": sampling}), flush=True)
 
 
 def side(names: list[str], eager: bool, cache: str) -> list[dict]:
@@ -94,15 +102,24 @@ def side(names: list[str], eager: bool, cache: str) -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+def _sampling(row: dict) -> str:
+    eager, lazy = row["eager"][1], row["lazy"][1]
+    if eager is None or lazy is None:
+        return f"{'-':>12} {'-':>6} {'-':>6}"
+    return f"{eager:12.2f} {lazy:6.2f} {lazy / eager:5.2f}x"
+
+
 def main() -> int:
     from compare.topics import all_topics
 
     chosen = os.environ.get("BENCH_TOPICS")
     # Topics with a ``step`` are sampled by PyMC's steps, not compiled by nutpie.
     names = chosen.split(",") if chosen else [t.name for t in all_topics() if t.step is None]
-    print("cold nutpie compile per model, new process, empty caches (lazy = what we run)")
+    print("nutpie compile per model in a new process, empty caches (lazy = what we run),")
+    print("and sampling 4 chains x (1000 + 2000) draws on one thread after the load")
     print(
-        f"   {'topic':<24} {'eager (s)':>9} {'lazy (s)':>9} {'lazy/eager':>10}   same draws loaded?"
+        f"   {'topic':<22} {'compile eager':>13} {'lazy':>6} {'ratio':>6}"
+        f"   {'sample eager':>12} {'lazy':>6} {'ratio':>6}   same draws loaded?"
     )
     results = {}
     for eager in (True, False):
@@ -110,20 +127,29 @@ def main() -> int:
             cold = side(names, eager, cache)
             loaded = side(names, eager, cache)
         results[eager] = (cold, loaded)
-    total = {True: 0.0, False: 0.0}
+    total = {key: 0.0 for key in ("eager", "lazy", "eager sample", "lazy sample")}
     for i, name in enumerate(names):
         row = {}
-        for eager in (True, False):
+        for eager, side_name in ((True, "eager"), (False, "lazy")):
             cold, loaded = results[eager]
-            total[eager] += cold[i]["seconds"]
             same = cold[i]["draws"] == loaded[i]["draws"] and loaded[i]["loaded"]
-            row[eager] = (cold[i]["seconds"], "yes" if same else "NO")
+            row[side_name] = (cold[i]["seconds"], loaded[i]["sampling"], "yes" if same else "NO")
+            total[side_name] += cold[i]["seconds"]
+            total[f"{side_name} sample"] += loaded[i]["sampling"] or 0.0
         print(
-            f"   {name:<24} {row[True][0]:9.1f} {row[False][0]:9.1f} "
-            f"{row[False][0] / row[True][0]:9.2f}x   eager {row[True][1]:>3}, lazy {row[False][1]}"
+            f"   {name:<22} {row['eager'][0]:13.1f} {row['lazy'][0]:6.1f} "
+            f"{row['lazy'][0] / row['eager'][0]:5.2f}x   " + _sampling(row) + "   "
+            f"eager {row['eager'][2]:>3}, lazy {row['lazy'][2]}"
         )
     print(
-        f"   {'all':<24} {total[True]:9.1f} {total[False]:9.1f} {total[False] / total[True]:9.2f}x"
+        f"   {'all':<22} {total['eager']:13.1f} {total['lazy']:6.1f} "
+        f"{total['lazy'] / total['eager']:5.2f}x   "
+        + (
+            f"{total['eager sample']:12.1f} {total['lazy sample']:6.1f} "
+            f"{total['lazy sample'] / total['eager sample']:5.2f}x"
+            if SAMPLE
+            else ""
+        )
     )
     return 0
 

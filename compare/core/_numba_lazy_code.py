@@ -24,19 +24,31 @@ for one seed after a cold compile and after a load (numba 0.68;
 What
 ----
 A library whose module defines no entry point (no CPython wrapper, no C
-wrapper) is finalised without being added to the engine: its optimised
-module stays available for linking, and its machine code is emitted only
-if something asks the engine for one of its symbols (a function pointer, an
-address, a declaration of a module that is added, a recursive reference).
-The callers then always run their own copies, cold or loaded.
+wrapper) is finalised without being added to the engine: its module stays
+available for linking, and its machine code is emitted only if something
+asks the engine for one of its symbols (a function pointer, an address, a
+declaration of a module that is added, a recursive reference). The callers
+then always run their own copies, cold or loaded.
+
+Nor is its module optimised as a whole (numba's per-function passes still
+run): every caller optimises what it linked in with itself, so a callee
+four levels down (a scalar op in an Elemwise in a graph in nutpie's
+function) was optimised four times. Only the entry points' modules are
+now, once each. An entry point's linked copies become ``internal``: the
+engine cannot swap them for another module's code, and LLVM may inline or
+drop them as it sees fit (the models sample 0.6-0.8x the time they did).
 
 - ``Environment`` pointers of deferred functions are written into the
   engine when a module that defines them is added (a caller that linked the
   function in), and again if the function itself is added later.
 - numba's on-disk cache saves a deferred function as LLVM bitcode (numba's
-  own ``'bitcode'`` kind, which plain numba reads too) instead of object
-  code it never emitted; a loaded function, of either kind, is deferred the
-  same way.
+  own ``'bitcode'`` kind) instead of object code it never emitted, and a
+  loaded one is deferred the same way. Every key this process writes or
+  reads carries :data:`TAG` (numba's ``magic_tuple``, part of each key):
+  numba as released, in a user's plain PyMC script sharing PyTensor's cache
+  folder, would run these not-yet-optimised functions as they are, and this
+  process would add its object code to the engine. The two keep their own
+  entries in the same files.
 
 The patch is applied when ``numba.core.codegen`` is first imported (an
 import hook: :mod:`compare.core._import_hooks`), so light commands that never
@@ -47,6 +59,7 @@ as it is (for a report to numba, or ``benchmarks/compile.py``'s other side).
 from __future__ import annotations
 
 import os
+import sys
 import weakref
 from types import ModuleType
 from typing import Any
@@ -55,10 +68,12 @@ from compare.core._import_hooks import after_import
 
 _MODULE = "numba.core.codegen"
 _PATCHED = "_bayes_compare_lazy_code"
-#: Attribute of a deferred library: ``(module whose symbols it defines, kind)``.
+#: Attribute of a deferred library: the module whose symbols it defines.
 _DEFERRED = "_bayes_compare_deferred"
 #: Attribute of a library finalised deferred: numba's cache saves it as bitcode.
 _BITCODE = "_bayes_compare_bitcode"
+#: Added to numba's ``magic_tuple``, part of every key of its on-disk cache.
+TAG = "bayes-compare-lazy-code-1"
 #: Prefixes of numba's entry points (``FunctionDescriptor.llvm_cpython_wrapper_name``
 #: and ``llvm_cfunc_wrapper_name``) and of its Environment globals.
 _CPYTHON = "_ZN7cpython"
@@ -75,8 +90,10 @@ def patch(codegen: ModuleType) -> None:
     """Make ``JITCodeLibrary`` emit machine code lazily (once)."""
     if getattr(codegen, _PATCHED, False):
         return
-    from llvmlite import binding as ll  # heavy: llvmlite; called once numba is imported
+    from llvmlite import binding as ll  # heavy: llvmlite, loaded with numba
     from numba.core.compiler_lock import global_compiler_lock  # heavy: numba, already loaded
+
+    linkonce_odr = ll.Linkage.linkonce_odr
 
     library_class = codegen.JITCodeLibrary
     engine_class = codegen.JitEngine
@@ -88,11 +105,12 @@ def patch(codegen: ModuleType) -> None:
     #: Environment global -> the Environment numba asked to write into it
     environments: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
+    optimize_final_module = library_class._optimize_final_module
     finalize_final_module = library_class._finalize_final_module
     finalize_specific = library_class._finalize_specific
     pointer_to_function = library_class.get_pointer_to_function
     serialize_using_object_code = library_class.serialize_using_object_code
-    unserialize = library_class._unserialize.__func__
+    magic_tuple = codegen_class.magic_tuple
     set_env = codegen_class.set_env
     is_symbol_defined = engine_class.is_symbol_defined
     function_address = engine_class.get_function_address
@@ -112,8 +130,8 @@ def patch(codegen: ModuleType) -> None:
             gv.name.startswith(unresolved_prefix) for gv in module.global_variables
         )
 
-    def defer(library: Any, module: Any, kind: str) -> None:
-        setattr(library, _DEFERRED, (module, kind))
+    def defer(library: Any, module: Any) -> None:
+        setattr(library, _DEFERRED, module)
         for fn in module.functions:
             if not fn.is_declaration:
                 owners[fn.name] = library
@@ -140,14 +158,10 @@ def patch(codegen: ModuleType) -> None:
         one of its symbols is looked up, or at the next ``finalize_object``.
         """
         with global_compiler_lock:
-            deferred = library.__dict__.pop(_DEFERRED, None)
-            if deferred is None:
+            module = library.__dict__.pop(_DEFERRED, None)
+            if module is None:
                 return
-            module, kind = deferred
             add_owners_of_declarations(module)
-            if kind == "object":  # numba's cached object code was dropped: emit from the IR
-                module = module.clone()
-                library._final_module = module
             library._codegen._add_module(module)
             library._codegen._scan_and_fix_unresolved_refs(module)
             write_environments(library._codegen, module)
@@ -159,6 +173,19 @@ def patch(codegen: ModuleType) -> None:
             if env is not None and not gv.is_declaration:
                 set_env(codegen_, gv.name, env)
 
+    def _optimize_final_module(self: Any) -> None:
+        if type(self) is library_class:
+            if link_only(self._codegen, self._final_module):
+                return  # its callers optimise it with themselves, after linking it in
+            # An entry point runs its own copies of what it linked in, whatever
+            # else the engine holds: the engine would otherwise resolve a copy
+            # (linkonce_odr, a weak symbol) to another module's code when one is
+            # loaded, which differs in the last bits (see module).
+            for fn in self._final_module.functions:
+                if not fn.is_declaration and fn.linkage == linkonce_odr:
+                    fn.linkage = "internal"
+        optimize_final_module(self)
+
     def _finalize_final_module(self: Any) -> None:
         if type(self) is library_class and link_only(self._codegen, self._final_module):
             self._finalize_dynamic_globals()
@@ -166,7 +193,7 @@ def patch(codegen: ModuleType) -> None:
             setattr(self._final_module, _LIBRARY_OF_MODULE, weakref.proxy(self))
             self._finalized = True
             setattr(self, _BITCODE, True)
-            defer(self, self._final_module, "compiled")
+            defer(self, self._final_module)
             return
         add_owners_of_declarations(self._final_module)
         finalize_final_module(self)
@@ -180,7 +207,7 @@ def patch(codegen: ModuleType) -> None:
         deferred = self.__dict__.get(_DEFERRED)
         if deferred is not None:
             try:
-                fn = deferred[0].get_function(name)
+                fn = deferred.get_function(name)
             except NameError:
                 fn = None
             if fn is not None and not fn.is_declaration:
@@ -193,19 +220,8 @@ def patch(codegen: ModuleType) -> None:
             return self.serialize_using_bitcode()  # its object code was never emitted
         return serialize_using_object_code(self)
 
-    def _unserialize(cls: Any, codegen_: Any, state: Any) -> Any:
-        name, kind, data = state
-        if cls is library_class and kind == "object":
-            # Saved by numba without this patch: keep the optimised IR for linking and
-            # drop the object code, which callers never run.
-            shared = ll.parse_bitcode(data[1])
-            if link_only(codegen_, shared):
-                library = codegen_.create_library(name)
-                library._shared_module = shared
-                library._finalized = True
-                defer(library, shared, "object")
-                return library
-        return unserialize(cls, codegen_, state)
+    def _magic_tuple(self: Any) -> tuple[Any, ...]:
+        return (*magic_tuple(self), TAG)
 
     def _set_env(self: Any, env_name: str, env: Any) -> None:
         environments[env_name] = env
@@ -228,16 +244,23 @@ def patch(codegen: ModuleType) -> None:
             materialize(owners[name])
         return int(global_value_address(self, name))
 
+    library_class._optimize_final_module = _optimize_final_module
     library_class._finalize_final_module = _finalize_final_module
     library_class._finalize_specific = _finalize_specific
     library_class.get_pointer_to_function = get_pointer_to_function
     library_class.serialize_using_object_code = _serialize_using_object_code
-    library_class._unserialize = classmethod(_unserialize)
+    codegen_class.magic_tuple = _magic_tuple
     codegen_class.set_env = _set_env
     engine_class.is_symbol_defined = _is_symbol_defined
     engine_class.get_function_address = _get_function_address
     engine_class.get_global_value_address = _get_global_value_address
     setattr(codegen, _PATCHED, True)
+
+
+def tag() -> str | None:
+    """:data:`TAG` if numba is patched in this process, else None (for cache keys)."""
+    codegen = sys.modules.get(_MODULE)
+    return TAG if codegen is not None and getattr(codegen, _PATCHED, False) else None
 
 
 def install() -> None:

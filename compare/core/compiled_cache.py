@@ -72,6 +72,8 @@ from typing import Any
 
 import numpy as np
 
+from compare.core import _numba_lazy_code
+
 #: Bumped when the file layout or the key's recipe changes.
 FORMAT = 2
 
@@ -162,6 +164,8 @@ def _environment() -> dict[str, Any]:
         "cpu": llvm.get_host_cpu_name(),
         "cpu_features": llvm.get_host_cpu_features().flatten(),
         "numba_opt": getattr(numba.config, "OPT", None),
+        # The machine code differs with numba's optimisation of callees (see module).
+        "numba_lazy_code": _numba_lazy_code.tag(),
     }
 
 

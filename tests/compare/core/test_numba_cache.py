@@ -90,7 +90,14 @@ def _python(folder: Path, *args: str) -> list[str]:
 
 def _env(folder: Path) -> dict[str, str]:
     root = str(Path(compare.__file__).resolve().parents[1])
-    return {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache"), "PYTHONPATH": root}
+    return {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(folder / "cache"),
+        "PYTHONPATH": root,
+        # This file tests the save lock alone: without _numba_lazy_code's tag on
+        # the keys, so that unpatched and patched children share entries.
+        "BAYES_COMPARE_EAGER_NUMBA": "1",
+    }
 
 
 def _race(folder: Path, *, patched: bool) -> None:
