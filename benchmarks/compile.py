@@ -78,14 +78,9 @@ def child(names: list[str]) -> None:
 
 
 def side(names: list[str], eager: bool, cache: str) -> list[dict]:
-    flags = os.environ.get("PYTENSOR_FLAGS", "")
-    env = {
-        **os.environ,
-        "PYTENSOR_FLAGS": (f"{flags}," if flags else "")
-        + f"base_compiledir={cache}/pytensor,compiledir={cache}/pytensor/compiledir",
-        "NUMBA_CACHE_DIR": f"{cache}/numba",
-        "BAYES_COMPARE_CACHE_DIR": f"{cache}/bayes-compare",
-    }
+    from compare.core import compiled_cache
+
+    env = compiled_cache.environment_with_caches_in(cache)
     env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
     if eager:
         env["BAYES_COMPARE_EAGER_NUMBA"] = "1"

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from compare.core import compiled_cache
+
 ROOT = Path(__file__).resolve().parents[1]
 WALL_TARGET = 10 * 60.0  # seconds
 CPU_TARGET = 15 * 60.0  # seconds of user + system time, all processes
@@ -32,14 +34,7 @@ def main() -> int:
         print("test suite (target 5): skipped (BENCH_SUITE=0)")
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-suite-cache-") as cold:
-        flags = os.environ.get("PYTENSOR_FLAGS", "")
-        env = {
-            **os.environ,
-            "PYTENSOR_FLAGS": (f"{flags}," if flags else "")
-            + f"base_compiledir={cold}/pytensor,compiledir={cold}/pytensor/compiledir",
-            "NUMBA_CACHE_DIR": f"{cold}/numba",
-            "BAYES_COMPARE_CACHE_DIR": f"{cold}/bayes-compare",
-        }
+        env = compiled_cache.environment_with_caches_in(cold)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(

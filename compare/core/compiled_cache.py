@@ -109,6 +109,26 @@ def cache_dir(*, environ: os._Environ[str] | dict[str, str] | None = None) -> Pa
     return Path(base) / "bayes-compare" / "compiled"
 
 
+def environment_with_caches_in(
+    folder: str | Path, *, environ: os._Environ[str] | dict[str, str] | None = None
+) -> dict[str, str]:
+    """A copy of the environment whose processes keep every compile cache in ``folder``.
+
+    PyTensor's (``base_compiledir`` and ``compiledir``, which win over the
+    user's own ``PYTENSOR_FLAGS``, whose other flags are kept), numba's and
+    ours: an empty ``folder`` is a new machine (``.ci/run`` does the same in
+    shell; the benchmarks and tests that need a cold cache use this).
+    """
+    env = dict(os.environ if environ is None else environ)
+    flags = env.get("PYTENSOR_FLAGS", "")
+    env["PYTENSOR_FLAGS"] = (
+        f"{flags}," if flags else ""
+    ) + f"base_compiledir={folder}/pytensor,compiledir={folder}/pytensor/compiledir"
+    env["NUMBA_CACHE_DIR"] = f"{folder}/numba"
+    env[_ENV] = f"{folder}/bayes-compare"
+    return env
+
+
 def jax_cache_dir(*, environ: os._Environ[str] | dict[str, str] | None = None) -> Path | None:
     """JAX's persistent compilation cache for the JAX methods, beside :func:`cache_dir`.
 

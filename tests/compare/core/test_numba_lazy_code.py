@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from numba import cfunc, njit, types
 
-from compare.core import _numba_lazy_code
+from compare.core import _numba_lazy_code, compiled_cache
 
 ROOT = Path(__file__).resolve().parents[3]
 INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
@@ -187,14 +187,8 @@ def _gp_cold_then_loaded(tmp_path: Path, eager: bool) -> tuple[np.ndarray, np.nd
     """
     script = tmp_path / "gp.py"
     script.write_text(_GP)
-    flags = os.environ.get("PYTENSOR_FLAGS", "")
-    env = {
-        **os.environ,
-        "PYTENSOR_FLAGS": (f"{flags}," if flags else "")
-        + f"base_compiledir={tmp_path}/pytensor,compiledir={tmp_path}/pytensor/compiledir",
-        "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
-        "BAYES_COMPARE_CACHE_DIR": str(tmp_path / f"compiled-{eager}"),
-    }
+    env = compiled_cache.environment_with_caches_in(tmp_path)
+    env["BAYES_COMPARE_CACHE_DIR"] = str(tmp_path / f"compiled-{eager}")
     env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
     if eager:
         env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
