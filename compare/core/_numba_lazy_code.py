@@ -23,27 +23,36 @@ for one seed after a cold compile and after a load (numba 0.68;
 
 What
 ----
-A library whose module defines no entry point (no CPython wrapper, no C
-wrapper) is finalised without being added to the engine: its module stays
-available for linking, and its machine code is emitted only if something
-asks the engine for one of its symbols (a function pointer, an address, a
-declaration of a module that is added, a recursive reference). The callers
-then always run their own copies, cold or loaded.
+A library whose module defines no CPython wrapper is finalised without being
+added to the engine: its module stays available for linking, and its
+machine code is emitted only if something asks the engine for one of its
+symbols (a function pointer, an address, a declaration of a module that is
+added, a recursive reference). The callers then always run their own
+copies, cold or loaded. numba also gives every jitted function a C wrapper
+(for first-class function values): numba's overloads and PyTensor's helpers
+keep theirs, nothing asks for them while a model compiles, and a
+``numba.cfunc`` (nutpie's two functions) asks for its own at once. Counting
+those wrappers as entry points had 259 of the classifier's 749 libraries
+optimised and emitted for nothing: 11 s of its 55 s cold compile.
 
-Nor is its module optimised as a whole (numba's per-function passes still
-run): every caller optimises what it linked in with itself, so a callee
+Nor is a deferred module optimised as a whole (numba's per-function passes
+still run): every caller optimises what it linked in with itself, so a callee
 four levels down (a scalar op in an Elemwise in a graph in nutpie's
-function) was optimised four times. Only the entry points' modules are
-now, once each. An entry point's linked copies become ``internal``: the
-engine cannot swap them for another module's code, and LLVM may inline or
-drop them as it sees fit (sampling took 0.90-0.98x the time it did).
+function) was optimised four times. A deferred library asked for its code
+is optimised then, as numba would have at its finalisation; an entry
+point's module at once. An entry point's linked copies become ``internal``:
+the engine cannot swap them for another module's code, and LLVM may inline
+or drop them as it sees fit (sampling took 0.90-0.98x the time it did).
 
 - ``Environment`` pointers of deferred functions are written into the
   engine when a module that defines them is added (a caller that linked the
   function in), and again if the function itself is added later.
 - numba's on-disk cache saves a deferred function as LLVM bitcode (numba's
   own ``'bitcode'`` kind) instead of object code it never emitted, and a
-  loaded one is deferred the same way. Every key this process writes or
+  loaded one is deferred the same way; one emitted since is saved as its
+  machine code (its optimised bitcode would be optimised again when loaded,
+  into other machine code: the Dirichlet and classifier models drew other
+  samples after a load when it was). Every key this process writes or
   reads carries :data:`TAG` (numba's ``magic_tuple``, part of each key):
   numba as released, in a user's plain PyMC script sharing PyTensor's cache
   folder, would run these not-yet-optimised functions as they are, and this
@@ -70,10 +79,8 @@ _MODULE = "numba.core.codegen"
 _PATCHED = "_bayes_compare_lazy_code"
 #: Attribute of a deferred library: the module whose symbols it defines.
 _DEFERRED = "_bayes_compare_deferred"
-#: Attribute of a library finalised deferred: numba's cache saves it as bitcode.
-_BITCODE = "_bayes_compare_bitcode"
 #: Added to numba's ``magic_tuple``, part of every key of its on-disk cache.
-TAG = "bayes-compare-lazy-code-1"
+TAG = "bayes-compare-lazy-code-2"
 #: Prefixes of numba's entry points (``FunctionDescriptor.llvm_cpython_wrapper_name``
 #: and ``llvm_cfunc_wrapper_name``) and of its Environment globals.
 _CPYTHON = "_ZN7cpython"
@@ -123,7 +130,7 @@ def patch(codegen: ModuleType) -> None:
         for fn in module.functions:
             if fn.is_declaration:
                 continue
-            if fn.name.startswith((_CPYTHON, _CFUNC)) or fn.name in pending:
+            if fn.name.startswith(_CPYTHON) or fn.name in pending:
                 return False
             defined += 1
         return defined > 0 and not any(
@@ -161,6 +168,8 @@ def patch(codegen: ModuleType) -> None:
             module = library.__dict__.pop(_DEFERRED, None)
             if module is None:
                 return
+            internal_copies(module)
+            optimize_final_module(library)  # what numba does at finalisation, deferred to here
             add_owners_of_declarations(module)
             library._codegen._add_module(module)
             library._codegen._scan_and_fix_unresolved_refs(module)
@@ -173,17 +182,20 @@ def patch(codegen: ModuleType) -> None:
             if env is not None and not gv.is_declaration:
                 set_env(codegen_, gv.name, env)
 
+    def internal_copies(module: Any) -> None:
+        """An entry point runs its own copies of what it linked in, whatever else
+        the engine holds: the engine would otherwise resolve a copy (linkonce_odr,
+        a weak symbol) to another module's code when one is loaded, which differs
+        in the last bits (see module)."""
+        for fn in module.functions:
+            if not fn.is_declaration and fn.linkage == linkonce_odr:
+                fn.linkage = "internal"
+
     def _optimize_final_module(self: Any) -> None:
         if type(self) is library_class:
             if link_only(self._codegen, self._final_module):
                 return  # its callers optimise it with themselves, after linking it in
-            # An entry point runs its own copies of what it linked in, whatever
-            # else the engine holds: the engine would otherwise resolve a copy
-            # (linkonce_odr, a weak symbol) to another module's code when one is
-            # loaded, which differs in the last bits (see module).
-            for fn in self._final_module.functions:
-                if not fn.is_declaration and fn.linkage == linkonce_odr:
-                    fn.linkage = "internal"
+            internal_copies(self._final_module)
         optimize_final_module(self)
 
     def _finalize_final_module(self: Any) -> None:
@@ -192,7 +204,6 @@ def patch(codegen: ModuleType) -> None:
             self._verify_declare_only_symbols()
             setattr(self._final_module, _LIBRARY_OF_MODULE, weakref.proxy(self))
             self._finalized = True
-            setattr(self, _BITCODE, True)
             defer(self, self._final_module)
             return
         add_owners_of_declarations(self._final_module)
@@ -216,8 +227,15 @@ def patch(codegen: ModuleType) -> None:
 
     def _serialize_using_object_code(self: Any) -> Any:
         self._ensure_finalized()
-        if getattr(self, _BITCODE, False):
-            return self.serialize_using_bitcode()  # its object code was never emitted
+        if self.__dict__.get(_DEFERRED) is not None:
+            # Never emitted: its module as finalised, not yet optimised; a load
+            # defers it again. (The bitcode of an optimised module would be
+            # optimised a second time when loaded, into other machine code.)
+            return self.serialize_using_bitcode()
+        if self._object_caching_enabled and self._compiled_object is None:
+            # Added to the engine when asked for but not emitted yet.
+            with global_compiler_lock:
+                self._codegen._engine.finalize_object()
         return serialize_using_object_code(self)
 
     def _magic_tuple(self: Any) -> tuple[Any, ...]:

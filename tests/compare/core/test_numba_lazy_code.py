@@ -73,6 +73,90 @@ def test_asking_for_a_callees_address_emits_its_code() -> None:
     assert caller(5.0) == 25.0
 
 
+def test_a_deferred_function_is_saved_as_bitcode_and_an_emitted_one_as_its_machine_code() -> None:
+    """What numba's cache and compiled_cache store: the bitcode of a module
+    that was optimised when asked for would be optimised again when loaded,
+    into other machine code (other draws after a load, as the Dirichlet and
+    classifier models showed when this was so)."""
+
+    @njit(no_cpython_wrapper=True)
+    def twice(x):
+        return x + x
+
+    @njit
+    def caller(x):
+        return twice(x)
+
+    assert caller(1.5) == 3.0
+    library = _library(twice)
+    assert _deferred(library)
+    assert library.serialize_using_object_code()[1] == "bitcode"
+    (name,) = [fn.name for fn in library._final_module.functions if fn.name.startswith("cfunc.")]
+    library.get_pointer_to_function(name)
+    assert library.serialize_using_object_code()[1] == "object"
+
+
+_C_WRAPPER = textwrap.dedent(
+    """
+    import ctypes
+    import compare  # installs the patch unless BAYES_COMPARE_EAGER_NUMBA=1
+    from compare.core import _numba_lazy_code
+    from numba import njit
+
+    @njit(no_cpython_wrapper=True)
+    def cube(x):
+        return x * x * x
+
+    @njit
+    def caller(x):
+        return cube(x) + 1.0
+
+    assert caller(2.0) == 9.0
+    (overload,) = cube.overloads.values()
+    library = overload.library
+    deferred = hasattr(library, _numba_lazy_code._DEFERRED)
+    (name,) = [f.name for f in library._final_module.functions if f.name.startswith("cfunc.")]
+    address = library.get_pointer_to_function(name)
+    assert not hasattr(library, _numba_lazy_code._DEFERRED)
+    assert ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(address)(3.0) == 27.0
+    print(deferred)
+    print(library._final_module)
+    """
+)
+
+
+def test_a_c_wrapper_is_emitted_as_numba_would_only_when_its_address_is_asked_for(
+    tmp_path: Path,
+) -> None:
+    """numba gives every jitted function a C wrapper (for first-class function
+    values); numba's overloads and PyTensor's helpers keep theirs, and nothing
+    asks for it while a model compiles. Asked for, it is the module numba as
+    released optimises and emits at once."""
+    script = tmp_path / "c_wrapper.py"
+    script.write_text(_C_WRAPPER)
+
+    def run(eager: bool) -> list[str]:
+        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+        env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
+        if eager:
+            env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split("\n", 1)
+
+    lazy_deferred, lazy_module = run(eager=False)
+    eager_deferred, eager_module = run(eager=True)
+    assert (lazy_deferred, eager_deferred) == ("True", "False")
+    assert lazy_module == eager_module
+
+
 def test_an_error_raised_in_a_callee_reaches_the_caller_with_its_message() -> None:
     @njit(**INTERNAL)
     def positive(x):
