@@ -37,6 +37,26 @@ def _deferred(library) -> bool:
     return hasattr(library, _numba_lazy_code._DEFERRED)
 
 
+def _child(args: list[str], *, eager: bool, env: dict[str, str] | None = None, **kwargs) -> str:
+    """Run ``python args`` in a new process, numba as released (``eager``) or
+    patched; importable ``compare`` from this checkout. Its stdout."""
+    env = dict(os.environ if env is None else env)
+    env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
+    if eager:
+        env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
+    env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    done = subprocess.run(
+        [sys.executable, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        **{"timeout": 300, **kwargs},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 def test_a_callee_runs_inside_its_caller_without_machine_code_of_its_own() -> None:
     @njit(**INTERNAL)
     def affine(x):
@@ -136,20 +156,7 @@ def test_a_c_wrapper_is_emitted_as_numba_would_only_when_its_address_is_asked_fo
     script.write_text(_C_WRAPPER)
 
     def run(eager: bool) -> list[str]:
-        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-        env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
-        if eager:
-            env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
-        done = subprocess.run(
-            [sys.executable, str(script)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        return done.stdout.split("\n", 1)
+        return _child([str(script)], eager=eager).split("\n", 1)
 
     lazy_deferred, lazy_module = run(eager=False)
     eager_deferred, eager_module = run(eager=True)
@@ -215,20 +222,7 @@ def test_numbas_cache_round_trips_and_plain_numba_keeps_its_own_entries(tmp_path
 
     def run(eager: bool) -> str:
         env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
-        env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
-        if eager:
-            env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
-        done = subprocess.run(
-            [sys.executable, "cached_fns.py", "2.5"],
-            cwd=tmp_path,
-            env={**env, "PYTHONPATH": f"{ROOT}{os.pathsep}{env.get('PYTHONPATH', '')}"},
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        return done.stdout.strip()
+        return _child(["cached_fns.py", "2.5"], eager=eager, env=env, cwd=tmp_path).strip()
 
     assert run(eager=False) == "14.0 0"  # compiled
     assert run(eager=False) == "14.0 1"  # loaded from the cache
@@ -273,23 +267,11 @@ def _gp_cold_then_loaded(tmp_path: Path, eager: bool) -> tuple[np.ndarray, np.nd
     script.write_text(_GP)
     env = compiled_cache.environment_with_caches_in(tmp_path)
     env["BAYES_COMPARE_CACHE_DIR"] = str(tmp_path / f"compiled-{eager}")
-    env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
-    if eager:
-        env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
     draws = []
     for how in ("compiled", "cached"):
         out = tmp_path / f"{eager}-{how}.npy"
-        done = subprocess.run(
-            [sys.executable, str(script), str(out)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert done.stdout.strip().splitlines()[-1] == how
+        stdout = _child([str(script), str(out)], eager=eager, env=env, cwd=ROOT, timeout=900)
+        assert stdout.strip().splitlines()[-1] == how
         draws.append(np.load(out))
     return draws[0], draws[1]
 
