@@ -33,7 +33,8 @@ copies, cold or loaded. numba also gives every jitted function a C wrapper
 keep theirs, nothing asks for them while a model compiles, and a
 ``numba.cfunc`` (nutpie's two functions) asks for its own at once. Counting
 those wrappers as entry points had 259 of the classifier's 749 libraries
-optimised and emitted for nothing: 11 s of its 55 s cold compile.
+optimised and emitted for nothing: its cold compile in a new process took
+55 s with them, 49 s without.
 
 Nor is a deferred module optimised as a whole (numba's per-function passes
 still run): every caller optimises what it linked in with itself, so a callee
@@ -82,10 +83,10 @@ _PATCHED = "_bayes_compare_lazy_code"
 _DEFERRED = "_bayes_compare_deferred"
 #: Added to numba's ``magic_tuple``, part of every key of its on-disk cache.
 TAG = "bayes-compare-lazy-code-2"
-#: Prefixes of numba's entry points (``FunctionDescriptor.llvm_cpython_wrapper_name``
-#: and ``llvm_cfunc_wrapper_name``) and of its Environment globals.
+#: Prefix of numba's entry points (``FunctionDescriptor.llvm_cpython_wrapper_name``; a
+#: C wrapper, ``llvm_cfunc_wrapper_name``, is not one: see module) and of its
+#: Environment globals.
 _CPYTHON = "_ZN7cpython"
-_CFUNC = "cfunc."
 _ENV = "_ZN08NumbaEnv"
 #: The attribute numba's object-cache hooks read on a module (``CPUCodeLibrary``'s
 #: private ``__library``).
