@@ -591,6 +591,12 @@ class Topic:
         ``step(model) -> step method(s)`` for models NUTS cannot sample
         (discrete free variables): the run then uses ``pm.sample`` with
         these steps instead of nutpie (see ``compare.core.sampling.StepModel``).
+    cold_seconds : float
+        About how long a first ``run`` of the default data set takes on a new
+        machine (compiles included; measured on 2 idle cores), or 0 when
+        small. Only for order: ``run --all`` starts the costliest topics
+        first, by their saved runs' times once there are saved runs, by this
+        before.
     """
 
     name: str
@@ -618,6 +624,7 @@ class Topic:
     # (null calibration and planted bugs: compare/studies/calibration.py, planted.py)
     calibration: Calibration | Unsupported | None = None
     planted: tuple[PlantedBug, ...] | Unsupported = ()
+    cold_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", self.name):

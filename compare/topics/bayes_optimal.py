@@ -426,4 +426,5 @@ TOPIC = Topic(
         "a discrete prior over hypotheses and a label-noise likelihood have no "
         "variance or sd to get wrong"
     ),
+    cold_seconds=15,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

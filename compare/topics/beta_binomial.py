@@ -61,4 +61,5 @@ TOPIC = Topic(
         "sd to get wrong; the planted mistakes (a prior variance or a noise sd "
         "scaled, a variance passed as an sd) are measured on the Normal topics"
     ),
+    cold_seconds=10,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

@@ -123,4 +123,5 @@ TOPIC = Topic(
         "or a noise sd scaled, a variance passed as an sd) are measured on "
         "the Normal topics"
     ),
+    cold_seconds=25,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

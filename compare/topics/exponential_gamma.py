@@ -96,4 +96,5 @@ TOPIC = Topic(
         "the power study plants its bugs in the normal and regression "
         "topics, where the classic mistakes (variance for sd) live"
     ),
+    cold_seconds=5,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

@@ -629,4 +629,5 @@ TOPIC = Topic(
         "bug; the same mistakes in a Normal-inverse-gamma prior are measured "
         "on the topics that have one"
     ),
+    cold_seconds=45,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

@@ -603,4 +603,5 @@ TOPIC = Topic(
         "not a closed form to measure a planted mistake against; the "
         "complete-data model is tested by the null calibration"
     ),
+    cold_seconds=120,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

@@ -582,4 +582,5 @@ TOPIC = Topic(
         "sd is measured on the exact side "
         "(tests/compare/topics/test_gaussian_process.py)"
     ),
+    cold_seconds=30,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

@@ -169,4 +169,5 @@ TOPIC = Topic(
             neutral=None,
         ),
     ),
+    cold_seconds=20,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

@@ -482,4 +482,5 @@ TOPIC = Topic(
         "its reference is numerical (cubature or importance sampling), not a "
         "closed form to measure a planted mistake against"
     ),
+    cold_seconds=15,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

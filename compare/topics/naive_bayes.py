@@ -813,4 +813,5 @@ TOPIC = Topic(
         ),
         variance_for_sd("mu", needs={"variant": "gaussian"}),
     ),
+    cold_seconds=50,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

@@ -76,4 +76,5 @@ TOPIC = Topic(
         samplers=True,  # two parameters, correlated a posteriori
     ),
     planted=(prior_var("mu"), noise_sd("x_obs"), variance_for_sd("mu")),
+    cold_seconds=5,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )

@@ -82,4 +82,5 @@ TOPIC = Topic(
         power=Calibration(hyper={"prior_mean": 0.7, "prior_sd": 1.3, "noise_sd": 2.1}, n_obs=4),
     ),
     planted=(prior_var("mu"), noise_sd("x_obs"), variance_for_sd("x_obs")),
+    cold_seconds=5,  # a first run, compiles included (2 idle cores, 2026-12-02)
 )
