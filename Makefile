@@ -41,11 +41,9 @@ lint: install $(LINT_STAMP)
 
 # Every topic on its builtin data, then the summary table and the HTML site
 # (reports/index.html).  Both are written even when a topic disagrees, and
-# make then fails with that run's exit code.  --figures: each topic's figures
-# are drawn by the process that ran it, while the other still samples; `report`
-# keeps them.
+# make then fails with that run's exit code.
 report: install
-	@status=0; $(VENV)/bin/bayes-compare run --all --figures --out reports/runs || status=$$?; \
+	@status=0; $(VENV)/bin/bayes-compare run --all --out reports/runs || status=$$?; \
 	$(VENV)/bin/bayes-compare summary --runs reports/runs --out reports/summary.md && \
 	$(VENV)/bin/bayes-compare report --all --out reports && exit $$status
 

@@ -503,10 +503,8 @@ def _run_task(
     force: bool,
     topic_files: list[Path] | None,
     console: dict[str, Any],
-    figures: bool = False,
 ) -> tuple[str, _Outcome]:
-    """One topic of ``run --all`` in a worker process: (its printed text, outcome);
-    with ``figures``, its report figures are drawn after it (:func:`_draw_figures`)."""
+    """One topic of ``run --all`` in a worker process: (its printed text, outcome)."""
     from compare.core.sampling import CACHE  # heavy: PyMC, only in a worker that runs
 
     load_topic_files(topic_files)
@@ -527,9 +525,6 @@ def _run_task(
     # Release the topic's compiled models and draws before the worker's next topic.
     CACHE.clear()
     gc.collect()
-    if figures:
-        _draw_figures(Path(out_dir), out)
-        gc.collect()
     return buffer.getvalue(), outcome
 
 
@@ -544,32 +539,6 @@ def _measured_cost(out_dir: Path) -> float:
         return 0.0 if topic is None else topic.cold_seconds
 
 
-def _draw_figures(out_dir: Path, console: Console) -> None:
-    """``--figures``: the report's figures of the run saved in ``out_dir``, drawn now.
-
-    ``report`` keeps the figures of an unchanged run (``figures.json``), so
-    ``run --all --figures`` (``make report``) draws each topic's figures in the
-    process that ran it, while the other processes still sample, instead of
-    all of them after the last topic. A figure that fails is drawn again by
-    ``report``, which shows its error; nothing here changes a verdict or an
-    exit code.
-    """
-    from compare.outputs.figures import render_run  # heavy: matplotlib and arviz-plots
-    from compare.outputs.report import FIGURE_DIR  # heavy: Jinja2, with the figures
-
-    try:
-        results = render_run(out_dir, out_dir / FIGURE_DIR)
-    except Exception as err:  # noqa: BLE001 - the run is saved; `report` draws again
-        results = [{"kind": "all", "status": "failed", "error": f"{type(err).__name__}: {err}"}]
-    for res in results:
-        if res["status"] == "failed":
-            console.print(
-                f"warning: {out_dir.name}: the {res['kind']} figure failed "
-                f"({res['error']}); `report` draws it again",
-                markup=False,
-            )
-
-
 def _run_all(
     *,
     settings: Settings,
@@ -581,7 +550,6 @@ def _run_all(
     topic_files: list[Path] | None,
     cluster: _Cluster | None = None,
     names: list[str] | None = None,
-    figures: bool = False,
 ) -> list[str]:
     """Every topic on its builtin data, ``workers`` processes at a time; the verdicts in order.
 
@@ -593,8 +561,6 @@ def _run_all(
     ``cluster`` (a user's scheduler or the local worker), the topics run
     there instead of in ``workers`` new processes, and their files come back
     as bytes (:func:`_run_unit`). ``names``: these topics only (default all).
-    ``figures``: each topic sampled here draws its report figures right after
-    (:func:`_draw_figures`); on a cluster, ``report`` draws them there.
     """
     names = [t.name for t in compare.topics.all_topics()] if names is None else names
     outcomes: dict[str, _Outcome] = {}
@@ -626,8 +592,6 @@ def _run_all(
                 out=console,
                 force=force,
             )
-            if figures:
-                _draw_figures(base / name, console)
             show_ready({})
         return [outcomes[n].verdict for n in names]
 
@@ -689,14 +653,7 @@ def _run_all(
             # force=True: this process has just found no valid saved run for these.
             pending = {
                 pool.submit(
-                    _run_task,
-                    name,
-                    settings,
-                    str(base / name),
-                    True,
-                    topic_files,
-                    style,
-                    figures,
+                    _run_task, name, settings, str(base / name), True, topic_files, style
                 ): name
                 for name in order
             }
@@ -760,14 +717,6 @@ def run_command(
     ] = None,
     scheduler: SchedulerOpt = None,
     use_worker: WorkerOpt = True,
-    figures: Annotated[
-        bool,
-        typer.Option(
-            "--figures",
-            help="also draw the report's figures of each run now (`make report`): "
-            "`report` then keeps them",
-        ),
-    ] = False,
     method: Annotated[
         str | None,
         typer.Option(
@@ -848,7 +797,6 @@ def run_command(
                 workers=2 if workers is None else workers,
                 topic_files=topic_file,
                 cluster=cluster,
-                figures=figures,
             )
         finally:
             if cluster is not None:
@@ -901,8 +849,6 @@ def run_command(
     finally:
         if cluster is not None:
             cluster.close()
-    if figures:
-        _draw_figures(out_dir, console)
     raise typer.Exit(result.exit_code)
 
 
@@ -1126,7 +1072,6 @@ def report(
                 topic_files=topic_file,
                 cluster=cluster,
                 names=missing,
-                figures=True,
             )
         with Progress(console=err, transient=True) as bar:
             task = bar.add_task("drawing figures", total=None)

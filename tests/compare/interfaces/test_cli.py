@@ -311,47 +311,19 @@ def test_exit_code_is_2_when_inconclusive(tmp_path, capsys, monkeypatch):
 def test_report_runs_missing_topics_in_new_processes(tmp_path, capsys):
     """`report` runs the topics that have no saved run as `run --all --workers 2` does
     (`make report`'s default): in two new processes at once, each topic's files written
-    here from what its process sent back, each topic's figures drawn by the process
-    that ran it (`run --all --figures`).
+    here from what its process sent back; then the figures, in two processes too.
     (`make report`'s own run of every topic is tests/conftest.py's `builtin_runs`, in
     one process.)"""
-    from compare.outputs.figures import kept_figures
-
     topics = ["gamma-poisson", "exponential-gamma"]
     code = main(["report", *topics, "--out", str(tmp_path), "--workers", "2", "--no-worker"])
     shown = capsys.readouterr()
     assert code == 0, shown.err
     assert all(f"{name}: no saved run" in shown.out for name in topics), shown.out
     for name in topics:
-        run_dir = tmp_path / "runs" / name
-        doc = json.loads((run_dir / "result.json").read_text())
+        doc = json.loads((tmp_path / "runs" / name / "result.json").read_text())
         assert doc["topic"] == name and doc["verdict"] in ("agree", "disagree", "inconclusive")
-        assert (run_dir / "draws.nc").is_file()
-        assert (run_dir / "index.html").is_file()
-        assert kept_figures(run_dir, run_dir / "figures") is not None
-
-
-@pytest.mark.mcmc
-def test_figures_drawn_with_the_run_are_kept_by_report(tmp_path, capsys):
-    """`run --figures` (what `make report`'s `run --all` does, in the process that ran
-    each topic) draws the report's figures; `report` then draws none of them again.
-    Without the flag, nothing is drawn."""
-    from compare.outputs.figures import kept_figures
-    from compare.outputs.report import build_site
-
-    plain, drawn = tmp_path / "plain" / "gamma-poisson", tmp_path / "drawn" / "gamma-poisson"
-    assert main(["run", "gamma-poisson", "--out", str(plain), "--no-worker"]) == 0
-    assert main(["run", "gamma-poisson", "--figures", "--out", str(drawn), "--no-worker"]) == 0
-    capsys.readouterr()
-    assert kept_figures(plain, plain / "figures") is None
-    kept = kept_figures(drawn, drawn / "figures")
-    assert kept is not None and all(f["status"] in ("ok", "skipped") for f in kept)
-    site = build_site([drawn], tmp_path / "drawn", workers=1)
-    figures = site.figures["gamma-poisson"]
-    assert figures and all(f.seconds == 0 for f in figures)
-    assert {f.kind for f in figures if f.status == "ok"} == {
-        f["kind"] for f in kept if f["status"] == "ok"
-    }
+        assert (tmp_path / "runs" / name / "draws.nc").is_file()
+        assert (tmp_path / "runs" / name / "index.html").is_file()
 
 
 def test_a_first_run_all_starts_with_the_topics_declared_costliest(tmp_path):
