@@ -593,8 +593,8 @@ class Topic:
         these steps instead of nutpie (see ``compare.core.sampling.StepModel``).
     cold_seconds : float
         About how long a first ``run`` of the default data set takes on a new
-        machine (compiles included; measured on 2 idle cores), or 0 when
-        small. Only for order: ``run --all`` starts the costliest topics
+        machine (compiles included; measured on 2 idle cores), or 0 (the
+        default) when not measured, as for a ``--topic-file`` topic. Only for order: ``run --all`` starts the costliest topics
         first, by their saved runs' times once there are saved runs, by this
         before.
     """
