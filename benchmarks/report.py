@@ -16,6 +16,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -59,6 +60,39 @@ def _runs(base: Path) -> tuple[Path, list[str]]:
     return runs, topics
 
 
+def rank_test(dirs: list[Path]) -> None:
+    """The rank figures' multi-chain test, scipy's hypergeometric against ours.
+
+    ``plot_rank`` of every topic's shown parameters, drawn twice side by side
+    (alternating, so that drift cancels): with arviz-stats calling
+    ``scipy.stats.hypergeom`` and inside ``fast_rank_test``
+    (compare/outputs/_hypergeom.py), which the report uses.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import arviz_plots as azp
+    import matplotlib.pyplot as plt
+
+    from compare.outputs._hypergeom import fast_rank_test
+    from compare.outputs.figures import SavedRun
+
+    seconds = {"scipy": 0.0, "ours": 0.0}
+    for d in dirs:
+        flat = SavedRun(d).flat()
+        for side in ("scipy", "ours", "scipy", "ours"):
+            with fast_rank_test() if side == "ours" else contextlib.nullcontext():
+                t0 = time.perf_counter()
+                azp.plot_rank(flat, backend="matplotlib")
+                seconds[side] += (time.perf_counter() - t0) / 2
+            plt.close("all")
+    print(
+        f"rank figures of {len(dirs)} topics: {seconds['scipy']:.1f} s with scipy's "
+        f"hypergeom, {seconds['ours']:.1f} s with compare.outputs._hypergeom: "
+        f"ratio {seconds['ours'] / seconds['scipy']:.2f}x\n"
+    )
+
+
 def main() -> int:
     from compare.outputs.report import build_site, default_workers
 
@@ -68,6 +102,7 @@ def main() -> int:
         copy = base / "site" / "runs"  # build into a copy: leave reports/ as it was
         shutil.copytree(runs, copy)
         dirs = [copy / t for t in topics]
+        rank_test(dirs)
         timings, per_kind = {}, {}
         for workers in (1, default_workers()):
             for d in dirs:
