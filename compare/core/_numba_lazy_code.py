@@ -18,8 +18,8 @@ compile in a fresh process took the first; nutpie's machine code loaded
 from :mod:`compare.core.compiled_cache` in a new process, the second. The two
 differ in the last bits (fast-math contractions), and a NUTS trajectory
 turns that into other draws: the Gaussian process drew different samples
-for one seed after a cold compile and after a load (numba 0.68;
-``tests/compare/core/test_numba_lazy_code.py``).
+for one seed after a cold compile and after a load (numba 0.68), as does a
+small model with its Matern kernel (``tests/compare/core/test_numba_lazy_code.py``).
 
 What
 ----
