@@ -15,9 +15,13 @@ serialised and loaded again, exactly as numba's own cache does for a
 How
 ---
 :func:`compile_pymc_model` does what ``nutpie.compile_pymc_model`` does for
-the numba backend (same initial point function, same ``_make_functions``,
-same ``user_data`` record, same cfuncs), except that the two cfuncs are
-looked up in :func:`cache_dir` first and written there after a compile.
+the numba backend (same initial point function, same ``user_data`` record,
+the same two cfuncs), except that the two cfuncs are looked up in
+:func:`cache_dir` first and written there after a compile, and that the
+flat position's layout is read from the model's dimension lengths rather
+than fixed (:func:`_make_functions`): a model whose shapes all follow its
+dimensions compiles once for every length (the Dirichlet model for any
+number of categories, the regression for any number of features).
 What is restored is the very machine code that a compile produced, so the
 draws for a seed are the same, bit for bit, whether it came from the cache
 or not (``tests/compare/core/test_compiled_cache.py`` checks it in two
@@ -26,7 +30,7 @@ processes).
 The key (:func:`cache_key`) is a SHA-256 over what the machine code depends
 on: PyTensor's own cache keys of the two compiled graphs (every Op, constant
 and edge; ``None`` when an Op has no key, and then nothing is cached), the
-types of the graphs' inputs, the dimensions, the versions of Python, numba,
+types of the graphs' inputs, the dimensions when the layout is fixed, the versions of Python, numba,
 llvmlite, nutpie, PyTensor, PyMC and NumPy, and the host CPU's name and
 features. A stale or damaged file is a miss: it is compiled again and
 overwritten. Writes are atomic (a temporary file, then ``os.replace``), so
@@ -75,14 +79,15 @@ import numpy as np
 from compare.core import _numba_lazy_code
 
 #: Bumped when the file layout or the key's recipe changes.
-FORMAT = 2
+FORMAT = 3
 
 _ENV = "BAYES_COMPARE_CACHE_DIR"
 _DISABLED = {"off", "0", "false", "none", "no"}
 _NUTPIE_NAMES = (
     "_make_functions",
-    "_make_c_logp_func",
-    "_make_c_expand_func",
+    "_compute_shapes",
+    "_rv_dict_to_flat_array_wrapper",
+    "make_extraction_fn",
     "_prepare_dims_and_coords",
     "_wrap_with_lock",
     "make_user_data",
@@ -189,15 +194,20 @@ def _environment() -> dict[str, Any]:
     }
 
 
-def cache_key(logp_fn_pt: Any, expand_fn_pt: Any, *, n_dim: int, n_expanded: int) -> str | None:
+def cache_key(
+    logp_fn_pt: Any, expand_fn_pt: Any, *, n_dim: int, n_expanded: int, shape_generic: bool = False
+) -> str | None:
     """The file name of this model's compiled code; None if it cannot be keyed.
 
     Parameters
     ----------
     logp_fn_pt, expand_fn_pt : pytensor.compile.function.types.Function
-        The two functions of ``nutpie.compile_pymc._make_functions`` (numba mode).
+        The two functions of :func:`_make_functions` (numba mode).
     n_dim, n_expanded : int
         Length of the flat position and of the expanded draw.
+    shape_generic : bool
+        True when the graphs read the layout from the dimension lengths (then the
+        machine code serves any lengths, and the two above are left out of the key).
     """
     from pytensor.link.numba.cache import CACHED_SRC_FUNCTIONS  # heavy: PyTensor
 
@@ -209,15 +219,8 @@ def cache_key(logp_fn_pt: Any, expand_fn_pt: Any, *, n_dim: int, n_expanded: int
         inputs = [str(inp.type) for inp in fn.maker.fgraph.inputs]
         shared = [str(var.type) for var in fn.get_shared()]
         graphs.append({"graph": key, "inputs": inputs, "shared": shared})
-    text = json.dumps(
-        {
-            "graphs": graphs,
-            "n_dim": int(n_dim),
-            "n_expanded": int(n_expanded),
-            "env": _environment(),
-        },
-        sort_keys=True,
-    )
+    layout: dict[str, int] = {} if shape_generic else {"n_dim": n_dim, "n_expanded": n_expanded}
+    text = json.dumps({"graphs": graphs, **layout, "env": _environment()}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -336,6 +339,200 @@ def _compiling(path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def _symbolic_shape(model: Any, rv: Any) -> Any | None:
+    """The shape of ``rv``'s value variable as a graph of the model's dimension lengths.
+
+    None when the shape cannot be told without a draw (a ``RandomVariable`` left
+    in its graph after PyTensor's shape inference).
+    """
+    from pytensor.graph import ancestors, rewrite_graph  # heavy: only when compiling
+    from pytensor.tensor.random.op import RandomVariable  # heavy: only when compiling
+
+    transform = model.rvs_to_transforms.get(rv)
+    value = rv if transform is None else transform.forward(rv, *rv.owner.inputs)
+    shape: Any = rewrite_graph(value.shape, include=("canonicalize", "ShapeOpt"), clone=True)
+    for node in ancestors([shape]):
+        if node.owner is not None and isinstance(node.owner.op, RandomVariable):
+            return None
+    return shape
+
+
+def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
+    """``nutpie.compile_pymc._make_functions`` (numba mode, with the gradient, the
+    expanded draw joined), with the flat position's layout read from the model.
+
+    nutpie slices its flat position ``x`` with constants (``x[0:3].reshape(3)``,
+    a vector of static length), so a model with one more category or feature
+    is another graph and another cold compile. Here each free variable's slice
+    and shape are graphs of the model's dimension lengths (PyMC keeps those in
+    shared variables, which reach the machine code through ``user_data``), so
+    one compiled model serves every length; the numbers nutpie also returns
+    (``n_dim``, the shapes) are this data's. When a variable's shape is not a
+    function of the dimension lengths, nutpie's own ``_make_functions`` is used
+    (a fixed layout, keyed by its lengths).
+
+    Returns
+    -------
+    tuple
+        What nutpie's returns, then True when the layout is symbolic.
+    """
+    import pytensor.tensor  # heavy: only when compiling
+    from nutpie import compile_pymc as ncp  # heavy: only when compiling
+    from pymc.pytensorf import compile as compile_pymc  # heavy: only when compiling
+    from pytensor.graph import clone_replace, rewrite_graph  # heavy: only when compiling
+
+    pt: Any = pytensor.tensor  # untyped calls (concatenate, prod) in a typed module
+
+    symbolic = [_symbolic_shape(model, rv) for rv in model.free_RVs]
+    if any(shape is None for shape in symbolic):
+        fixed = ncp._make_functions(
+            model,
+            mode="NUMBA",
+            compute_grad=True,
+            join_expanded=True,
+            pymc_initial_point_fn=initial_point_fn,
+            var_names=None,
+        )
+        return (*fixed, False)
+    shapes = ncp._compute_shapes(model)  # this data's, for nutpie's bookkeeping
+    value_vars = [model.rvs_to_values[rv] for rv in model.free_RVs]
+    rewrites = ["canonicalize", "stabilize"]
+    if not model.check_bounds:
+        rewrites.append("local_remove_check_parameter")
+    logp: Any = rewrite_graph(model.logp(), include=rewrites)
+    grad: Any = pt.concatenate(
+        [pt.as_tensor(g, allow_xtensor_conversion=True).ravel() for g in pt.grad(logp, value_vars)]
+    )
+    joined = pt.dvector("_unconstrained_point")  # no static length: any layout
+    names, slices, numeric, replacements, free_values = [], [], [], {}, []
+    start_sym: Any = pt.constant(0, dtype="int64")
+    count = 0
+    for rv, value_var, shape in zip(model.free_RVs, value_vars, symbolic, strict=True):
+        size = pt.prod(shape, dtype="int64") if value_var.ndim else pt.constant(1, dtype="int64")
+        piece = joined[start_sym : start_sym + size]
+        value = piece.reshape(shape, ndim=value_var.ndim).astype(rv.dtype)
+        replacements[value_var] = value
+        free_values.append(value)
+        start_sym = start_sym + size
+        names.append(value_var.name)
+        numeric.append(tuple(shapes[value_var.name]))
+        length = int(np.prod(numeric[-1], dtype=np.int64))
+        slices.append(slice(count, count + length))
+        count += length
+    n_dim = count
+    wrapped_initial = ncp._rv_dict_to_flat_array_wrapper(
+        initial_point_fn, names=names, shapes=numeric
+    )
+    logp, grad = clone_replace([logp, grad], replacements)
+    with model:
+        logp_fn_pt = compile_pymc((joined,), (logp, grad), mode="NUMBA")
+    reparameterized = [
+        model.rvs_to_values[rv].name
+        for rv in model.free_RVs
+        if model.rvs_to_transforms.get(rv) is not None
+    ]
+    remaining = [var for var in model.unobserved_value_vars if var.name not in names]
+    all_names, all_slices, all_shapes = list(names), list(slices), list(numeric)
+    for var in remaining:
+        shape = tuple(shapes[var.name])
+        length = int(np.prod(shape, dtype=np.int64))
+        all_names.append(var.name)
+        all_slices.append(slice(count, count + length))
+        all_shapes.append(shape)
+        count += length
+    expanded = pt.concatenate(
+        [
+            *[v.ravel() for v in free_values],
+            *[pt.as_tensor(v, allow_xtensor_conversion=True).ravel() for v in remaining],
+        ]
+    )
+    with model:
+        expand_fn_pt = compile_pymc(
+            (joined,), [expanded], givens=list(replacements.items()), mode="NUMBA"
+        )
+    return (
+        n_dim,
+        count,
+        logp_fn_pt,
+        expand_fn_pt,
+        wrapped_initial,
+        (all_names, all_slices, all_shapes),
+        reparameterized,
+        True,
+    )
+
+
+def _make_c_logp_func(
+    logp_fn: Any, user_data: Any, shared_keys: list[str], shared_data: dict[str, np.ndarray]
+) -> tuple[Any, Any]:
+    """``nutpie.compile_pymc._make_c_logp_func`` with the position's length taken from
+    the ``dim`` argument (nutpie compares it with the constant it closes over)."""
+    import numba as numba_module  # heavy: only when compiling
+    from nutpie import compile_pymc as ncp  # heavy: only when compiling
+
+    numba: Any = numba_module
+    extract = ncp.make_extraction_fn(logp_fn, shared_data, shared_keys, user_data.dtype)
+    c_sig = numba.types.int64(
+        numba.types.uint64,
+        numba.types.CPointer(numba.types.double),
+        numba.types.CPointer(numba.types.double),
+        numba.types.CPointer(numba.types.double),
+        numba.types.voidptr,
+    )
+
+    def logp_numba(dim: Any, x_: Any, out_: Any, logp_: Any, user_data_: Any) -> int:
+        try:
+            x = numba.carray(x_, (dim,))
+            out = numba.carray(out_, (dim,))
+            logp = numba.carray(logp_, ())
+            logp_val, grad = extract(x, user_data_)
+            if grad.shape[0] != dim:  # the data's layout is not this position's
+                return -1
+            logp[()] = logp_val
+            out[...] = grad
+            if not np.all(np.isfinite(out)):
+                return 3
+            if not np.isfinite(logp_val):
+                return 4
+        except Exception:  # noqa: BLE001 -- as nutpie's: an error code, not a crash
+            return 1
+        return 0
+
+    return logp_numba, c_sig
+
+
+def _make_c_expand_func(
+    expand_fn: Any, user_data: Any, shared_keys: list[str], shared_data: dict[str, np.ndarray]
+) -> tuple[Any, Any]:
+    """``nutpie.compile_pymc._make_c_expand_func`` with both lengths from the arguments."""
+    import numba as numba_module  # heavy: only when compiling
+    from nutpie import compile_pymc as ncp  # heavy: only when compiling
+
+    numba: Any = numba_module
+    extract = ncp.make_extraction_fn(expand_fn, shared_data, shared_keys, user_data.dtype)
+    c_sig = numba.types.int64(
+        numba.types.uint64,
+        numba.types.uint64,
+        numba.types.CPointer(numba.types.double),
+        numba.types.CPointer(numba.types.double),
+        numba.types.voidptr,
+    )
+
+    def expand_numba(dim: Any, expanded: Any, x_: Any, out_: Any, user_data_: Any) -> int:
+        try:
+            x = numba.carray(x_, (dim,))
+            out = numba.carray(out_, (expanded,))
+            (values,) = extract(x, user_data_)
+            if values.shape[0] != expanded:
+                return -1
+            out[...] = values
+        except Exception:  # noqa: BLE001 -- as nutpie's: an error code, not a crash
+            return -2
+        return 0
+
+    return expand_numba, c_sig
+
+
 def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
     """``nutpie.compile_pymc_model(model)`` (numba backend), its cfuncs cached on disk.
 
@@ -384,14 +581,8 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
         initial_point_fn,
         shape_info,
         reparameterized_names,
-    ) = ncp._make_functions(
-        model,
-        mode="NUMBA",
-        compute_grad=True,
-        join_expanded=True,
-        pymc_initial_point_fn=initial_point_fn,
-        var_names=None,
-    )
+        shape_generic,
+    ) = _make_functions(model, initial_point_fn)
     shared_data: dict[str, np.ndarray] = {}
     shared_var_keys: dict[Any, str] = {}
     for var in [*logp_fn_pt.get_shared(), *expand_fn_pt.get_shared()]:
@@ -407,7 +598,13 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
 
     graphs = time.perf_counter()
     try:
-        key = cache_key(logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded)
+        key = cache_key(
+            logp_fn_pt,
+            expand_fn_pt,
+            n_dim=n_dim,
+            n_expanded=n_expanded,
+            shape_generic=shape_generic,
+        )
     except Exception:  # noqa: BLE001 -- the cache only saves time: when unsure, compile
         key = None
     path = None if key is None else folder / f"{key}.pkl"
@@ -428,16 +625,13 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
             if found is not None:
                 logp_numba, expand_numba = found
             else:
-                logp_raw, c_sig = ncp._make_c_logp_func(
-                    n_dim,
+                logp_raw, c_sig = _make_c_logp_func(
                     logp_fn_pt.vm.jit_fn,
                     user_data,
                     [shared_var_keys[v] for v in logp_fn_pt.get_shared()],
                     shared_data,
                 )
-                expand_raw, c_sig_expand = ncp._make_c_expand_func(
-                    n_dim,
-                    n_expanded,
+                expand_raw, c_sig_expand = _make_c_expand_func(
                     expand_fn_pt.vm.jit_fn,
                     user_data,
                     [shared_var_keys[v] for v in expand_fn_pt.get_shared()],
