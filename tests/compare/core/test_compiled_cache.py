@@ -171,3 +171,40 @@ def test_a_process_waits_for_another_compiling_the_same_model(
     values, cached = result["out"]
     assert cached  # loaded what the lock holder stored: no second compile
     np.testing.assert_array_equal(values, reference)
+
+
+def _categorical_model(k: int):
+    """p ~ Dirichlet(a) over ``k`` categories; five observed draws: every length a dim."""
+    import pymc as pm
+
+    with pm.Model(coords={"category": np.arange(k), "obs": np.arange(5)}) as model:
+        x = pm.Data("x", np.arange(5) % k, dims="obs")
+        a = pm.Data("hp_a", np.linspace(1.0, 2.0, k), dims="category")
+        p = pm.Dirichlet("p", a=a, dims="category")
+        pm.Categorical("x_obs", p=p, observed=x, dims="obs")
+    return model
+
+
+def test_one_compile_serves_every_dimension_length(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout of the flat position follows the dims, so the model compiled for 3
+    categories is loaded for 4, and samples what a compile for 4 samples, bit for bit."""
+    import nutpie
+
+    def draws(k: int) -> tuple[np.ndarray, bool]:
+        compiled, cached = compiled_cache.compile_pymc_model(_categorical_model(k))
+        tree = nutpie.sample(compiled, draws=200, tune=200, chains=2, seed=5, progress_bar=False)
+        values = tree.posterior["p"].values
+        assert values.shape == (2, 200, k)
+        return values, cached
+
+    monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(tmp_path / "shared"))
+    _, cached = draws(3)
+    assert not cached
+    loaded, cached = draws(4)
+    assert cached  # compiled for 3 categories, serving 4
+    monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(tmp_path / "alone"))
+    fresh, cached = draws(4)
+    assert not cached
+    np.testing.assert_array_equal(loaded, fresh)
