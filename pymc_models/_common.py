@@ -22,11 +22,13 @@ def hyper_data(**values: float) -> dict[str, np.ndarray]:
     return {f"hp_{name}": np.asarray(value, dtype=float) for name, value in values.items()}
 
 
-def log_normal_precision(x_minus_mu, lam, logdet, d):
+def log_normal_precision(x_minus_mu, lam, logdet):
     """log N(x; mu, Lambda^-1) from (x - mu) of shape (..., K, d), Lambda (K, d, d) and
     log|Lambda| (K,); shape (..., K)."""
     import pytensor.tensor as pt  # heavy: PyMC only when a model is built
 
+    # d as a graph of the data's shape, not a number: one compile serves every d.
+    d = pt.cast(x_minus_mu.shape[-1], "float64")
     # Broadcast and sum rather than einsum: the same numbers, far less for numba to compile.
     quad = pt.sum(x_minus_mu[..., :, None] * lam * x_minus_mu[..., None, :], axis=(-2, -1))
     return 0.5 * logdet - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad
@@ -75,7 +77,11 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     init_lam = pm.Data(
         "init_Lambda", np.broadcast_to(np.eye(d), (k, d, d)).copy(), dims=(group, "dim", "dim_")
     )
-    pi = pm.Dirichlet(weights, a=alpha * pt.ones(k), dims=group, initval=init_weights)
+    # Lengths as graphs of the dims (pt.ones_like, mu.shape), never as Python integers: a
+    # constant k or d would make each (K, d) another graph and another cold compile.
+    pi = pm.Dirichlet(
+        weights, a=alpha * pt.ones_like(init_weights), dims=group, initval=init_weights
+    )
     lam = pm.Wishart("Lambda", nu=nu0, V=w0, dims=(group, "dim", "dim_"), initval=init_lam)
     mu = pm.Flat("mu", dims=(group, "dim"), initval=init_mu)
     # log|Lambda_k| from the Cholesky factor, which PyTensor rewrites to the factor the
@@ -85,15 +91,18 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     # log N(mu_k; m0, (kappa0 Lambda_k)^-1), as log_normal_precision (not called: the
     # export inlines each helper on its own).
     dev = mu - m0
+    dims = pt.cast(mu.shape[-1], "float64")
     quad = kappa0 * pt.sum(dev[:, :, None] * lam * dev[:, None, :], axis=(-2, -1))
     pm.Potential(
         "mu_prior",
-        pt.sum(0.5 * (logdet + d * pt.log(kappa0)) - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad),
+        pt.sum(
+            0.5 * (logdet + dims * pt.log(kappa0)) - 0.5 * dims * np.log(2.0 * np.pi) - 0.5 * quad
+        ),
     )
     return pi, mu, lam, logdet
 
 
-def gaussian_stats_loglik(counts, sum_x, sum_xx, mu, lam, logdet, d):
+def gaussian_stats_loglik(counts, sum_x, sum_xx, mu, lam, logdet):
     """sum_k sum_{i in k} log N(x_i; mu_k, Lambda_k^-1) from per-group statistics.
 
     ``counts`` (K,), ``sum_x`` (K, d), ``sum_xx`` (K, d, d) = sum x_i x_i^T; uses
@@ -102,6 +111,7 @@ def gaussian_stats_loglik(counts, sum_x, sum_xx, mu, lam, logdet, d):
     """
     import pytensor.tensor as pt  # heavy: PyMC only when a model is built
 
+    d = pt.cast(mu.shape[-1], "float64")  # a graph, not a number: one compile for every d
     quad = (
         pt.sum(lam * sum_xx, axis=(-2, -1))
         - 2.0 * pt.sum(mu[:, :, None] * lam * sum_x[:, None, :], axis=(-2, -1))

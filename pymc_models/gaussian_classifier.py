@@ -50,7 +50,7 @@ def build_model(*, n_classes: int, n_dims: int) -> pm.Model:
         pm.Multinomial("class_obs", n=counts.sum(), p=pi, observed=counts, dims="class")
         pm.Potential(
             "x_loglik",
-            gaussian_stats_loglik(pt.cast(counts, "float64"), sum_x, sum_xx, mu, lam, logdet, d),
+            gaussian_stats_loglik(pt.cast(counts, "float64"), sum_x, sum_xx, mu, lam, logdet),
         )
     return model
 

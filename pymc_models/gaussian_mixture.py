@@ -57,7 +57,7 @@ def build_model(*, components: int, n_dims: int) -> pm.Model:
         sum_xx = pm.Data("sum_xx", np.zeros((k, d, d)), dims=("component", "dim", "dim_"))
         w, mu, lam, logdet = normal_wishart_prior(k, d, weights="w", group="component")
         pm.Potential("z_loglik", pt.sum(counts * pt.log(w)))
-        pm.Potential("x_loglik", gaussian_stats_loglik(counts, sum_x, sum_xx, mu, lam, logdet, d))
+        pm.Potential("x_loglik", gaussian_stats_loglik(counts, sum_x, sum_xx, mu, lam, logdet))
     return model
 
 
@@ -70,7 +70,7 @@ def build_mixture_model(*, components: int, n_dims: int, n_obs: int = 1) -> pm.M
     with pm.Model(coords={**_coords(k, d), "obs": np.arange(n_obs)}) as model:
         x = pm.Data("x", np.zeros((n_obs, d)), dims=("obs", "dim"))
         w, mu, lam, logdet = normal_wishart_prior(k, d, weights="w", group="component")
-        log_comp = pt.log(w) + log_normal_precision(x[:, None, :] - mu[None, :, :], lam, logdet, d)
+        log_comp = pt.log(w) + log_normal_precision(x[:, None, :] - mu[None, :, :], lam, logdet)
         pm.Potential("x_loglik", pt.sum(pm.math.logsumexp(log_comp, axis=1)))
     return model
 

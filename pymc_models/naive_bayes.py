@@ -65,11 +65,18 @@ def build_model(
         kappa0 = pm.Data("hp_kappa0", 1.0)
         alpha0 = pm.Data("hp_alpha0", 2.0)
         beta0 = pm.Data("hp_beta0", 1.0)
-        pi = pm.Dirichlet("pi", a=class_conc * pt.ones(n_classes), dims="class")
+        # Lengths from the data's shapes (ones_like), not Python integers: one compile
+        # serves every number of classes and features (the categorical variant's
+        # per-feature variables are structure).
+        pi = pm.Dirichlet(
+            "pi", a=class_conc * pt.ones_like(class_counts, dtype="float64"), dims="class"
+        )
         pm.Multinomial("class_obs", n=class_counts.sum(), p=pi, observed=class_counts, dims="class")
         if variant == "multinomial":
             theta = pm.Dirichlet(
-                "theta", a=alpha * pt.ones((n_classes, n_features)), dims=("class", "feature")
+                "theta",
+                a=alpha * pt.ones_like(counts, dtype="float64"),
+                dims=("class", "feature"),
             )
             pm.Multinomial(
                 "word_obs",
