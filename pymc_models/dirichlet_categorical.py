@@ -1,8 +1,9 @@
 """PyMC model: p ~ Dirichlet(concentration); x_i ~ Categorical(p).
 
 See analytic/dirichlet_categorical.py.  The number of categories fixes the
-shape of ``p``, so it is part of the model's structure: one compiled model per
-K, reused for every data set with K categories.
+shape of ``p``, so it is part of the model's structure (one PyMC model per
+K); its length is a dimension, not a constant, so the compiled machine code
+serves every K (compare/core/compiled_cache.py).
 """
 
 from __future__ import annotations

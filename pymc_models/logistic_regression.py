@@ -4,7 +4,7 @@ See analytic/logistic_regression.py (the intercept, when present, is the
 first column of Phi and has the same prior as every other weight).  The
 design is ``pm.Data`` named ``x`` so that the compare layer resizes the
 ``obs`` dimension with the data; the prior sd is ``hp_prior_sd``.  One
-nutpie compile per number of features serves every data set and prior_sd.
+nutpie compile serves every data set, number of features and prior_sd.
 """
 
 from __future__ import annotations
