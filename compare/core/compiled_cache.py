@@ -533,6 +533,35 @@ def _make_c_expand_func(
     return expand_numba, c_sig
 
 
+def _initial_point_fn(model: Any, *, jitter: bool) -> Any:
+    """The chains' starting point function, as ``nutpie.compile_pymc_model`` makes it for
+    the numba backend (nutpie 0.16)."""
+    from nutpie import compile_pymc as ncp  # heavy: only when compiling
+    from pymc.initial_point import make_initial_point_fn  # heavy: only when compiling
+
+    return ncp._wrap_with_lock(
+        make_initial_point_fn(
+            model=model,
+            overrides=None,
+            default_strategy="support_point",
+            jitter_rvs=set(model.free_RVs) if jitter else set(),
+            return_transformed=True,
+        )
+    )
+
+
+def model_key(model: Any) -> str | None:
+    """The :func:`cache_key` that :func:`compile_pymc_model` would file ``model`` under,
+    without compiling it (PyTensor builds the two graphs, ~1-3 s); None if it cannot be
+    keyed. Two models with one key share one compile: they are the same graph, whatever
+    their variables are named."""
+    shape_info = _make_functions(model, _initial_point_fn(model, jitter=False))
+    n_dim, n_expanded, logp_fn_pt, expand_fn_pt = shape_info[:4]
+    return cache_key(
+        logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded, shape_generic=shape_info[-1]
+    )
+
+
 def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
     """``nutpie.compile_pymc_model(model)`` (numba backend), its cfuncs cached on disk.
 
@@ -560,19 +589,9 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
 
     import numba  # heavy: only when compiling
     from nutpie import compile_pymc as ncp  # heavy: only when compiling
-    from pymc.initial_point import make_initial_point_fn  # heavy: only when compiling
 
     started = time.perf_counter()
-    # As nutpie.compile_pymc_model does for backend="numba" (nutpie 0.16).
-    initial_point_fn = ncp._wrap_with_lock(
-        make_initial_point_fn(
-            model=model,
-            overrides=None,
-            default_strategy="support_point",
-            jitter_rvs=set(model.free_RVs) if jitter else set(),
-            return_transformed=True,
-        )
-    )
+    initial_point_fn = _initial_point_fn(model, jitter=jitter)
     (
         n_dim,
         n_expanded,

@@ -235,13 +235,11 @@ def _log_multinomial_coefficient(counts) -> float:
 def _likelihood_constant(topic: str, data: dict) -> float:
     """log p_model(theta, y) - log p(theta, y) for the models written with counts.
 
-    naive-bayes and gaussian-classifier write the labels (and naive-bayes the word
-    counts) as Multinomial counts, whose density is the sequence's times the
-    multinomial coefficient (pymc_models/naive_bayes.py docstring); every other model
-    is the density of the data sequence itself.
+    naive-bayes writes the labels and the word counts as Multinomial counts, whose
+    density is the sequence's times the multinomial coefficient
+    (pymc_models/naive_bayes.py docstring); every other model is the density of the
+    data sequence itself (gaussian-classifier's labels too: a Potential of the counts).
     """
-    if topic == "gaussian-classifier":
-        return _log_multinomial_coefficient(data["class_counts"])
     if topic == "naive-bayes":  # builtin:spam, the multinomial variant
         return _log_multinomial_coefficient(data["class_counts"]) + _log_multinomial_coefficient(
             data["feature_counts"]

@@ -1,0 +1,44 @@
+"""Topics whose PyMC models are one graph share one compiled model.
+
+A cold nutpie compile of a Normal-Wishart model costs 40-50 s on these
+2-core machines (docs/speed.md). The Gaussian classifier's model is, node for
+node, the mixture's complete-data model (labels known), so whichever runs
+second loads the first's machine code (``compare.core.compiled_cache``): one
+cold compile fewer in ``make report`` and in the suite. This keeps them one
+graph: a change to either model that is not made to the other gives them two
+keys, and this test names the change's cost.
+
+Power: the classifier's model with one more ``Potential`` (a one-line planted
+difference) has another key.
+"""
+
+from __future__ import annotations
+
+import pymc as pm
+import pytensor.tensor as pt
+
+from compare.core import compiled_cache
+from compare.topics import get_topic
+from tests.pymc_models.test_log_density import _model_and_exact
+
+#: Topics whose models are one graph, each built on its own first builtin data set
+#: (different numbers of groups and dimensions: the key leaves the lengths out).
+SHARED = ("gaussian-mixture", "gaussian-classifier")
+
+
+def test_the_classifier_and_the_complete_data_mixture_are_one_compiled_model():
+    keys = {name: compiled_cache.model_key(_model_and_exact(get_topic(name))[0]) for name in SHARED}
+    assert None not in keys.values(), keys
+    assert len(set(keys.values())) == 1, (
+        f"{keys}: these models are no longer one graph, so each costs its own cold compile "
+        "(40-50 s); keep pymc_models/gaussian_classifier.py's build_model the mixture's "
+        "complete-data model"
+    )
+
+
+def test_a_planted_difference_gives_another_key():
+    model, _ = _model_and_exact(get_topic(SHARED[1]))
+    real = compiled_cache.model_key(model)
+    with model:
+        pm.Potential("planted", 0.1 * pt.sum(model["mu"]))
+    assert compiled_cache.model_key(model) not in (real, None)
