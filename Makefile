@@ -21,10 +21,12 @@ $(STAMP): pyproject.toml
 # Two pytest-xdist workers; each test goes to the free worker, except the tests of a
 # module with a module- or session-scoped fixture (a calibration study, the report's
 # `run --all`), which stay together (pytest_xdist_make_scheduler in tests/conftest.py).
-# TEST_WORKERS=0 runs serially.
+# TEST_WORKERS=0 runs serially.  Tests marked `study` (real-MCMC calibration studies
+# of the structured topics and of every sampler) are left to `make study`.
 TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope)
 test: install
-	$(PYTHON) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope)
+	$(PYTHON) -m pytest -m "not study" $(XDIST)
 
 # ruff (lint and format check) and mypy, from the `lint` extra, configured in
 # pyproject.toml.  Nothing is rewritten: `ruff check --fix .` and
@@ -85,8 +87,11 @@ bench: install $(BENCH_STAMP)
 # Sections 2-3 run as Dask tasks: a LocalCluster of the usable cores, or a running
 # cluster with `make study SCHEDULER=tcp://HOST:PORT`; so does the null calibration
 # of every sampler of --method (1500 runs, ~80 minutes on 2 cores).
+# First the suite's tests marked `study` (about 8 minutes on 2 cores): the
+# structured topics' and every sampler's null calibration, with their assertions.
 SCHEDULER ?=
 study: install
+	$(PYTHON) -m pytest -m study $(XDIST)
 	$(PYTHON) benchmarks/verdict_study.py $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 	$(PYTHON) benchmarks/plugin_calibration.py 30 5
 	$(PYTHON) benchmarks/sampler_calibration.py $(if $(SCHEDULER),--scheduler $(SCHEDULER))

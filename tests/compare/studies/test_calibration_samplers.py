@@ -37,6 +37,11 @@ calibrated sampler:
   alarms of probability <= 0.05 each given the data, so their count is
   dominated by that binomial).
 
+The null runs (:func:`test_the_verdict_of_every_sampler_is_calibrated`, ~3 minutes)
+are marked ``study``: ``make study`` runs them before sampler_calibration.py, and
+``make test`` leaves them out; there every sampler's agreement on a conjugate
+posterior (tests/compare/core/test_inference.py) and the check's power below stay.
+
 Power: :func:`test_the_dispersion_check_catches_overconfident_errors` feeds
 the same check z-scores whose standard errors are 4x too small (ESS
 overstated 16x: correlated draws counted as independent) and sees it fail.
@@ -83,6 +88,7 @@ def assert_not_over_dispersed(study: NullStudy) -> None:
     )
 
 
+@pytest.mark.study
 @pytest.mark.parametrize("method", OTHER_SAMPLERS)
 def test_the_verdict_of_every_sampler_is_calibrated(method):
     study = mcmc_null(
