@@ -9,8 +9,13 @@ with their sufficient statistics, which changes it only by a constant:
   theta_ck^N_ck`` -> ``Multinomial(N_c, theta_c)`` of each class's word counts;
 * Bernoulli: ``Binomial(n_c, theta_cj)`` of the rows of class c with feature j;
 * categorical: ``Multinomial(n_c, theta_cj)`` of the value counts of feature j
-  in class c, one Dirichlet variable per feature (``theta_<j>``), joined into
-  ``theta`` (a Deterministic) in the exact side's order;
+  in class c. The features with the same number of values k are one batched
+  Dirichlet variable (``theta_<g>``, shape (classes, features with k values,
+  k): the same prior as one Dirichlet per feature), gathered from the counts
+  by ``columns_<g>`` and joined into ``theta`` (a Deterministic) in the exact
+  side's order by ``theta_order``. So a data set's graph depends only on how
+  many distinct k it has, not on its features: play-tennis (3, 3, 2, 2 values)
+  and titanic (4, 2, 2) are one compiled model;
 * gaussian: ``prod_{i in c} Normal(x_ij; mu_cj, sigma2_cj)`` is, in mu and
   sigma2, ``sigma2^(-n_c/2) exp(-(m2_cj + n_c (xbar_cj - mu_cj)^2) / (2 sigma2))``
   times a constant, from the count, mean and centred sum of squares (a
@@ -48,8 +53,10 @@ def build_model(
         "feature": np.arange(n_features),
         "moment": ["mu", "sigma2"],
     }
-    for j, k in enumerate(n_categories):
-        coords[f"value_{j}"] = np.arange(k)
+    groups = category_groups(n_categories)
+    for g, (k, features) in enumerate(groups):
+        coords[f"features_{g}"] = np.arange(len(features))
+        coords[f"value_{g}"] = np.arange(k)
     with pm.Model(coords=coords) as model:
         class_counts = pm.Data("class_counts", np.ones(n_classes, dtype=np.int64), dims="class")
         counts = pm.Data(
@@ -67,7 +74,7 @@ def build_model(
         beta0 = pm.Data("hp_beta0", 1.0)
         # Lengths from the data's shapes (ones_like), not Python integers: one compile
         # serves every number of classes and features (the categorical variant's
-        # per-feature variables are structure).
+        # structure is its number of distinct numbers of values: one variable each).
         pi = pm.Dirichlet(
             "pi", a=class_conc * pt.ones_like(class_counts, dtype="float64"), dims="class"
         )
@@ -107,24 +114,55 @@ def build_model(
                 "theta", pt.stack([mu, sigma2], axis=-1), dims=("class", "feature", "moment")
             )
         elif variant == "categorical":
-            parts, start = [], 0
-            for j, k in enumerate(n_categories):
+            index = category_data(n_categories)
+            order = pm.Data("theta_order", index["theta_order"], dims="feature")
+            parts = []
+            for g in range(len(groups)):
+                group_dims = ("class", f"features_{g}", f"value_{g}")
+                columns = pm.Data(f"columns_{g}", index[f"columns_{g}"], dims=group_dims[1:])
+                observed = counts[:, columns]  # (classes, features, values)
                 t = pm.Dirichlet(
-                    f"theta_{j}", a=alpha * pt.ones((n_classes, k)), dims=("class", f"value_{j}")
+                    f"theta_{g}",
+                    a=alpha * pt.ones_like(observed, dtype="float64"),
+                    dims=group_dims,
                 )
                 pm.Multinomial(
-                    f"value_obs_{j}",
-                    n=class_counts,
+                    f"value_obs_{g}",
+                    n=class_counts[:, None],
                     p=t,
-                    observed=counts[:, start : start + k],
-                    dims=("class", f"value_{j}"),
+                    observed=observed,
+                    dims=group_dims,
                 )
-                parts.append(t)
-                start += k
-            pm.Deterministic("theta", pt.concatenate(parts, axis=1), dims=("class", "feature"))
+                parts.append(t.reshape((t.shape[0], -1)))
+            joined = pt.concatenate(parts, axis=1)  # the groups' columns, group by group
+            pm.Deterministic("theta", joined[:, order], dims=("class", "feature"))
         else:
             raise ValueError(f"unknown variant {variant!r}")
     return model
+
+
+def category_groups(n_categories) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """The features grouped by their number of values: ``(k, features)`` per group, the
+    groups by decreasing k, the features in their order."""
+    values = sorted(set(n_categories), reverse=True)
+    return tuple((k, tuple(j for j, kj in enumerate(n_categories) if kj == k)) for k in values)
+
+
+def category_columns(n_categories, features) -> np.ndarray:
+    """The columns of ``feature_counts`` holding ``features``' values: (features, k)."""
+    starts = np.concatenate([[0], np.cumsum(n_categories)[:-1]]).astype(np.int64)
+    k = n_categories[features[0]]
+    return starts[list(features)][:, None] + np.arange(k, dtype=np.int64)
+
+
+def category_data(n_categories) -> dict[str, np.ndarray]:
+    """The categorical variant's index data: each group's columns and ``theta_order``
+    (the feature order of the groups' columns, joined group by group)."""
+    groups = category_groups(n_categories)
+    out = {f"columns_{g}": category_columns(n_categories, f) for g, (_, f) in enumerate(groups)}
+    joined = np.concatenate([out[f"columns_{g}"].ravel() for g in range(len(groups))])
+    out["theta_order"] = np.argsort(joined, kind="stable").astype(np.int64)
+    return out
 
 
 def gaussian_loglik(n_c, xbar, m2, mu, sigma2):
@@ -142,12 +180,16 @@ def model_data(
     feature_counts: np.ndarray,
     alpha: float,
     class_concentration: float,
+    n_categories: tuple[int, ...] = (),
 ) -> dict[str, np.ndarray]:
+    """The count variants' data (``n_categories``: the categorical variant's values per
+    feature, whose index data it adds)."""
     return {
         "class_counts": np.asarray(class_counts, dtype=np.int64),
         "feature_counts": np.asarray(feature_counts, dtype=np.int64),
         "hp_alpha": np.asarray(alpha, dtype=float),
         "hp_class_concentration": np.asarray(class_concentration, dtype=float),
+        **(category_data(n_categories) if n_categories else {}),
     }
 
 

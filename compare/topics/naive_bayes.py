@@ -285,6 +285,7 @@ def nb_model_data(*, x: NBData, alpha: float, class_concentration: float, **hype
         feature_counts=x.stats.feature_counts,
         alpha=alpha,
         class_concentration=class_concentration,
+        n_categories=x.n_categories,
     )
 
 

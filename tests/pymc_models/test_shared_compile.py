@@ -4,9 +4,11 @@ A cold nutpie compile of a Normal-Wishart model costs 40-50 s on these
 2-core machines (docs/speed.md). The Gaussian classifier's model is, node for
 node, the mixture's complete-data model (labels known), so whichever runs
 second loads the first's machine code (``compare.core.compiled_cache``): one
-cold compile fewer in ``make report`` and in the suite. This keeps them one
-graph: a change to either model that is not made to the other gives them two
-keys, and this test names the change's cost.
+cold compile fewer in ``make report`` and in the suite. Naive Bayes's
+categorical variant batches the features with the same number of values, so
+its builtin data sets (titanic: 4, 2, 2 values; play-tennis: 3, 3, 2, 2) are
+one graph too. This keeps them so: a change that makes two graphs fails here,
+and the message names its cost.
 
 Power: the classifier's model with one more ``Potential`` (a one-line planted
 difference) has another key.
@@ -24,6 +26,8 @@ from tests.pymc_models.test_log_density import _model_and_exact
 #: Topics whose models are one graph, each built on its own first builtin data set
 #: (different numbers of groups and dimensions: the key leaves the lengths out).
 SHARED = ("gaussian-mixture", "gaussian-classifier")
+#: naive-bayes's categorical builtin data sets: other features, values per feature, classes.
+CATEGORICAL = ("titanic", "play-tennis")
 
 
 def test_the_classifier_and_the_complete_data_mixture_are_one_compiled_model():
@@ -33,6 +37,23 @@ def test_the_classifier_and_the_complete_data_mixture_are_one_compiled_model():
         f"{keys}: these models are no longer one graph, so each costs its own cold compile "
         "(40-50 s); keep pymc_models/gaussian_classifier.py's build_model the mixture's "
         "complete-data model"
+    )
+
+
+def _model(topic_name: str, data_set: str):
+    """The topic's PyMC model for one of its builtin data sets, as the runner builds it."""
+    topic = get_topic(topic_name)
+    ds = next(d for d in topic.builtin if d.name == data_set)
+    x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))
+    return topic.build_model(**topic.structure(x, hyper))
+
+
+def test_naive_bayes_categorical_data_sets_are_one_compiled_model():
+    keys = {ds: compiled_cache.model_key(_model("naive-bayes", ds)) for ds in CATEGORICAL}
+    assert None not in keys.values(), keys
+    assert len(set(keys.values())) == 1, (
+        f"{keys}: each data set is its own graph and cold compile (~30 s); the "
+        "categorical variant's variables must follow the number of distinct k, not the features"
     )
 
 
