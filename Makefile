@@ -87,7 +87,7 @@ bench: install $(BENCH_STAMP)
 # Sections 2-3 run as Dask tasks: a LocalCluster of the usable cores, or a running
 # cluster with `make study SCHEDULER=tcp://HOST:PORT`; so does the null calibration
 # of every sampler of --method (1500 runs, ~80 minutes on 2 cores).
-# First the suite's tests marked `study` (about 8 minutes on 2 cores): the
+# First the suite's tests marked `study` (~7 minutes of test durations): the
 # structured topics' and every sampler's null calibration, with their assertions.
 SCHEDULER ?=
 study: install
