@@ -213,8 +213,9 @@ HEAVY_FIRST = (
     "tests/compare/topics/test_topics.py::test_builtin_data_agree",
     "tests/compare/topics/test_gaussian_mixture.py",
     "tests/compare/studies/test_calibration.py",
-    "tests/compare/studies/test_calibration_samplers.py",  # `make study`: heavy there
+    # Marked `study` (`make study` runs them; `make test` leaves them out): heavy there.
     "tests/compare/studies/test_calibration_structured.py",
+    "tests/compare/studies/test_calibration_samplers.py",
     "tests/compare/outputs/test_run_folder.py::test_kill_9",
     "tests/compare/test_pytest_plugin.py",
     "tests/compare/topics/test_regression.py::test_planted",
