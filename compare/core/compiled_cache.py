@@ -555,10 +555,10 @@ def model_key(model: Any) -> str | None:
     without compiling it (PyTensor builds the two graphs, ~1-3 s); None if it cannot be
     keyed. Two models with one key share one compile: they are the same graph, whatever
     their variables are named."""
-    shape_info = _make_functions(model, _initial_point_fn(model, jitter=False))
-    n_dim, n_expanded, logp_fn_pt, expand_fn_pt = shape_info[:4]
+    made = _make_functions(model, _initial_point_fn(model, jitter=False))
+    n_dim, n_expanded, logp_fn_pt, expand_fn_pt = made[:4]
     return cache_key(
-        logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded, shape_generic=shape_info[-1]
+        logp_fn_pt, expand_fn_pt, n_dim=n_dim, n_expanded=n_expanded, shape_generic=made[-1]
     )
 
 

@@ -21,7 +21,6 @@ import pytensor.tensor as pt
 
 from compare.core import compiled_cache
 from compare.topics import get_topic
-from tests.pymc_models.test_log_density import _model_and_exact
 
 #: Topics whose models are one graph, each built on its own first builtin data set
 #: (different numbers of groups and dimensions: the key leaves the lengths out).
@@ -30,22 +29,23 @@ SHARED = ("gaussian-mixture", "gaussian-classifier")
 CATEGORICAL = ("titanic", "play-tennis")
 
 
+def _model(topic_name: str, data_set: str | None = None):
+    """The topic's PyMC model for one of its builtin data sets (default the first), as
+    the runner builds it (``prepare``, ``structure``, ``build_model``)."""
+    topic = get_topic(topic_name)
+    ds = next(d for d in topic.builtin if data_set in (None, d.name))
+    x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))
+    return topic.build_model(**topic.structure(x, hyper))
+
+
 def test_the_classifier_and_the_complete_data_mixture_are_one_compiled_model():
-    keys = {name: compiled_cache.model_key(_model_and_exact(get_topic(name))[0]) for name in SHARED}
+    keys = {name: compiled_cache.model_key(_model(name)) for name in SHARED}
     assert None not in keys.values(), keys
     assert len(set(keys.values())) == 1, (
         f"{keys}: these models are no longer one graph, so each costs its own cold compile "
         "(40-50 s); keep pymc_models/gaussian_classifier.py's build_model the mixture's "
         "complete-data model"
     )
-
-
-def _model(topic_name: str, data_set: str):
-    """The topic's PyMC model for one of its builtin data sets, as the runner builds it."""
-    topic = get_topic(topic_name)
-    ds = next(d for d in topic.builtin if d.name == data_set)
-    x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))
-    return topic.build_model(**topic.structure(x, hyper))
 
 
 def test_naive_bayes_categorical_data_sets_are_one_compiled_model():
@@ -58,7 +58,7 @@ def test_naive_bayes_categorical_data_sets_are_one_compiled_model():
 
 
 def test_a_planted_difference_gives_another_key():
-    model, _ = _model_and_exact(get_topic(SHARED[1]))
+    model = _model(SHARED[1])
     real = compiled_cache.model_key(model)
     with model:
         pm.Potential("planted", 0.1 * pt.sum(model["mu"]))
