@@ -15,6 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from compare.core._blas_threads import one_blas_thread
+
+# One BLAS thread in every test process, set before pytest-xdist starts its
+# workers (they and every subprocess inherit it): spare OpenBLAS threads spin
+# on the cores the other worker needs (compare/core/_blas_threads.py).
+one_blas_thread()
+
 
 def pytest_configure(config):
     # A developer's running local worker (`bayes-compare worker start`) must not

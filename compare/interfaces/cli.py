@@ -39,6 +39,7 @@ from rich.table import Table
 
 import compare.topics
 from compare.core import defaults
+from compare.core._blas_threads import one_blas_thread
 from compare.core.cluster import check_scheduler
 from compare.core.compiled_cache import cache_dir
 from compare.core.compiled_cache import clear as clear_compiled
@@ -1135,6 +1136,9 @@ def main(argv: list[str] | None = None) -> int:
     line); any other exception is 4 (one line, the traceback saved to a file).
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    # Our BLAS calls are small; spare threads would spin on the cores the chains,
+    # processes and workers use (compare/core/_blas_threads.py).
+    one_blas_thread()
     try:
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
         code = app(args=args, standalone_mode=False)

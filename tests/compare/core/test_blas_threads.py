@@ -1,0 +1,62 @@
+"""One BLAS thread per command-line process, unless the user chose a count."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from compare.core._blas_threads import CHOSEN, one_blas_thread
+
+#: A new process running a command, then loading SciPy's BLAS as a sampling command
+#: does; prints the thread count of every BLAS library loaded.
+_PROBE = """
+import json
+from compare.interfaces.cli import main
+main(["list"])
+import scipy.linalg, threadpoolctl
+print(json.dumps([i["num_threads"] for i in threadpoolctl.threadpool_info()
+                  if i["user_api"] == "blas"]))
+"""
+
+
+def _blas_threads_of_a_command(**chosen: str) -> list[int]:
+    env = {k: v for k, v in os.environ.items() if k not in CHOSEN}
+    env.update(chosen)
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_nothing_chosen_sets_one_thread_for_every_blas():
+    env: dict[str, str] = {"PATH": "/bin"}
+    assert one_blas_thread(environ=env)
+    assert {k: v for k, v in env.items() if k != "PATH"} == {
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "VECLIB_MAXIMUM_THREADS": "1",
+        "BLIS_NUM_THREADS": "1",
+    }
+
+
+@pytest.mark.parametrize("name", CHOSEN)
+def test_a_count_the_user_chose_is_kept(name):
+    env = {name: "4"}
+    assert not one_blas_thread(environ=env)
+    assert env == {name: "4"}
+
+
+def test_a_command_runs_numpy_and_scipy_blas_on_one_thread():
+    threads = _blas_threads_of_a_command()  # NumPy's and SciPy's OpenBLAS, in wheels
+    assert threads and set(threads) == {1}, threads
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS caps its threads at the cores")
+def test_a_command_keeps_the_users_thread_count():
+    """Power of the test above: the probe does see more than one thread."""
+    threads = _blas_threads_of_a_command(OPENBLAS_NUM_THREADS="2")
+    assert threads and set(threads) == {2}, threads
