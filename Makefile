@@ -76,6 +76,7 @@ bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/sbc.py
 	$(PYTHON) benchmarks/report.py
 	$(PYTHON) benchmarks/light_commands.py
+	$(PYTHON) benchmarks/blas_threads.py
 	$(PYTHON) benchmarks/cluster.py
 	$(PYTHON) benchmarks/audit.py
 	$(PYTHON) benchmarks/suite.py
