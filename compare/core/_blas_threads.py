@@ -63,7 +63,13 @@ def one_blas_thread(*, environ: dict[str, str] | os._Environ[str] | None = None)
     for name in _SET:
         env[name] = "1"
     if environ is None:
+        import warnings
+
         from threadpoolctl import threadpool_limits  # 5 ms; only here
 
-        threadpool_limits(limits=1, user_api="blas")
+        # threadpoolctl warns about some mixes of OpenMP runtimes: not ours to print
+        # on every command (the limit is set all the same).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            threadpool_limits(limits=1, user_api="blas")
     return True
