@@ -22,6 +22,7 @@ A thread count the user chose (any of :data:`CHOSEN`) is left alone, so
 from __future__ import annotations
 
 import os
+import warnings
 
 __all__ = ["CHOSEN", "one_blas_thread"]
 
@@ -63,8 +64,6 @@ def one_blas_thread(*, environ: dict[str, str] | os._Environ[str] | None = None)
     for name in _SET:
         env[name] = "1"
     if environ is None:
-        import warnings
-
         from threadpoolctl import threadpool_limits  # 5 ms; only here
 
         # threadpoolctl warns about some mixes of OpenMP runtimes: not ours to print
