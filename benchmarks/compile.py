@@ -60,7 +60,9 @@ def child(names: list[str]) -> None:
         seconds = time.perf_counter() - start
         import nutpie
 
-        trace = nutpie.sample(compiled, draws=200, tune=200, chains=2, seed=1, progress_bar=False)
+        trace = compiled_cache.sample(
+            compiled, draws=200, tune=200, chains=2, seed=1, progress_bar=False
+        )
         posterior = trace.posterior if hasattr(trace, "posterior") else trace["posterior"]
         digest = hashlib.sha256()
         for v in sorted(posterior.data_vars):

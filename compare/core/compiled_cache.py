@@ -16,7 +16,10 @@ How
 ---
 :func:`compile_pymc_model` does what ``nutpie.compile_pymc_model`` does for
 the numba backend (same initial point function, same ``user_data`` record,
-the same two cfuncs), except that the two cfuncs are looked up in
+the same log-density cfunc), except that nutpie's second cfunc, which
+computes the model's variables from each draw, is a copy of the position,
+the variables being computed for all the draws at once after sampling
+(:class:`Expansion`, :func:`sample`), that the two cfuncs are looked up in
 :func:`cache_dir` first and written there after a compile, and that the
 flat position's layout is read from the model's dimension lengths rather
 than fixed (:func:`_make_functions`): a model whose shapes all follow its
@@ -28,7 +31,7 @@ or not (``tests/compare/core/test_compiled_cache.py`` checks it in two
 processes).
 
 The key (:func:`cache_key`) is a SHA-256 over what the machine code depends
-on: PyTensor's own cache keys of the two compiled graphs (every Op, constant
+on: PyTensor's own cache keys of the compiled graphs (every Op, constant
 and edge; ``None`` when an Op has no key, and then nothing is cached), the
 types of the graphs' inputs, the dimensions when the layout is fixed, the versions of Python, numba,
 llvmlite, nutpie, PyTensor, PyMC and NumPy, and the host CPU's name and
@@ -79,7 +82,7 @@ import numpy as np
 from compare.core import _numba_lazy_code
 
 #: Bumped when the file layout or the key's recipe changes.
-FORMAT = 3
+FORMAT = 4
 
 _ENV = "BAYES_COMPARE_CACHE_DIR"
 _DISABLED = {"off", "0", "false", "none", "no"}
@@ -92,6 +95,7 @@ _NUTPIE_NAMES = (
     "_wrap_with_lock",
     "make_user_data",
     "CompiledPyMCModel",
+    "_UNCONSTRAINED_PARAMETER",
 )
 _lock = threading.Lock()
 
@@ -211,8 +215,11 @@ def cache_key(
     """
     from pytensor.link.numba.cache import CACHED_SRC_FUNCTIONS  # heavy: PyTensor
 
-    graphs = []
+    graphs: list[Any] = []
     for fn in (logp_fn_pt, expand_fn_pt):
+        if isinstance(fn, Expansion):  # nutpie gets a copy of the position: no graph
+            graphs.append({"graph": "position copy"})
+            continue
         key = CACHED_SRC_FUNCTIONS.get(fn.vm.jit_fn.py_func)
         if key is None:  # an Op PyTensor cannot key: the graph is not identified
             return None
@@ -357,6 +364,148 @@ def _symbolic_shape(model: Any, rv: Any) -> Any | None:
     return shape
 
 
+#: Set to 1 to have nutpie compute the variables from each draw with its own compiled
+#: "expand" function, as before :class:`Expansion` (``benchmarks/expand.py``'s reference).
+NUMBA_EXPAND_ENV = "BAYES_COMPARE_NUMBA_EXPAND"
+
+#: The one variable of nutpie's trace of a model compiled here: the flat position
+#: (the free variables' unconstrained values, joined). :func:`sample` replaces it by
+#: the model's variables, computed with :class:`Expansion`.
+POSITION = "__position"
+
+
+@dataclass
+class Expansion:
+    """The model's variables, as nutpie's trace holds them, from draws of the flat position.
+
+    nutpie turns each draw's position into the model's variables with a second
+    compiled function (its "expand" cfunc), called once per draw. That
+    function is a sixth of a model's cold compile (1.5 of 9.1 s for the
+    beta-binomial, 7.3 of 45.7 s for the mixture; ``benchmarks/compile.py``),
+    yet all it computes is the transforms back to each variable's support and
+    the model's Deterministics. Here nutpie is given a copy of the position
+    instead (:func:`_make_c_copy_func`, the same few lines for every model),
+    and :func:`sample` computes the variables for all the draws at once:
+    PyTensor's graphs of them, vectorised over the draws
+    (``vectorize_graph``), evaluated by its Python linker with NumPy (0.02-0.5 s
+    to build, 0.01-0.05 s for 8000 draws of any topic's model).
+
+    ``names``, ``shapes``, ``dims`` and ``coords`` are what nutpie would have
+    put in the trace (the transformed values left out, as nutpie leaves them).
+    """
+
+    position: Any  # the symbolic flat position, a vector
+    outputs: list[Any]  # one graph per name: the variable as a function of position
+    names: list[str]
+    shapes: list[tuple[int, ...]]
+    dims: dict[str, Any]
+    coords: dict[str, Any]
+    _graphs: tuple[Any, ...] = ()  # (draws, stand-ins of the shared variables, outputs)
+    _inputs: tuple[Any, ...] = ()  # the shared variables the stand-ins stand for
+    _batched: Any = None  # the compiled function of _graphs
+
+    def vectorize(self) -> None:
+        """Build the graphs of every variable for a matrix of draws (raises if PyTensor
+        cannot vectorise one: then nutpie's own expand function is used)."""
+        import pytensor.tensor as pt  # heavy: only when compiling
+        from pytensor.compile.sharedvalue import SharedVariable  # heavy: only when compiling
+        from pytensor.graph import clone_replace  # heavy: only when compiling
+        from pytensor.graph.replace import vectorize_graph  # heavy: only when compiling
+        from pytensor.graph.traversal import graph_inputs  # heavy: only when compiling
+
+        shared = [v for v in graph_inputs(self.outputs) if isinstance(v, SharedVariable)]
+        stand_ins: dict[Any, Any] = {var: var.type() for var in shared}
+        draws = pt.dmatrix("draws")
+        outputs = vectorize_graph(
+            clone_replace(self.outputs, stand_ins), replace={self.position: draws}
+        )
+        self._graphs = (draws, tuple(stand_ins.values()), tuple(outputs))
+        self._inputs = tuple(shared)
+
+    def __call__(self, draws: np.ndarray, shared: dict[Any, np.ndarray]) -> list[np.ndarray]:
+        """Each variable at each row of ``draws`` (n, position length): (n, *shape).
+
+        ``shared`` gives the value of the model's shared variables nutpie was
+        sampled with (its ``with_data``); the others have their current value.
+        """
+        if self._batched is None:
+            import pytensor  # heavy: only when sampling
+            from pytensor.compile.mode import Mode  # heavy: only when sampling
+
+            matrix, stand_ins, outputs = self._graphs
+            # The Python linker: NumPy on whole arrays, no C or numba compile.
+            mode = Mode(linker="py", optimizer="fast_compile")
+            self._batched = pytensor.function(
+                [matrix, *stand_ins], list(outputs), mode=mode, on_unused_input="ignore"
+            )
+        values = [shared[var] if var in shared else var.get_value() for var in self._inputs]
+        out = self._batched(np.ascontiguousarray(draws, dtype=np.float64), *values)
+        return [
+            np.asarray(value).reshape((draws.shape[0], *shape))
+            for value, shape in zip(out, self.shapes, strict=True)
+        ]
+
+
+def _make_c_copy_func() -> tuple[Any, Any]:
+    """nutpie's expand cfunc for a model with an :class:`Expansion`: a copy of the position."""
+    import numba as numba_module  # heavy: only when compiling
+
+    numba: Any = numba_module
+    c_sig = numba.types.int64(
+        numba.types.uint64,
+        numba.types.uint64,
+        numba.types.CPointer(numba.types.double),
+        numba.types.CPointer(numba.types.double),
+        numba.types.voidptr,
+    )
+
+    def copy_numba(dim: Any, expanded: Any, x_: Any, out_: Any, user_data_: Any) -> int:
+        if expanded != dim:
+            return -1
+        x = numba.carray(x_, (dim,))
+        out = numba.carray(out_, (expanded,))
+        out[...] = x
+        return 0
+
+    return copy_numba, c_sig
+
+
+def sample(compiled: Any, **kwargs: Any) -> Any:
+    """``nutpie.sample(compiled, **kwargs)`` for a model of :func:`compile_pymc_model`.
+
+    Returns nutpie's DataTree with the model's variables in the posterior
+    (and the warm-up posterior, when kept), computed from the draws of the
+    position (:class:`Expansion`); the same names, dims and coordinates as
+    nutpie's own compile gives.
+    """
+    import nutpie  # heavy: only when sampling
+    import xarray as xr  # heavy: only when sampling
+
+    tree = nutpie.sample(compiled, **kwargs)
+    expansion = getattr(compiled, "expand_func", None)
+    if not isinstance(expansion, Expansion):
+        return tree  # nutpie's own expand function (a fixed layout): nothing to do
+    shared = {var: compiled.shared_data[key] for var, key in compiled.shared_var_keys.items()}
+    for group in ("posterior", "warmup_posterior"):
+        if group not in tree.children:
+            continue
+        old = tree[group].to_dataset()
+        position = old[POSITION].values  # (chain, draw, n_dim)
+        n_chain, n_draw = position.shape[:2]
+        values = expansion(position.reshape(n_chain * n_draw, -1), shared)
+        data_vars = {}
+        coords: dict[str, Any] = {"chain": old["chain"].values, "draw": old["draw"].values}
+        for name, value, shape in zip(expansion.names, values, expansion.shapes, strict=True):
+            dims = list(expansion.dims.get(name) or [f"{name}_dim_{i}" for i in range(len(shape))])
+            for dim, length in zip(dims, shape, strict=True):
+                if dim not in coords:
+                    known = expansion.coords.get(dim)
+                    coords[dim] = np.asarray(known) if known is not None else np.arange(length)
+            data_vars[name] = (("chain", "draw", *dims), value.reshape(n_chain, n_draw, *shape))
+        tree[group] = xr.DataTree(xr.Dataset(data_vars, coords=coords, attrs=old.attrs))
+    return tree
+
+
 def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
     """``nutpie.compile_pymc._make_functions`` (numba mode, with the gradient, the
     expanded draw joined), with the flat position's layout read from the model.
@@ -374,7 +523,11 @@ def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
     Returns
     -------
     tuple
-        What nutpie's returns, then True when the layout is symbolic.
+        What nutpie's returns, then True when the layout is symbolic. With a
+        symbolic layout the expand function's place holds an :class:`Expansion`
+        (nutpie then samples the position alone; the layout and lengths are
+        the position's) unless PyTensor cannot vectorise a variable's graph or
+        :data:`NUMBA_EXPAND_ENV` asks for nutpie's way.
     """
     import pytensor.tensor  # heavy: only when compiling
     from nutpie import compile_pymc as ncp  # heavy: only when compiling
@@ -440,23 +593,61 @@ def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
         all_slices.append(slice(count, count + length))
         all_shapes.append(shape)
         count += length
-    expanded = pt.concatenate(
-        [
-            *[v.ravel() for v in free_values],
-            *[pt.as_tensor(v, allow_xtensor_conversion=True).ravel() for v in remaining],
-        ]
+    kept = [
+        (name, value, shape)
+        for name, value, shape in zip(
+            all_names, [*free_values, *remaining], all_shapes, strict=True
+        )
+        if name not in reparameterized  # nutpie leaves these out of the trace
+    ]
+    outputs = clone_replace(
+        [pt.as_tensor(value, allow_xtensor_conversion=True) for _, value, _ in kept],
+        replacements,
     )
-    with model:
-        expand_fn_pt = compile_pymc(
-            (joined,), [expanded], givens=list(replacements.items()), mode="NUMBA"
+    dims, coords = ncp._prepare_dims_and_coords(
+        model, (all_names, all_slices, all_shapes), reparameterized
+    )
+    expansion = Expansion(
+        position=joined,
+        outputs=outputs,
+        names=[name for name, _, _ in kept],
+        shapes=[tuple(int(n) for n in shape) for _, _, shape in kept],
+        dims=dims,
+        coords=coords,
+    )
+    try:
+        if os.environ.get(NUMBA_EXPAND_ENV) == "1":
+            raise NotImplementedError(f"{NUMBA_EXPAND_ENV}=1")
+        expansion.vectorize()
+    except Exception:  # noqa: BLE001 -- an Op PyTensor cannot vectorise: nutpie's way
+        expanded = pt.concatenate(
+            [
+                *[v.ravel() for v in free_values],
+                *[pt.as_tensor(v, allow_xtensor_conversion=True).ravel() for v in remaining],
+            ]
+        )
+        with model:
+            expand_fn_pt = compile_pymc(
+                (joined,), [expanded], givens=list(replacements.items()), mode="NUMBA"
+            )
+        layout = (all_names, all_slices, all_shapes)
+        return (
+            n_dim,
+            count,
+            logp_fn_pt,
+            expand_fn_pt,
+            wrapped_initial,
+            layout,
+            reparameterized,
+            True,
         )
     return (
         n_dim,
-        count,
+        n_dim,  # nutpie's draws are the position itself
         logp_fn_pt,
-        expand_fn_pt,
+        expansion,
         wrapped_initial,
-        (all_names, all_slices, all_shapes),
+        ([POSITION], [slice(0, n_dim)], [(n_dim,)]),
         reparameterized,
         True,
     )
@@ -604,7 +795,9 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
     ) = _make_functions(model, initial_point_fn)
     shared_data: dict[str, np.ndarray] = {}
     shared_var_keys: dict[Any, str] = {}
-    for var in [*logp_fn_pt.get_shared(), *expand_fn_pt.get_shared()]:
+    # An Expansion's shared variables are read after sampling, not by the machine code.
+    expand_shared = [] if isinstance(expand_fn_pt, Expansion) else expand_fn_pt.get_shared()
+    for var in [*logp_fn_pt.get_shared(), *expand_shared]:
         if var in shared_var_keys:
             continue
         # Keys name the fields of the user_data record the machine code reads by
@@ -650,19 +843,28 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
                     [shared_var_keys[v] for v in logp_fn_pt.get_shared()],
                     shared_data,
                 )
-                expand_raw, c_sig_expand = _make_c_expand_func(
-                    expand_fn_pt.vm.jit_fn,
-                    user_data,
-                    [shared_var_keys[v] for v in expand_fn_pt.get_shared()],
-                    shared_data,
-                )
+                if isinstance(expand_fn_pt, Expansion):
+                    expand_raw, c_sig_expand = _make_c_copy_func()
+                else:
+                    expand_raw, c_sig_expand = _make_c_expand_func(
+                        expand_fn_pt.vm.jit_fn,
+                        user_data,
+                        [shared_var_keys[v] for v in expand_fn_pt.get_shared()],
+                        shared_data,
+                    )
                 logp_numba = numba.cfunc(c_sig)(logp_raw)
                 expand_numba = numba.cfunc(c_sig_expand)(expand_raw)
                 if path is not None and key is not None:
                     _store(path, key, logp_numba, expand_numba)
 
     _log_compile(model, key, cached, graphs - started, time.perf_counter() - graphs)
-    dims, coords = ncp._prepare_dims_and_coords(model, shape_info, reparameterized_names)
+    if isinstance(expand_fn_pt, Expansion):
+        # nutpie's trace holds the position alone, along nutpie's own coordinate of it.
+        unconstrained = ncp._UNCONSTRAINED_PARAMETER
+        dims = {POSITION: [unconstrained]}
+        coords = {unconstrained: expand_fn_pt.coords[unconstrained]}
+    else:
+        dims, coords = ncp._prepare_dims_and_coords(model, shape_info, reparameterized_names)
     compiled = ncp.CompiledPyMCModel(
         _n_dim=n_dim,
         dims=dims,

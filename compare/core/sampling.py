@@ -215,8 +215,6 @@ class CompiledModel:
         options: dict[str, Any] | None = None,
     ) -> xr.DataTree:
         """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
-        import nutpie  # heavy: nutpie (numba) only when sampling with it
-
         with self._lock:
             self.set_data(data)  # the initial point is computed from the PyMC graph
             # Data only the PyMC side reads (initial values) is not in nutpie's graph.
@@ -239,7 +237,7 @@ class CompiledModel:
             # One BLAS thread per chain: nutpie already runs chains in parallel.
             with threadpool_limits(limits=1), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return nutpie.sample(compiled, **kwargs)
+                return compiled_cache.sample(compiled, **kwargs)
 
     def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
         """PyMC's MAP for ``data``, flattened in the order of ``variables``."""

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from compare.core import compiled_cache
+from compare.core.sampling import set_model_data
 
 # One small model, sampled the same way in the test process and in a child.
 _SAMPLE = textwrap.dedent(
@@ -25,7 +26,6 @@ _SAMPLE = textwrap.dedent(
     import sys, warnings
     import numpy as np
     warnings.simplefilter("ignore")
-    import nutpie
     import pymc_models.beta_binomial as m
     from compare.core import compiled_cache
 
@@ -33,7 +33,7 @@ _SAMPLE = textwrap.dedent(
         model = m.build_model(n_obs=n_obs)
         compiled, cached = compiled_cache.compile_pymc_model(model)
         data = {"x": (np.arange(n_obs) % 3 == 0).astype(float), "hp_a": 2.0, "hp_b": 3.0}
-        tree = nutpie.sample(
+        tree = compiled_cache.sample(
             compiled.with_data(**data), draws=300, tune=300, chains=2, seed=11,
             progress_bar=False,
         )
@@ -190,11 +190,12 @@ def test_one_compile_serves_every_dimension_length(
 ) -> None:
     """The layout of the flat position follows the dims, so the model compiled for 3
     categories is loaded for 4, and samples what a compile for 4 samples, bit for bit."""
-    import nutpie
 
     def draws(k: int) -> tuple[np.ndarray, bool]:
         compiled, cached = compiled_cache.compile_pymc_model(_categorical_model(k))
-        tree = nutpie.sample(compiled, draws=200, tune=200, chains=2, seed=5, progress_bar=False)
+        tree = compiled_cache.sample(
+            compiled, draws=200, tune=200, chains=2, seed=5, progress_bar=False
+        )
         values = tree.posterior["p"].values
         assert values.shape == (2, 200, k)
         return values, cached
@@ -208,3 +209,86 @@ def test_one_compile_serves_every_dimension_length(
     fresh, cached = draws(4)
     assert not cached
     np.testing.assert_array_equal(loaded, fresh)
+
+
+def _expansion_model():
+    """Transforms (log, simplex), Deterministics (one of data nutpie's graph never reads),
+    a variable without dims: what the trace must hold after sampling."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    with pm.Model(coords={"k": ["a", "b", "c"], "i": np.arange(5)}) as model:
+        x = pm.Data("x", np.linspace(0.0, 1.0, 5), dims="i")
+        scale = pm.Data("scale", 2.0)  # read by a Deterministic only
+        sigma = pm.HalfNormal("sigma", 1.0)
+        w = pm.Dirichlet("w", a=np.ones(3), dims="k")
+        b = pm.Normal("b", 0.0, 1.0, shape=2)  # no dims: nutpie names them b_dim_0
+        pm.Normal("y", b[0] + b[1] * x, sigma, observed=np.zeros(5), dims="i")
+        pm.Deterministic("fit", scale * (b[0] + b[1] * x), dims="i")
+        pm.Deterministic("top", pt.max(w))
+    return model
+
+
+def _posterior(monkeypatch: pytest.MonkeyPatch, cache: Path, numba_expand: bool):
+    monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(cache))
+    if numba_expand:
+        monkeypatch.setenv(compiled_cache.NUMBA_EXPAND_ENV, "1")
+    else:
+        monkeypatch.delenv(compiled_cache.NUMBA_EXPAND_ENV, raising=False)
+    model = _expansion_model()
+    compiled, _ = compiled_cache.compile_pymc_model(model)
+    is_ours = isinstance(compiled.expand_func, compiled_cache.Expansion)
+    assert is_ours is not numba_expand
+    # As sampling.py does: the PyMC side gets all the data, nutpie what its record holds
+    # (with nutpie's expand function that includes ``scale``, here it does not).
+    data = {"x": np.linspace(-1.0, 2.0, 5), "scale": np.asarray(3.0)}
+    set_model_data(model, data)
+    known = {var.name for var in compiled.shared_var_keys}
+    tree = compiled_cache.sample(
+        compiled.with_data(**{k: v for k, v in data.items() if k in known}),
+        draws=150,
+        tune=150,
+        chains=2,
+        seed=7,
+        progress_bar=False,
+    )
+    return tree.posterior.to_dataset()
+
+
+def _differences(ours, reference) -> list[str]:
+    """What differs between two posteriors: variables, dims, coordinates or values (to 1e-12)."""
+    found = []
+    if list(ours.data_vars) != list(reference.data_vars):
+        return [f"variables {list(ours.data_vars)} != {list(reference.data_vars)}"]
+    for name in reference.data_vars:
+        a, b = ours[name], reference[name]
+        if a.dims != b.dims:
+            found.append(f"{name}: dims {a.dims} != {b.dims}")
+        elif any(not np.array_equal(a[d].values, b[d].values) for d in b.dims):
+            found.append(f"{name}: coordinates differ")
+        elif not np.allclose(a.values, b.values, rtol=1e-12, atol=0.0):
+            found.append(f"{name}: values differ")
+    return found
+
+
+def test_variables_computed_after_sampling_equal_nutpies_expand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trace after sampling the position alone holds what nutpie's own expand
+    function gives: the same variables, dims, coordinates, and values (the same
+    sampler path; the transforms in NumPy may differ in the last bits)."""
+    ours = _posterior(monkeypatch, tmp_path / "ours", numba_expand=False)
+    reference = _posterior(monkeypatch, tmp_path / "reference", numba_expand=True)
+    assert sorted(ours.data_vars) == ["b", "fit", "sigma", "top", "w"]
+    assert _differences(ours, reference) == []
+    assert ours["b"].dims == ("chain", "draw", "b_dim_0")
+    # The Deterministic of data nutpie never reads uses the PyMC side's value.
+    x = np.linspace(-1.0, 2.0, 5)
+    fit = 3.0 * (ours["b"].values[..., :1] + ours["b"].values[..., 1:] * x)
+    np.testing.assert_allclose(ours["fit"].values, fit, rtol=1e-12)
+    # Power: a value off by 1e-9 of itself, or a renamed dim, is reported.
+    planted = ours.copy()
+    planted["top"] = planted["top"] * (1.0 + 1e-9)
+    assert _differences(planted, reference) == ["top: values differ"]
+    renamed = ours.rename({"b_dim_0": "b_index"})
+    assert _differences(renamed, reference)[0].startswith("b: dims")

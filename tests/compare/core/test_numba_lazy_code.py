@@ -246,7 +246,6 @@ _MODEL = textwrap.dedent(
     import sys, warnings
     import numpy as np
     warnings.simplefilter("ignore")
-    import nutpie
     import pymc as pm
     import pytensor.tensor as pt
     from compare.core import compiled_cache
@@ -259,7 +258,9 @@ _MODEL = textwrap.dedent(
         k = (1.0 + np.sqrt(5.0) * r + 5.0 / 3.0 * r**2) * pt.exp(-np.sqrt(5.0) * r)
         pm.Potential("quadratic_form", -0.5 * pt.sum(k * f[:, None] * f[None, :]))
     compiled, cached = compiled_cache.compile_pymc_model(model)
-    tree = nutpie.sample(compiled, draws=200, tune=200, chains=2, seed=1, progress_bar=False)
+    tree = compiled_cache.sample(
+        compiled, draws=200, tune=200, chains=2, seed=1, progress_bar=False
+    )
     np.save(sys.argv[1], tree.posterior["f"].values)
     print("cached" if cached else "compiled")
     """
