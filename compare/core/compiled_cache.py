@@ -470,13 +470,35 @@ def _make_c_copy_func() -> tuple[Any, Any]:
     return copy_numba, c_sig
 
 
+@dataclass(frozen=True)
+class RawTrace:
+    """nutpie's raw trace (``return_raw_trace=True``) of a model with an :class:`Expansion`.
+
+    Its arrow batches hold the column :data:`POSITION` instead of the model's
+    variables; :meth:`variables` computes them from a batch's positions.
+    """
+
+    trace: Any
+    expansion: Expansion
+    shared: dict[Any, np.ndarray]
+
+    def get_arrow_trace(self) -> Any:
+        """nutpie's (draw batches, stat batches), one of each per chain."""
+        return self.trace.get_arrow_trace()
+
+    def variables(self, position: np.ndarray) -> dict[str, np.ndarray]:
+        """Each variable at each row of ``position`` (n, position length): (n, *shape)."""
+        return dict(zip(self.expansion.names, self.expansion(position, self.shared), strict=True))
+
+
 def sample(compiled: Any, **kwargs: Any) -> Any:
     """``nutpie.sample(compiled, **kwargs)`` for a model of :func:`compile_pymc_model`.
 
     Returns nutpie's DataTree with the model's variables in the posterior
     (and the warm-up posterior, when kept), computed from the draws of the
     position (:class:`Expansion`); the same names, dims and coordinates as
-    nutpie's own compile gives.
+    nutpie's own compile gives. With ``return_raw_trace=True``, a
+    :class:`RawTrace` (nutpie's own raw trace for a model without an expansion).
     """
     import nutpie  # heavy: only when sampling
     import xarray as xr  # heavy: only when sampling
@@ -486,6 +508,8 @@ def sample(compiled: Any, **kwargs: Any) -> Any:
     if not isinstance(expansion, Expansion):
         return tree  # nutpie's own expand function (a fixed layout): nothing to do
     shared = {var: compiled.shared_data[key] for var, key in compiled.shared_var_keys.items()}
+    if not isinstance(tree, xr.DataTree):  # return_raw_trace: nutpie's arrow trace
+        return RawTrace(tree, expansion, shared)
     for group in ("posterior", "warmup_posterior"):
         if group not in tree.children:
             continue

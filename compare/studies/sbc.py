@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from compare.core import compiled_cache
 from compare.core.cluster import connect
 from compare.core.defaults import DEFAULT
 from compare.core.files import atomic_write, dumps, versions
@@ -199,6 +200,12 @@ def _raw_draws(trace: Any, variables: Sequence[str]) -> tuple[np.ndarray, int]:
     """
     import pyarrow  # heavy: pyarrow only when a study is stored
 
+    def column(draw: Any, name: str) -> np.ndarray:
+        col = pyarrow.array(draw.column(name))
+        if hasattr(col, "flatten"):
+            col = col.flatten()
+        return np.asarray(col.to_numpy(False), dtype=float).reshape(draw.num_rows, -1)
+
     draw_batches, stat_batches = trace.get_arrow_trace()
     chains, divergences = [], 0
     for draw, stat in zip(draw_batches, stat_batches):
@@ -206,13 +213,11 @@ def _raw_draws(trace: Any, variables: Sequence[str]) -> tuple[np.ndarray, int]:
         keep = ~tuning
         diverging = np.asarray(pyarrow.array(stat.column("diverging")).to_numpy(False))
         divergences += int(np.sum(diverging[keep]))
-        parts = []
-        for name in variables:
-            col = pyarrow.array(draw.column(name))
-            if hasattr(col, "flatten"):
-                col = col.flatten()
-            values = np.asarray(col.to_numpy(False), dtype=float)
-            parts.append(values.reshape(draw.num_rows, -1)[keep])
+        if isinstance(trace, compiled_cache.RawTrace):  # the position alone: expand it
+            expanded = trace.variables(column(draw, compiled_cache.POSITION)[keep])
+            parts = [expanded[name].reshape(int(keep.sum()), -1) for name in variables]
+        else:
+            parts = [column(draw, name)[keep] for name in variables]
         chains.append(np.concatenate(parts, axis=1))
     return np.stack(chains), divergences
 
