@@ -40,6 +40,23 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = os.environ.get("BENCH_SAMPLE", "1") != "0"
 
 
+def compile_first_model(name: str) -> tuple[object, bool, float]:
+    """Topic ``name``'s model on its first builtin data set, compiled (or loaded):
+    (nutpie's compiled model, loaded from the cache?, seconds)."""
+    import time
+
+    from compare.core import compiled_cache
+    from compare.topics import get_topic
+
+    topic = get_topic(name)
+    data = topic.builtin[0]
+    x, hyper = topic.prepare(data.load(), topic.hyper(dataset=data))
+    model = topic.build_model(**topic.structure(x, hyper))
+    start = time.perf_counter()
+    compiled, cached = compiled_cache.compile_pymc_model(model)
+    return compiled, cached, time.perf_counter() - start
+
+
 def child(names: list[str]) -> None:
     """Compile each topic's model on its builtin data; print one JSON line per topic."""
     import hashlib
@@ -48,16 +65,9 @@ def child(names: list[str]) -> None:
     import numpy as np
 
     from compare.core import compiled_cache
-    from compare.topics import get_topic
 
     for name in names:
-        topic = get_topic(name)
-        data = topic.builtin[0]
-        x, hyper = topic.prepare(data.load(), topic.hyper(dataset=data))
-        model = topic.build_model(**topic.structure(x, hyper))
-        start = time.perf_counter()
-        compiled, cached = compiled_cache.compile_pymc_model(model)
-        seconds = time.perf_counter() - start
+        compiled, cached, seconds = compile_first_model(name)
         import nutpie
 
         trace = compiled_cache.sample(
@@ -86,8 +96,15 @@ def side(names: list[str], eager: bool, cache: str) -> list[dict]:
     env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
     if eager:
         env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
+    return run_child(
+        __file__, [",".join(names)], env, "the eager side" if eager else "the lazy side"
+    )
+
+
+def run_child(script: str, args: list[str], env: dict[str, str], what: str) -> list[dict]:
+    """``script --child *args`` in a new process with ``env``: the JSON lines it printed."""
     done = subprocess.run(
-        [sys.executable, __file__, "--child", ",".join(names)],
+        [sys.executable, script, "--child", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -95,7 +112,7 @@ def side(names: list[str], eager: bool, cache: str) -> list[dict]:
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"the {'eager' if eager else 'lazy'} side failed:\n{done.stderr[-3000:]}")
+        raise SystemExit(f"{what} failed:\n{done.stderr[-3000:]}")
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 

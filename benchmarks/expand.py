@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -40,21 +39,15 @@ TOPICS = os.environ.get(
 
 def child(names: list[str], folder: str) -> None:
     """Compile and sample each topic's model; save its posterior; print the compile times."""
-    import time
     import warnings
 
     warnings.simplefilter("ignore")
+    from compile import compile_first_model  # benchmarks/compile.py, this script's folder
+
     from compare.core import compiled_cache
-    from compare.topics import get_topic
 
     for name in names:
-        topic = get_topic(name)
-        data = topic.builtin[0]
-        x, hyper = topic.prepare(data.load(), topic.hyper(dataset=data))
-        model = topic.build_model(**topic.structure(x, hyper))
-        start = time.perf_counter()
-        compiled, _ = compiled_cache.compile_pymc_model(model)
-        seconds = time.perf_counter() - start
+        compiled, _, seconds = compile_first_model(name)
         tree = compiled_cache.sample(
             compiled, draws=200, tune=200, chains=2, seed=1, progress_bar=False
         )
@@ -66,6 +59,8 @@ def child(names: list[str], folder: str) -> None:
 
 
 def _side(numba_expand: bool, folder: str) -> dict[str, dict]:
+    from compile import run_child  # benchmarks/compile.py, this script's folder
+
     from compare.core import compiled_cache
 
     with tempfile.TemporaryDirectory(prefix="bench-expand-") as cache:
@@ -73,17 +68,8 @@ def _side(numba_expand: bool, folder: str) -> dict[str, dict]:
         env.pop(compiled_cache.NUMBA_EXPAND_ENV, None)
         if numba_expand:
             env[compiled_cache.NUMBA_EXPAND_ENV] = "1"
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", ",".join(TOPICS), folder],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    if done.returncode != 0:
-        raise SystemExit(f"a side failed:\n{done.stderr[-3000:]}")
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        what = "the numba-expand side" if numba_expand else "the NumPy side"
+        rows = run_child(__file__, [",".join(TOPICS), folder], env, what)
     return {row["topic"]: row for row in rows}
 
 

@@ -446,18 +446,24 @@ class Expansion:
         ]
 
 
+def _expand_signature(numba: Any) -> Any:
+    """nutpie's expand cfunc signature: (dim, expanded, position, out, user_data) -> status."""
+    double_pointer = numba.types.CPointer(numba.types.double)
+    return numba.types.int64(
+        numba.types.uint64,
+        numba.types.uint64,
+        double_pointer,
+        double_pointer,
+        numba.types.voidptr,
+    )
+
+
 def _make_c_copy_func() -> tuple[Any, Any]:
     """nutpie's expand cfunc for a model with an :class:`Expansion`: a copy of the position."""
     import numba as numba_module  # heavy: only when compiling
 
     numba: Any = numba_module
-    c_sig = numba.types.int64(
-        numba.types.uint64,
-        numba.types.uint64,
-        numba.types.CPointer(numba.types.double),
-        numba.types.CPointer(numba.types.double),
-        numba.types.voidptr,
-    )
+    c_sig = _expand_signature(numba)
 
     def copy_numba(dim: Any, expanded: Any, x_: Any, out_: Any, user_data_: Any) -> int:
         if expanded != dim:
@@ -725,13 +731,7 @@ def _make_c_expand_func(
 
     numba: Any = numba_module
     extract = ncp.make_extraction_fn(expand_fn, shared_data, shared_keys, user_data.dtype)
-    c_sig = numba.types.int64(
-        numba.types.uint64,
-        numba.types.uint64,
-        numba.types.CPointer(numba.types.double),
-        numba.types.CPointer(numba.types.double),
-        numba.types.voidptr,
-    )
+    c_sig = _expand_signature(numba)
 
     def expand_numba(dim: Any, expanded: Any, x_: Any, out_: Any, user_data_: Any) -> int:
         try:
