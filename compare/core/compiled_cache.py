@@ -387,8 +387,8 @@ class Expansion:
     instead (:func:`_make_c_copy_func`, the same few lines for every model),
     and :func:`sample` computes the variables for all the draws at once:
     PyTensor's graphs of them, vectorised over the draws
-    (``vectorize_graph``), evaluated by its Python linker with NumPy (0.02-0.5 s
-    to build, 0.01-0.05 s for 8000 draws of any topic's model).
+    (``vectorize_graph``), evaluated by its Python linker with NumPy (0.01-0.7 s
+    to build at the first sample, 0.01-0.04 s for 8000 draws of any topic's model).
 
     ``names``, ``shapes``, ``dims`` and ``coords`` are what nutpie would have
     put in the trace (the transformed values left out, as nutpie leaves them).
