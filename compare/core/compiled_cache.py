@@ -381,7 +381,8 @@ class Expansion:
     nutpie turns each draw's position into the model's variables with a second
     compiled function (its "expand" cfunc), called once per draw. That
     function is a sixth of a model's cold compile (1.5 of 9.1 s for the
-    beta-binomial, 7.3 of 45.7 s for the mixture; ``benchmarks/compile.py``),
+    beta-binomial, 7.3 of 45.7 s for the mixture, timed in one process with
+    empty caches; ``benchmarks/expand.py`` measures the change),
     yet all it computes is the transforms back to each variable's support and
     the model's Deterministics. Here nutpie is given a copy of the position
     instead (:func:`_make_c_copy_func`, the same few lines for every model),
