@@ -515,6 +515,9 @@ def sample(compiled: Any, **kwargs: Any) -> Any:
     if not isinstance(expansion, Expansion):
         return tree  # nutpie's own expand function (a fixed layout): nothing to do
     shared = {var: compiled.shared_data[key] for var, key in compiled.shared_var_keys.items()}
+    for var in expansion._inputs:  # data nutpie's record lacks: its value now, kept
+        if var not in shared:
+            shared[var] = var.get_value()  # a copy (borrow=False)
     if not isinstance(tree, xr.DataTree):  # return_raw_trace: nutpie's arrow trace
         return RawTrace(tree, expansion, shared)
     for group in ("posterior", "warmup_posterior"):
