@@ -19,6 +19,7 @@ from typing import Any
 # Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
 from compare.core import (  # noqa: F401
     _jax_stubs,
+    _lazy_arviz,
     _lazy_dask,
     _numba_cache,
     _numba_lazy_code,
@@ -37,6 +38,9 @@ _numba_lazy_code.install()
 
 # Before xarray builds an array: no Dask import to learn that nothing is a Dask array.
 _lazy_dask.install()
+
+# Before nutpie is imported: its `import arviz` would load arviz-plots and matplotlib.
+_lazy_arviz.install()
 
 _API = {
     "Exact": "compare.interfaces.api",
