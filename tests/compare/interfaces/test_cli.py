@@ -307,6 +307,44 @@ def test_exit_code_is_2_when_inconclusive(tmp_path, capsys, monkeypatch):
     assert doc["decided_by"] in ("rhat", "ess_bulk", "ess_tail") and "INCONCLUSIVE" in err
 
 
+_EXIT_PROBE = """
+import atexit, sys, threading, time
+from compare.interfaces import cli
+
+atexit.register(lambda: print("atexit ran"))
+
+
+def late():
+    time.sleep(0.3)
+    print("thread done")
+
+
+if {thread}:
+    threading.Thread(target=late).start()
+sys.argv = ["bayes-compare", "run", "no-such-topic"]
+print("buffered", end=" ")  # in stdout's buffer (a pipe) until something flushes it
+{exit}
+"""
+
+
+@pytest.mark.parametrize("thread", [False, True], ids=["main-thread", "a-thread-alive"])
+@pytest.mark.parametrize("planted", [False, True], ids=["as-shipped", "bare-os-exit"])
+def test_the_program_exits_quickly_with_its_code_its_output_and_atexit(thread, planted):
+    """`bayes-compare` skips the interpreter's teardown (cli.program), not what a normal
+    exit does: the exit code, buffered output, atexit functions, a thread still running.
+    Power: a bare os._exit after main loses all but the exit code."""
+    end = "import os; os._exit(cli.main())" if planted else "cli.program()"
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXIT_PROBE.format(thread=thread, exit=end)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 3 and "unknown topic 'no-such-topic'" in proc.stderr
+    expected = "buffered " + ("thread done\n" if thread else "") + "atexit ran\n"
+    assert (proc.stdout == expected) is not planted, proc.stdout
+
+
 @pytest.mark.mcmc
 def test_report_runs_missing_topics_in_new_processes(tmp_path, capsys):
     """`report` runs the topics that have no saved run as `run --all --workers 2` does
