@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import math
-import multiprocessing
 import os
 import re
 import sys
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from compare.core._quick_exit import spawn_context
 from compare.core.files import atomic_write, versions
 from compare.core.registry import REGISTRY, InputError
 from compare.core.text import fmt
@@ -484,8 +484,9 @@ def _render_all(
             progress(len(results), len(jobs))
         return [results[i] for i in range(len(jobs))]
     # spawn: the parent may hold PyTensor/numba state (it may just have
-    # sampled); a fresh interpreter per worker is safe and costs ~3 s once.
-    ctx = multiprocessing.get_context("spawn")
+    # sampled); a fresh interpreter per worker is safe and costs ~3 s once. Each
+    # ends without the interpreter's teardown, which the pool would wait for.
+    ctx = spawn_context()
     with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx) as pool:
         futures_ = {i: pool.submit(render_run, *jobs[i], force=True) for i in todo}
         for i, future_ in futures_.items():
