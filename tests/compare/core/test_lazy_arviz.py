@@ -7,11 +7,9 @@ arviz-plots and matplotlib again.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
+
+from tests.probe import run_probe
 
 _PROBE = """
 import json, sys
@@ -35,14 +33,7 @@ print(json.dumps({{
 
 @pytest.mark.parametrize("planted", [False, True], ids=["as-shipped", "planted-away"])
 def test_nutpie_loads_no_plotting_and_sees_arvizs_own_functions(planted):
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(planted=planted)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    found = run_probe(_PROBE.format(planted=planted))
     assert found["loaded"] == (["arviz", "arviz_plots", "matplotlib"] if planted else [])
     # arviz's own namespace exports arviz-base's functions that the stand-in serves, and
     # any other name nutpie might read comes from arviz itself.

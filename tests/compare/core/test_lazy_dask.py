@@ -7,11 +7,9 @@ imports ``dask.array``.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
+
+from tests.probe import run_probe
 
 _PROBE = """
 import json, sys
@@ -33,13 +31,6 @@ print(json.dumps([before, total, lazy.chunks is not None, float(lazy.sum().compu
 
 @pytest.mark.parametrize("planted", [False, True], ids=["as-shipped", "planted-away"])
 def test_a_numpy_array_loads_no_dask_and_a_dask_array_stays_one(planted):
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(planted=planted)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    before, total, chunked, lazy_total = json.loads(proc.stdout.strip().splitlines()[-1])
+    before, total, chunked, lazy_total = run_probe(_PROBE.format(planted=planted))
     assert before is planted
     assert (total, chunked, lazy_total) == (15.0, True, 6.0)
