@@ -43,11 +43,13 @@ lint: install $(LINT_STAMP)
 
 # Every topic on its builtin data, then the summary table and the HTML site
 # (reports/index.html).  Both are written even when a topic disagrees, and
-# make then fails with that run's exit code.
+# make then fails with that run's exit code.  REPORTS=DIR writes them there
+# instead (benchmarks/make_report.py times the target in a temporary folder).
+REPORTS ?= reports
 report: install
-	@status=0; $(VENV)/bin/bayes-compare run --all --out reports/runs || status=$$?; \
-	$(VENV)/bin/bayes-compare summary --runs reports/runs --out reports/summary.md && \
-	$(VENV)/bin/bayes-compare report --all --out reports && exit $$status
+	@status=0; $(VENV)/bin/bayes-compare run --all --out $(REPORTS)/runs || status=$$?; \
+	$(VENV)/bin/bayes-compare summary --runs $(REPORTS)/runs --out $(REPORTS)/summary.md && \
+	$(VENV)/bin/bayes-compare report --all --out $(REPORTS) && exit $$status
 
 # Every inference method on every topic (docs/audit.md): reports/audit/audit.html,
 # and the table in README.md.  On a running cluster: make audit SCHEDULER=tcp://HOST:PORT.
@@ -76,6 +78,7 @@ bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/sensitivity.py
 	$(PYTHON) benchmarks/sbc.py
 	$(PYTHON) benchmarks/report.py
+	$(PYTHON) benchmarks/make_report.py
 	$(PYTHON) benchmarks/light_commands.py
 	$(PYTHON) benchmarks/blas_threads.py
 	$(PYTHON) benchmarks/cluster.py
