@@ -30,3 +30,23 @@ def best_with_result(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any
 def best(fn: Callable[[], Any], repeat: int = 3) -> float:
     """Shortest wall time of ``repeat`` calls of ``fn``."""
     return best_with_result(fn, repeat)[0]
+
+
+def run_make(*args: str, env: dict[str, str]) -> tuple[float, int, str]:
+    """Wall seconds, exit code and last output line of ``make ARGS`` in the repository."""
+    import subprocess
+    from pathlib import Path
+
+    start = time.perf_counter()
+    done = subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - start
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    return wall, done.returncode, lines[-1] if lines else ""

@@ -18,35 +18,17 @@ from __future__ import annotations
 
 import os
 import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _timing import run_make  # one BLAS thread: import it before numpy
 
 from compare.core import compiled_cache
 
-ROOT = Path(__file__).resolve().parents[1]
 COLD_TARGET = 120.0  # seconds
 UNCHANGED_TARGET = 20.0  # seconds
 MEMORY_TARGET = 1.5 * 2**30  # bytes, the largest process's peak resident set
-
-
-def _make_report(reports: Path, env: dict[str, str]) -> tuple[float, int, str]:
-    """Wall seconds, exit code and the last line of one ``make report REPORTS=...``."""
-    start = time.perf_counter()
-    done = subprocess.run(
-        ["make", "--no-print-directory", "report", f"REPORTS={reports}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    lines = [line for line in done.stdout.splitlines() if line.strip()]
-    return wall, done.returncode, lines[-1] if lines else ""
 
 
 def _verdict(value: float, target: float) -> str:
@@ -60,10 +42,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-make-report-") as tmp:
         env = compiled_cache.environment_with_caches_in(Path(tmp) / "caches")
         reports = Path(tmp) / "reports"
-        cold, code, last = _make_report(reports, env)
+        cold, code, last = run_make("report", f"REPORTS={reports}", env=env)
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
-        agreed = sum(1 for _ in (reports / "runs").glob("*/result.json"))
-        unchanged, code_again, _ = _make_report(reports, env)
+        written = sum(1 for _ in (reports / "runs").glob("*/result.json"))
+        unchanged, code_again, _ = run_make("report", f"REPORTS={reports}", env=env)
     print(f"make report, every compile cache empty (target 4): {last}")
     print(
         f"   cold       {cold:6.1f} s   target <= {COLD_TARGET:.0f} s: {_verdict(cold, COLD_TARGET)}"
@@ -76,7 +58,7 @@ def main() -> int:
         f"   peak memory {peak / 2**30:5.2f} GB   target <= {MEMORY_TARGET / 2**30:.1f} GB: "
         f"{_verdict(peak, MEMORY_TARGET)}"
     )
-    print(f"   {agreed} runs written; exit codes {code} and {code_again} (0: every topic agreed)")
+    print(f"   {written} runs written; exit codes {code} and {code_again} (0: every topic agreed)")
     return 0
 
 

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import os
 import resource
-import subprocess
 import sys
 import tempfile
-import time
-from pathlib import Path
+
+from _timing import run_make  # one BLAS thread: import it before numpy
 
 from compare.core import compiled_cache
 
-ROOT = Path(__file__).resolve().parents[1]
 WALL_TARGET = 10 * 60.0  # seconds
 CPU_TARGET = 15 * 60.0  # seconds of user + system time, all processes
 
@@ -36,21 +34,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-suite-cache-") as cold:
         env = compiled_cache.environment_with_caches_in(cold)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(
-            ["make", "--no-print-directory", "test"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            check=False,
-        )
-        wall = time.perf_counter() - start
+        wall, code, last = run_make("test", env=env)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    tail = [line for line in done.stdout.splitlines() if line.strip()][-1:]
-    print(f"test suite on a cold compile cache (target 5), `make test`: {tail[0] if tail else ''}")
+    print(f"test suite on a cold compile cache (target 5), `make test`: {last}")
     print(
         f"   wall {wall / 60:5.1f} min   target <= {WALL_TARGET / 60:.0f} min: "
         f"{'ok' if wall <= WALL_TARGET else 'MISSED'}   (ratio {wall / WALL_TARGET:.2f})"
@@ -59,8 +46,8 @@ def main() -> int:
         f"   CPU  {cpu / 60:5.1f} min   target <= {CPU_TARGET / 60:.0f} min: "
         f"{'ok' if cpu <= CPU_TARGET else 'MISSED'}   (ratio {cpu / CPU_TARGET:.2f})"
     )
-    if done.returncode != 0:
-        print(f"   the suite FAILED (exit {done.returncode}): its timing is not comparable")
+    if code != 0:
+        print(f"   the suite FAILED (exit {code}): its timing is not comparable")
     return 0
 
 
