@@ -53,13 +53,21 @@ MAP_MODE = "CVM"
 #: and 79 s in C), and one MAP search costs 0.2-0.8 s instead of 0.01-0.05 s.
 #: A run finds one MAP, so this is the cheaper mode on any cache; a study that
 #: finds hundreds switches to :data:`MAP_MODE` (see :data:`MAP_SWITCH_SECONDS`).
-#: Without elementwise fusion: the Python linker cannot evaluate a fused op of
-#: more than 32 operands (naive Bayes on play-tennis made one); an op it still
-#: cannot evaluate moves the finder to :data:`MAP_MODE`.
+#: Without elementwise fusion (the two passes that make ``Composite`` ops): the
+#: Python linker cannot evaluate a fused op of more than 32 operands (naive
+#: Bayes on play-tennis made one); an op it still cannot evaluate moves the
+#: finder to :data:`MAP_MODE`. The fusion step's first pass stays: it inlines
+#: PyTensor's ops with an inner graph (softmax, log-softmax, logsumexp, xlogy
+#: and their gradients; the simplex transform is a softmax). Left whole, the
+#: Python linker runs such an op's inner graph with the ``vm`` linker, which
+#: compiles each inner node in C: on an empty cache, 27 of the 41 g++ runs
+#: of a ``run --all`` (10 CPU-s for naive Bayes alone; measured 2026-12-03).
 #: Both reach the runner's optimum: the modes of the builtin data agree to
 #: ~1e-8; on a 1e8-conditioned MvNormal the Python objective stopped 1.8e-4
 #: posterior sd short, the C one 3e-7 (the map check allows 1e-2).
-MAP_FIRST_MODE = Mode(linker="py", optimizer="fast_run").excluding("fusion")  # type: ignore[no-untyped-call]
+MAP_FIRST_MODE = Mode(linker="py", optimizer="fast_run").excluding(  # type: ignore[no-untyped-call]
+    "composite_elemwise_fusion", "local_careduce_fusion"
+)
 
 #: CPU seconds a MapFinder may spend searching with :data:`MAP_FIRST_MODE` before
 #: it compiles the objective in :data:`MAP_MODE`: about what that compile costs

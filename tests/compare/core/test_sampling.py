@@ -101,6 +101,54 @@ def test_map_finder_restarts_when_the_iterations_run_out(monkeypatch):
     np.testing.assert_allclose(found / scales, mode / scales, atol=1e-3)
 
 
+def _inner_graphs_linked(monkeypatch) -> list[str]:
+    """The ops whose inner graph PyTensor links for a thunk from now on (by name)."""
+    from pytensor.compile.inner_function import HasInnerFunction
+
+    linked: list[str] = []
+    original = HasInnerFunction.make_thunk
+
+    def spy(self, *args, **kwargs):
+        linked.append(type(self).__name__)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(HasInnerFunction, "make_thunk", spy)
+    return linked
+
+
+def test_python_linker_functions_link_no_inner_graph(monkeypatch):
+    """The MAP objective, its back-transform and the variables computed after sampling
+    run on PyTensor's Python linker. An op with an inner graph (softmax, which the
+    simplex transform is made of) would link that graph with C thunks: a g++ run per
+    inner node on an empty cache, 36 of the 41 of a cold `run --all`. None is linked;
+    planted: the MAP objective in the mode before (fusion excluded whole) links softmax
+    ops, so the spy sees them."""
+    from pytensor.compile.mode import Mode
+
+    import compare.core.sampling as sampling
+    from compare.core import compiled_cache
+
+    with pm.Model() as model:
+        p = pm.Dirichlet("p", a=np.ones(3))
+        pm.Multinomial("y", n=10, p=p, observed=[2, 3, 5])
+    linked = _inner_graphs_linked(monkeypatch)
+    # The Dirichlet(3, 4, 6) posterior's mode: (a - 1) / (sum(a) - 3).
+    np.testing.assert_allclose(MapFinder(model, ("p",)).find(), [0.2, 0.3, 0.5], rtol=1e-6)
+    made = compiled_cache._make_functions(
+        model, compiled_cache._initial_point_fn(model, jitter=False)
+    )
+    expansion = made[3]
+    assert isinstance(expansion, compiled_cache.Expansion)
+    (p_draws,) = expansion(np.zeros((4, made[0])), {})  # the origin: the simplex's centre
+    np.testing.assert_allclose(p_draws, np.full((4, 3), 1 / 3), rtol=1e-12)
+    assert linked == []
+
+    planted = Mode(linker="py", optimizer="fast_run").excluding("fusion")
+    monkeypatch.setattr(sampling, "MAP_FIRST_MODE", planted)
+    MapFinder(model, ("p",))
+    assert "Softmax" in linked
+
+
 def test_posterior_array_flattens_in_c_order():
     ds = xr.Dataset(
         {
