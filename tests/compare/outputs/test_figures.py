@@ -94,6 +94,25 @@ def test_kept_data_matches_the_builtin_data(saved_runs):
     assert list(kept) == [str(v) for v in original]
 
 
+def test_one_group_is_read_alone_and_equals_the_whole_trees(saved_runs, tmp_path):
+    """The page's data summary reads /observed_data without loading every draw; what it
+    reads is the group the whole tree holds, a missing group or file is None or the
+    tree's own error, as before."""
+    from compare.outputs.figures import SavedRun
+
+    for topic in ("dirichlet-categorical", "normal-inverse-gamma"):
+        alone = SavedRun(saved_runs / topic)
+        observed = alone.group("observed_data")
+        assert "tree" not in alone.__dict__  # the draws were not loaded for it
+        assert alone.group("observed_data") is observed  # read once
+        whole = SavedRun(saved_runs / topic)
+        whole.tree  # noqa: B018 - load the whole tree first: group() then reads from it
+        assert observed.identical(whole.group("observed_data"))
+        assert SavedRun(saved_runs / topic).group("no_such_group") is None
+    with pytest.raises(FileNotFoundError):
+        SavedRun(tmp_path).group("observed_data")
+
+
 def test_render_reports_a_failure_instead_of_raising(saved_runs, tmp_path):
     from compare.outputs.figures import FigureKind, render
 
