@@ -50,3 +50,45 @@ def run_make(*args: str, env: dict[str, str]) -> tuple[float, int, str]:
     wall = time.perf_counter() - start
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     return wall, done.returncode, lines[-1] if lines else ""
+
+
+#: The yardstick's work: numba compiling 40 fixed small functions (none of this
+#: project's code, so a change of ours never moves it), in a new process.
+_YARDSTICK = """
+import numba
+import numpy as np
+
+x = np.linspace(0.1, 1.0, 64)
+for i in range(40):
+    namespace = {"np": np}
+    exec(
+        f"def f(a, b):\\n"
+        f"    s = 0.0\\n"
+        f"    for j in range(a.shape[0]):\\n"
+        f"        s += np.log(a[j] + {i}.0) * np.exp(-b * a[j]) + np.sqrt(a[j] * {i + 1}.0)\\n"
+        f"    return s\\n",
+        namespace,
+    )
+    numba.njit(namespace["f"])(x, 0.5)
+"""
+
+
+def yardstick() -> float:
+    """CPU seconds a new process takes to import numba and compile fixed functions.
+
+    The cold commands spend most of their CPU in numba's compiler, and this
+    machine's speed for it drifts by 10-30% over a day: a benchmark prints the
+    yardstick before and after its cold run, so that runs of different days
+    compare as ``cold / yardstick`` (see docs/speed.md).
+    """
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="bench-yardstick-") as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", _YARDSTICK], env=env, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
