@@ -629,5 +629,9 @@ TOPIC = Topic(
         "bug; the same mistakes in a Normal-inverse-gamma prior are measured "
         "on the topics that have one"
     ),
-    cold_seconds=45,  # a first run, compiles included (2 idle cores, 2026-12-02)
+    # A first run in `run --all`, where the mixture's topic compiles the model they share
+    # (pymc_models/gaussian_classifier.py) first: 15.5 s (2 idle cores, 2026-12-04). At
+    # 45 s, its cost alone, `run --all` started it while that compile ran, and it waited
+    # for it (5.5 s of a core idle); later in the order it finds the model compiled.
+    cold_seconds=15,
 )
