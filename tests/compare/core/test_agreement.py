@@ -163,6 +163,25 @@ def test_one_free_coordinate_without_a_marginal_uses_exact_draws():
     assert np.all(np.isfinite([q.z for q in result.quantities]))
 
 
+def test_reference_variances_are_the_means_of_each_squared_product():
+    """The null variances from exact draws, computed for all pairs at once, are the
+    definition's per-coordinate and per-pair means over the same whitened draws
+    (to round-off), in the order of the quantities' names."""
+    from compare.core.agreement import _pairs, _reference_variances, _whiten, _whitener
+
+    # Four categories: three free coordinates, three pairs.
+    post = dc.DirichletPosterior(np.array([2.0, 3.5, 6.0, 9.0]), ("a", "b", "c", "d"))
+    var_sq, var_prod = _reference_variances.__wrapped__(post, 5_000, 11)
+    free, mean, chol = _whitener(post)
+    u = _whiten(post.sample(np.random.default_rng(11), 5_000), free, mean, chol)
+    assert np.allclose(var_sq, [np.mean((u[:, i] ** 2 - 1.0) ** 2) for i in range(free.size)])
+    by_pair = [np.mean((u[:, i] * u[:, j]) ** 2) for i, j in _pairs(free.size)]
+    assert len(by_pair) == 3
+    assert np.allclose(var_prod, by_pair, rtol=1e-12, atol=0.0)
+    # Each pair is its own number (a permuted order would be caught): not all equal.
+    assert np.ptp(by_pair) > 1e-3
+
+
 def test_quantity_constant_under_the_null_is_checked_exactly_never_nan():
     """Regression (issue 15): a Bernoulli(1/2) indicator has u^2 = 1 on every draw, so
     its null sd is 0 and z was 0/0 = NaN (verdict DISAGREE).  Now it is not a z-test:
