@@ -7,7 +7,9 @@ process with empty PyTensor, numba and bayes-compare caches: the same
 topics' models compiled with nutpie (``compiled_cache.compile_pymc_model``),
 
 - eager: numba as released (``BAYES_COMPARE_EAGER_NUMBA=1``), the reference;
-- lazy: with the patch, what every command runs;
+- lazy: with the patch, what every command runs (and with
+  compare/core/_numba_lock_events.py, which the same switch turns off: no
+  event broadcast around each call into LLVM);
 
 then each side again in a new process that loads the compiled models from
 the cache it filled, and samples our default run (4 chains x (1000 + 2000)

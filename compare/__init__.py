@@ -23,6 +23,7 @@ from compare.core import (  # noqa: F401
     _lazy_dask,
     _numba_cache,
     _numba_lazy_code,
+    _numba_lock_events,
     _pytensor_setup,
 )
 
@@ -35,6 +36,9 @@ _numba_cache.install()
 # Before numba compiles anything: machine code only for what is called, the same
 # cold or loaded from the cache (see module).
 _numba_lazy_code.install()
+
+# Before numba compiles anything: no event broadcast around each call into LLVM (see module).
+_numba_lock_events.install()
 
 # Before xarray builds an array: no Dask import to learn that nothing is a Dask array.
 _lazy_dask.install()

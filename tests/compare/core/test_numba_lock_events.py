@@ -1,0 +1,94 @@
+"""numba no longer broadcasts an event around each call into LLVM
+(compare/core/_numba_lock_events.py).
+
+What a user relies on: numba still compiles and runs what it did, a compile
+takes llvmlite's lock as before (a callback registered on it still sees it),
+and only numba's own two callbacks are gone. Planted: a process with numba
+as released (``BAYES_COMPARE_EAGER_NUMBA=1``) broadcasts the event on every
+call, so the counting probe below tells the two apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+#: Compiles and runs a small function in a new process with ``compare`` imported first;
+#: prints how many llvm-lock events numba broadcast, how many times a callback of our
+#: own saw the lock taken, numba's callbacks still registered, and the result.
+PROBE = textwrap.dedent(
+    """
+    import json
+    import compare  # noqa: F401  (installs the import hooks)
+    import numba
+    from llvmlite.binding import ffi
+    from numba.core import event
+    from compare.core import _numba_lock_events
+
+    taken = []
+    ffi.register_lock_callback(lambda: taken.append(1), lambda: None)
+
+    class Count(event.Listener):
+        n = 0
+        def on_start(self, ev):
+            Count.n += 1
+        def on_end(self, ev):
+            pass
+
+    listener = Count()
+    event.register("numba:llvm_lock", listener)
+
+    @numba.njit
+    def total(n):
+        s = 0.0
+        for i in range(n):
+            s += i * 0.5
+        return s
+
+    result = total(10)
+    print(json.dumps({
+        "events": Count.n,
+        "taken": len(taken),
+        "numba_callbacks": len(_numba_lock_events.callbacks()),
+        "result": result,
+    }))
+    """
+)
+
+
+def _probe(*, eager: bool) -> dict:
+    env = dict(os.environ)
+    env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
+    if eager:
+        env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
+    env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("eager", [False, True], ids=["as-shipped", "planted-numba-as-released"])
+def test_a_compile_takes_the_lock_without_numbas_events(eager):
+    out = _probe(eager=eager)
+    assert out["result"] == sum(i * 0.5 for i in range(10))
+    # The lock is taken on every call into LLVM, with or without numba's callbacks.
+    assert out["taken"] > 100
+    if eager:
+        assert out["numba_callbacks"] == 1 and out["events"] >= out["taken"]
+    else:
+        assert out["numba_callbacks"] == 0 and out["events"] == 0
