@@ -230,7 +230,9 @@ class CompiledModel:
             # Data only the PyMC side reads (initial values) is not in nutpie's graph.
             keys = getattr(self.nutpie_model, "shared_var_keys", None)
             known = data if keys is None else {var.name for var in keys}
-            compiled = self.nutpie_model.with_data(**{k: v for k, v in data.items() if k in known})
+            compiled = compiled_cache.with_data(
+                self.nutpie_model, **{k: v for k, v in data.items() if k in known}
+            )
             kwargs = dict(
                 draws=settings.draws,
                 tune=settings.tune,

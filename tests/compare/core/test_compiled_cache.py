@@ -34,7 +34,7 @@ _SAMPLE = textwrap.dedent(
         compiled, cached = compiled_cache.compile_pymc_model(model)
         data = {"x": (np.arange(n_obs) % 3 == 0).astype(float), "hp_a": 2.0, "hp_b": 3.0}
         tree = compiled_cache.sample(
-            compiled.with_data(**data), draws=300, tune=300, chains=2, seed=11,
+            compiled_cache.with_data(compiled, **data), draws=300, tune=300, chains=2, seed=11,
             progress_bar=False,
         )
         return tree.posterior["p"].values, cached
@@ -245,7 +245,7 @@ def _posterior(monkeypatch: pytest.MonkeyPatch, cache: Path, numba_expand: bool)
     set_model_data(model, data)
     known = {var.name for var in compiled.shared_var_keys}
     tree = compiled_cache.sample(
-        compiled.with_data(**{k: v for k, v in data.items() if k in known}),
+        compiled_cache.with_data(compiled, **{k: v for k, v in data.items() if k in known}),
         draws=150,
         tune=150,
         chains=2,
