@@ -11,15 +11,11 @@ call, so the counting probe below tells the two apart.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.compare.core.test_numba_lazy_code import _child  # a new process, numba either way
 
 #: Compiles and runs a small function in a new process with ``compare`` imported first;
 #: prints how many llvm-lock events numba broadcast, how many times a callback of our
@@ -65,21 +61,7 @@ PROBE = textwrap.dedent(
 
 
 def _probe(*, eager: bool) -> dict:
-    env = dict(os.environ)
-    env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
-    if eager:
-        env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
-    env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(_child(["-c", PROBE], eager=eager).strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("eager", [False, True], ids=["as-shipped", "planted-numba-as-released"])
