@@ -42,10 +42,11 @@ def callbacks(module_name: str = _MODULE) -> list[tuple[object, object]]:
     """The (acquire, release) callbacks on llvmlite's lock that ``module_name`` registered."""
     from llvmlite.binding import ffi  # heavy: llvmlite, loaded with numba
 
+    # llvmlite's private list: if a release renames it, numba keeps its callbacks
+    # (this runs inside numba's import, which must not fail for it).
+    registered = getattr(getattr(ffi.lib, "_lock", None), "_cblist", [])
     return [
-        pair
-        for pair in list(ffi.lib._lock._cblist)
-        if getattr(pair[0], "__module__", None) == module_name
+        pair for pair in list(registered) if getattr(pair[0], "__module__", None) == module_name
     ]
 
 

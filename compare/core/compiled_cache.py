@@ -700,8 +700,8 @@ def _hoist(joined: Any, outputs: list[Any]) -> tuple[list[Any], Hoisted | None]:
         else:  # computed with the parameters' graph, from its own data-only inputs
             pending.extend(i for i in var.owner.inputs if i.owner is not None)
     # Only what costs: each hoisted value is one more field of nutpie's record, which
-    # the machine code unpacks (compiled per field: 12 scalars cost a small model 5 s
-    # of compile, 2026-12-05), while a cheap node costs a tenth of that.
+    # the machine code unpacks (compiled per field: 14 scalars cost gamma-Poisson's model
+    # 5 s of compile, 2026-12-05), while a cheap node costs a tenth of that.
     cut = {var: None for var in cut if _costly(var)}
     if not cut:
         return given, None  # as they came: the numba compile rewrites them itself
