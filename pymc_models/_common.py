@@ -1,10 +1,11 @@
 """Helpers shared by the PyMC topic modules.
 
-``compare.outputs.export`` inlines the helpers a topic module imports (one
-``from pymc_models._common import a, b`` line) into the exported model file, so
+``compare.outputs.export`` inlines the helpers a topic module imports (its
+``from pymc_models._common import a, b``) into the exported model file, so
 each helper is self-contained: it uses only ``np``, ``pm`` and ``pt``, which
 the importing module imports too, and calls no other helper.  An exported
-topic's module imports them on one line (the inliner reads no parentheses).
+topic's module imports them in one ``from pymc_models._common import ...``
+statement (on one line, or in parentheses).
 """
 
 from __future__ import annotations
@@ -20,18 +21,6 @@ def obs_coords(n_obs: int) -> dict[str, np.ndarray]:
 def hyper_data(**values: float) -> dict[str, np.ndarray]:
     """``pm.Data`` values for hyperparameters, keyed ``hp_<name>``."""
     return {f"hp_{name}": np.asarray(value, dtype=float) for name, value in values.items()}
-
-
-def log_normal_precision(x_minus_mu, lam, logdet):
-    """log N(x; mu, Lambda^-1) from (x - mu) of shape (..., K, d), Lambda (K, d, d) and
-    log|Lambda| (K,); shape (..., K)."""
-    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
-
-    # d as a graph of the data's shape, not a number: one compile serves every d.
-    d = pt.cast(x_minus_mu.shape[-1], "float64")
-    # Broadcast and sum rather than einsum: the same numbers, far less for numba to compile.
-    quad = pt.sum(x_minus_mu[..., :, None] * lam * x_minus_mu[..., None, :], axis=(-2, -1))
-    return 0.5 * logdet - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad
 
 
 def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
@@ -88,7 +77,7 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     # Wishart's transform already built (no decomposition, no determinant at run time).
     chol = pt.linalg.cholesky(lam)
     logdet = 2.0 * pt.sum(pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # (K,)
-    # log N(mu_k; m0, (kappa0 Lambda_k)^-1), as log_normal_precision (not called: the
+    # log N(mu_k; m0, (kappa0 Lambda_k)^-1), as in mixture_loglik (not called: the
     # export inlines each helper on its own).
     dev = mu - m0
     dims = pt.cast(mu.shape[-1], "float64")
@@ -134,3 +123,24 @@ def normal_wishart_data(
         "init_mu": np.asarray(init_mu, dtype=float),
         "init_Lambda": np.asarray(init_lambda, dtype=float),
     }
+
+
+def mixture_loglik(x, weights, mu, lam, logdet):
+    """sum_i log sum_k weights_k N(x_i; mu_k, Lambda_k^-1): rows ``x`` (n, d) whose group
+    is not known, from ``weights`` (K,), ``mu`` (K, d), ``Lambda`` (K, d, d) and
+    log|Lambda_k| (K,).  With n = 0 rows it is 0 (an empty sum), and so is its gradient.
+
+    The Gaussian classifier's and the mixture's models both carry this term next to
+    :func:`gaussian_stats_loglik` of the labelled rows, so that one compiled model
+    serves the classifier (no unlabelled rows), the mixture's complete-data model
+    (every row labelled) and its marginalised model (no row labelled).
+    """
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
+    d = pt.cast(mu.shape[-1], "float64")  # a graph, not a number: one compile for every d
+    dev = x[:, None, :] - mu[None, :, :]  # (n, K, d)
+    # Broadcast and sum rather than einsum: the same numbers, far less for numba to compile.
+    quad = pt.sum(dev[..., :, None] * lam * dev[..., None, :], axis=(-2, -1))  # (n, K)
+    log_comp = pt.log(weights) + 0.5 * logdet - 0.5 * d * np.log(2.0 * np.pi) - 0.5 * quad
+    return pt.sum(pm.math.logsumexp(log_comp, axis=1))

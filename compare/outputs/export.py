@@ -145,8 +145,9 @@ def read_zipped_json(path: str | Path) -> Any:
 def model_source(topic: Topic) -> str:
     """The PyMC model's source: the module defining ``build_model``, self-contained.
 
-    Imports of the project's small helpers (``pymc_models._common``) are
-    replaced by their source, so the file runs with PyMC alone.
+    Imports of the project's small helpers (``pymc_models._common``, on one line or
+    in parentheses as ruff wraps a long one) are replaced by their source, so the
+    file runs with PyMC alone.
     """
     module = inspect.getmodule(topic.build_model)
     source = (
@@ -156,11 +157,15 @@ def model_source(topic: Topic) -> str:
     def inline(match: re.Match) -> str:
         import pymc_models._common as common  # heavy: PyMC only when a model is built
 
-        names = [n.strip() for n in match.group(1).split(",") if n.strip()]
+        names = [n.strip() for n in (match.group(1) or "").split(",") if n.strip()]
+        names += [n.strip() for n in (match.group(2) or "").split(",") if n.strip()]
         return "\n\n".join(inspect.getsource(getattr(common, n)).rstrip() for n in names) + "\n"
 
     source = re.sub(
-        r"^from pymc_models\._common import ([\w, ]+)\n", inline, source, flags=re.MULTILINE
+        r"^from pymc_models\._common import (?:([\w, ]+)|\(([\w,\s]+)\))\n",
+        inline,
+        source,
+        flags=re.MULTILINE,
     )
     return _hoist_imports(source)
 
@@ -301,7 +306,14 @@ def export_posteriordb(
     parameters = tuple(str(p) for p in post.parameters)
     d = len(parameters)
     structure = t.structure(x, merged)
-    model_data = {k: _listify(v) for k, v in t.model_data(x=x, **merged).items()}
+    # JSON has no shape for an empty matrix ([] reads back as shape (0,)): an entry with
+    # no values (the classifier's unlabelled rows) is left out, and the model's own
+    # value of it, empty too, applies.
+    model_data = {
+        k: _listify(v)
+        for k, v in t.model_data(x=x, **merged).items()
+        if np.size(v) > 0 or np.ndim(v) < 2
+    }
     sizes = _sizes_from_data(t, structure, model_data)
     fixed = {k: _listify(v) for k, v in structure.items()}
     build_arguments = {**fixed, **{arg: _length(model_data[entry]) for arg, entry in sizes.items()}}
