@@ -602,5 +602,7 @@ TOPIC = Topic(
         "not a closed form to measure a planted mistake against; the "
         "complete-data model is tested by the null calibration"
     ),
-    cold_seconds=120,  # a first run, compiles included (2 idle cores, 2026-12-02)
+    # A first run, compiles included: 53.4 s in a cold `run --all` (2 idle cores,
+    # 2026-12-05; 120 before its two models became one).
+    cold_seconds=55,
 )
