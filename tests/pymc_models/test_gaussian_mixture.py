@@ -5,7 +5,8 @@
 labelled, ``mixture_data``); the Gaussian classifier's model is the same graph
 with no unlabelled rows.  ``tests/pymc_models/test_log_density.py`` checks the
 complete-data model against the exact posterior; this checks the unlabelled
-term against SciPy, and that each kind of row adds nothing when it is absent.
+term against SciPy, that each kind of row adds nothing when it is absent, and
+that with no rows the density is the prior's (Dirichlet x Wishart x Normal, SciPy).
 
 At any parameter point the model's log density with the rows given one way,
 minus the model's log density with no rows at all (the prior alone), is the
@@ -103,8 +104,18 @@ def test_labelled_rows_add_their_components_log_likelihood(problem):
 def test_no_rows_of_either_kind_is_the_prior_alone(problem):
     """Empty statistics and no unlabelled rows: the density is the prior's, whatever the
     number of components' statistics given as zeros or the rows given as an empty array."""
-    x, labels, _, _, _, prior, density = problem
+    x, labels, w, mu, lam, prior, density = problem
     empty = _no_rows(prior)
     assert np.all(empty["counts"] == 0) and empty["x"].shape == (0, D)
     labelled = m_gm.model_data(x=x[:0], labels=labels[:0], components=K, **prior)
     assert density(labelled) == density(empty)
+    # ...and that density is the prior's, from SciPy: Dirichlet x Wishart x Normal.
+    w0 = prior["w0"]
+    want = stats.dirichlet(np.full(K, prior["alpha"])).logpdf(w) + sum(
+        stats.wishart(df=prior["nu0"], scale=w0).logpdf(lam[k])
+        + stats.multivariate_normal(prior["m0"], np.linalg.inv(prior["kappa0"] * lam[k])).logpdf(
+            mu[k]
+        )
+        for k in range(K)
+    )
+    assert density(empty) == pytest.approx(want, rel=1e-9)
