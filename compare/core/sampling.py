@@ -208,7 +208,10 @@ class CompiledModel:
     compile_seconds: float
     #: True if nutpie's machine code came from the on-disk cache (compiled_cache).
     compile_cached: bool = False
+    #: Whether nutpie jitters the chains' starts (``compile_model``'s ``jitter``).
+    jitter: bool = True
     _map_finder: MapFinder | None = field(default=None, repr=False)
+    _unjittered: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
@@ -223,15 +226,29 @@ class CompiledModel:
         seed: int,
         progress: Callable[..., None] | None = None,
         options: dict[str, Any] | None = None,
+        jitter: bool | None = None,
     ) -> xr.DataTree:
-        """Run nutpie on ``data`` (the model's ``pm.Data`` values)."""
+        """Run nutpie on ``data`` (the model's ``pm.Data`` values).
+
+        ``jitter=False`` starts every chain exactly at the model's initial point for
+        this sampling, whatever the model was compiled with (None: as compiled), from
+        the same machine code (the gaussian mixture's marginalised run: its
+        complete-data model on unlabelled rows).
+        """
         with self._lock:
             self.set_data(data)  # the initial point is computed from the PyMC graph
+            nutpie_model = self.nutpie_model
+            if jitter is False and self.jitter:
+                if self._unjittered is None:
+                    self._unjittered = compiled_cache.without_jitter(nutpie_model, self.model)
+                nutpie_model = self._unjittered
+            elif jitter and not self.jitter:
+                raise ValueError("a model compiled with jitter=False cannot jitter its starts")
             # Data only the PyMC side reads (initial values) is not in nutpie's graph.
-            keys = getattr(self.nutpie_model, "shared_var_keys", None)
+            keys = getattr(nutpie_model, "shared_var_keys", None)
             known = data if keys is None else {var.name for var in keys}
             compiled = compiled_cache.with_data(
-                self.nutpie_model, **{k: v for k, v in data.items() if k in known}
+                nutpie_model, **{k: v for k, v in data.items() if k in known}
             )
             kwargs = dict(
                 draws=settings.draws,
@@ -473,6 +490,7 @@ def compile_model(
         nutpie_model=compiled,
         compile_seconds=time.perf_counter() - start,
         compile_cached=cached,
+        jitter=jitter,
     )
 
 

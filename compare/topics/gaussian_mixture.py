@@ -207,25 +207,26 @@ def _params_vector(params) -> np.ndarray:
 
 def sample_mixture(ctx: ExtraContext):
     """Sample the marginalised mixture from MAP-EM; return relabelled draws and the tree."""
-    from compare.core.sampling import CACHE  # heavy: PyMC only when sampling
-    from pymc_models.gaussian_mixture import (
-        VARIABLES,
-        build_model,
-        mixture_data,
-    )  # heavy: PyMC only when a model is built
+    from pymc_models.gaussian_mixture import mixture_data  # heavy: PyMC only when sampling
 
     x: MixtureData = ctx.x
     k, d = x.components, x.x.shape[1]
-    key = ("gaussian-mixture/marginalised", k, d)
     # Every chain starts exactly at MAP-EM: nutpie's U(-1, 1) jitter of the
     # log-Cholesky precisions and weights threw chains out of the mode on
     # builtin:iris (R-hat 1.42, 206 divergences).  Whether the chains then stay
-    # together is what the mixture_convergence check reports.  The same model as the
-    # complete-data one (its machine code loaded, not compiled again), its rows unlabelled.
-    compiled = CACHE.get(key, lambda: build_model(components=k, n_dims=d), VARIABLES, jitter=False)
+    # together is what the mixture_convergence check reports.  The marginalised
+    # model is the run's own complete-data model with every row unlabelled
+    # (pymc_models/gaussian_mixture.py), so the run's compiled model samples it: no
+    # second build of its graphs (2-4 s of PyTensor in a new process) and one MAP
+    # finder for both.
+    compiled = ctx.compiled
     data = mixture_data(x=x.x, **_prior_and_init(x))
     tree = compiled.sample(
-        data, ctx.settings, seed=ctx.settings.seed + 1, options={"adaptation": "low_rank"}
+        data,
+        ctx.settings,
+        seed=ctx.settings.seed + 1,
+        options={"adaptation": "low_rank"},
+        jitter=False,
     )
     post = tree.posterior
     chains, draws = post.sizes["chain"], post.sizes["draw"]

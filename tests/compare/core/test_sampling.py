@@ -159,3 +159,34 @@ def test_posterior_array_flattens_in_c_order():
     arr = posterior_array(ds, ("a", "p"))
     assert arr.shape == (2, 3, 4)
     np.testing.assert_array_equal(arr[1, 2], [0.0, 15.0, 16.0, 17.0])
+
+
+def test_a_jittered_model_samples_unjittered_as_an_unjittered_compile_does():
+    """``CompiledModel.sample(jitter=False)`` (the gaussian mixture's marginalised run on
+    the run's own model) draws, bit for bit, what a model compiled with jitter=False
+    draws for the seed. Power: the same model with its jitter draws other values, so
+    the starts are what the switch changes."""
+    import dataclasses
+
+    from compare.core.defaults import DEFAULT
+    from compare.core.sampling import compile_model
+
+    topic = get_topic("beta-binomial")
+    hyper = topic.hyper()
+    x = np.array([1, 0, 1, 1, 0, 1, 1, 1, 0, 1])
+    data = topic.model_data(x=x, **hyper)
+    settings = dataclasses.replace(DEFAULT, draws=60, tune=60, chains=2)
+
+    def draws(compiled, **kwargs):
+        tree = compiled.sample(data, settings, seed=11, **kwargs)
+        return posterior_array(tree.posterior, topic.variables)
+
+    jittered = compile_model(topic.build_model(**topic.structure(x, hyper)), topic.variables)
+    still = compile_model(
+        topic.build_model(**topic.structure(x, hyper)), topic.variables, jitter=False
+    )
+    expected = draws(still)
+    np.testing.assert_array_equal(draws(jittered, jitter=False), expected)
+    assert not np.array_equal(draws(jittered), expected)
+    with pytest.raises(ValueError, match="jitter"):
+        still.sample(data, settings, seed=11, jitter=True)
