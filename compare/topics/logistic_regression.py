@@ -67,6 +67,13 @@ MIN_SWEEP_ROWS = 20
 PREDICT_DRAWS = 1000
 #: Reference draws in each weight's histogram of the Laplace-vs-MCMC overlay.
 OVERLAY_DRAWS = 20_000
+#: Reference pool points behind the exact predictive of the figures (the decision grid,
+#: the reliability table): the pool's first 2^15 (``LogisticPredictive.prob``). Their
+#: Monte Carlo error is at most 0.5 / sqrt(ESS) ~ 0.003 in a probability (iid bound; on
+#: breast-cancer the grid moved by 6e-5 at most), which no figure shows, where all 2^18
+#: cost a sigmoid per point and grid row: `run logistic-regression --force` with the
+#: model cached took 8.2-8.5 CPU-s with them, 6.0-6.3 with 2^15 (2026-12-05).
+FIGURE_POOL_DRAWS = 2**15
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,12 +322,13 @@ def _figure_sections(ctx: ExtraContext, answer: alr.LogisticAnswer) -> dict[str,
     post = answer.posterior
     w = posterior_array(ctx.tree.posterior, ctx.compiled.variables).reshape(-1, post.mean.size)
     w = w[:: max(1, w.shape[0] // PREDICT_DRAWS)]
+    shown = min(FIGURE_POOL_DRAWS, post.pool.draws.shape[0])  # both powers of two
 
     def design(rows: np.ndarray) -> np.ndarray:
         return _features(rows, ctx.hyper, x.inputs)[0]
 
     predictors = {
-        "exact": lambda rows: binary_log_proba(answer.predictive.prob(design(rows))),
+        "exact": lambda rows: binary_log_proba(answer.predictive.prob(design(rows), draws=shown)),
         "mcmc": lambda rows: binary_log_proba(special.expit(design(rows) @ w.T).mean(axis=1)),
         "plugin": lambda rows: binary_log_proba(special.expit(design(rows) @ post.mean)),
     }

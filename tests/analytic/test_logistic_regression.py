@@ -273,3 +273,28 @@ def test_predictive_in_blocks_of_rows_equals_one_product(rng, monkeypatch):
     direct = np.exp(pool.log_weights) @ special.expit(pool.draws @ rows.T)
     monkeypatch.setattr(alr, "_BLOCK", 5 * pool.draws.shape[0])  # 5 rows per block: 8 blocks
     np.testing.assert_allclose(answer.predictive.prob(rows), direct, rtol=1e-12, atol=0)
+
+
+def test_predictive_from_a_prefix_of_the_pool(rng):
+    """``prob(rows, draws=2^k)`` is the weighted mean over the pool's first 2^k points,
+    their weights renormalised (a prefix of a scrambled Sobol' sequence is a balanced
+    net of its own), so it estimates the same probability: here within 5e-3 of all
+    2^14 points' (0.5 / sqrt(ESS of 2^10 points) ~ 0.016 is the iid bound). Any other
+    number of draws is refused, naming the pool's size."""
+    phi, y = _data(rng, n=60, p=2)
+    answer = alr.solve(phi=phi, y=y, prior_sd=PRIOR_SD, reference_draws=SMALL_POOL)
+    pool = answer.posterior.pool
+    rows = rng.standard_normal((37, 3))
+    k = 2**10
+    w = np.exp(pool.log_weights[:k])
+    direct = (w / w.sum()) @ special.expit(pool.draws[:k] @ rows.T)
+    prefix = answer.predictive.prob(rows, draws=k)
+    np.testing.assert_allclose(prefix, direct, rtol=1e-12, atol=0)
+    assert np.abs(prefix - answer.predictive.prob(rows)).max() < 5e-3
+    assert not np.array_equal(prefix, answer.predictive.prob(rows))
+    np.testing.assert_array_equal(
+        answer.predictive.prob(rows, draws=SMALL_POOL), answer.predictive.prob(rows)
+    )
+    for bad in (0, 3 * 2**8, 2 * SMALL_POOL):
+        with pytest.raises(ValueError, match=rf"power of two .* {SMALL_POOL} draws, got {bad}"):
+            answer.predictive.prob(rows, draws=bad)
