@@ -302,6 +302,9 @@ def smc_evidence(ctx: ExtraContext) -> tuple[Check, dict[str, Any]]:
                 chains=settings.smc_chains,
                 cores=1,
                 model=model,
+                start=prior_population(
+                    model, settings.smc_draws, settings.smc_chains, seed=settings.seed
+                ),
                 random_seed=settings.seed,
                 progressbar=False,
                 compute_convergence_checks=False,
@@ -333,6 +336,40 @@ def smc_evidence(ctx: ExtraContext) -> tuple[Check, dict[str, Any]]:
         "smc_sd": sd,
         "tolerance": tol,
     }
+
+
+def prior_population(model: Any, draws: int, chains: int, *, seed: int) -> list[dict[str, Any]]:
+    """Each SMC chain's first population: ``draws`` prior draws of the free variables, in
+    the sampler's (transformed) coordinates, keyed by their value variables' names.
+
+    ``pm.sample_smc`` draws the same itself, but through a function compiled by the
+    default (numba) backend and called once per draw, 4,000 calls for our default
+    4 chains x 1,000 draws: 0.96 CPU-s for the Normal-Inverse-Gamma regression's
+    model against 0.22 with PyTensor's Python linker, whose ops draw with NumPy
+    (2026-12-05). The expression is PyMC's own (``make_initial_point_expression``
+    with the prior as every variable's start, as the SMC kernel builds it); each
+    chain draws from its own stream of ``seed``.
+    """
+    import pymc as pm  # heavy: PyMC only when a model is built or sampled
+    from pymc.initial_point import make_initial_point_expression  # heavy: as above
+    from pytensor.compile.mode import Mode  # heavy: as above
+
+    expression = make_initial_point_expression(
+        free_rvs=model.free_RVs,
+        rvs_to_transforms=model.rvs_to_transforms,
+        initval_strategies={**model.rvs_to_initial_values},
+        default_strategy="prior",
+        return_transformed=True,
+    )
+    names = [model.rvs_to_values[rv].name for rv in model.free_RVs]
+    mode = Mode(linker="py", optimizer="fast_compile")  # type: ignore[no-untyped-call]
+    population = []
+    for stream in np.random.SeedSequence(seed).spawn(chains):
+        values = pm.draw(
+            expression, draws=draws, random_seed=np.random.default_rng(stream), mode=mode
+        )
+        population.append(dict(zip(names, values, strict=True)))
+    return population
 
 
 def _last_finite(values: np.ndarray) -> float:
