@@ -67,6 +67,7 @@ bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/run.py
 	$(PYTHON) benchmarks/plain_pymc.py
 	$(PYTHON) benchmarks/compile.py
+	$(PYTHON) benchmarks/extraction.py
 	$(PYTHON) benchmarks/expand.py
 	$(PYTHON) benchmarks/new_length.py
 	$(PYTHON) benchmarks/regression.py

@@ -96,6 +96,7 @@ def side(names: list[str], eager: bool, cache: str) -> list[dict]:
 
     env = compiled_cache.environment_with_caches_in(cache)
     env.pop("BAYES_COMPARE_EAGER_NUMBA", None)
+    env.pop("BAYES_COMPARE_NUTPIE_EXTRACTION", None)
     if eager:
         env["BAYES_COMPARE_EAGER_NUMBA"] = "1"
     return run_child(

@@ -292,3 +292,71 @@ def test_variables_computed_after_sampling_equal_nutpies_expand(
     assert _differences(planted, reference) == ["top: values differ"]
     renamed = ours.rename({"b_dim_0": "b_index"})
     assert _differences(renamed, reference)[0].startswith("b: dims")
+
+
+class _Shaped:
+    """What ``nutpie.compile_pymc.make_user_data`` reads of a shared variable."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+
+
+def _checksum(a: np.ndarray) -> float:
+    """A number that changes with any value, its place, or the shape."""
+    flat = np.asarray(a, dtype=float).ravel()
+    return float((flat * (1.0 + np.arange(flat.size))).sum() + 1e3 * np.sum(np.shape(a)))
+
+
+def test_the_extraction_hands_every_array_of_the_record_to_the_graph() -> None:
+    """The machine code reads each shared value from nutpie's ``user_data`` record with
+    ``_make_extraction_fn`` (one line per array, one reader per kind of array) instead of
+    nutpie's ``make_extraction_fn`` (an overload per array). Every kind a model has
+    (0-3 dimensions, float64 and int64, two arrays of one kind) must reach ``inner`` as
+    the record holds it, in the keys' order (a checksum of each array's values, their
+    places and its shape). Planted: the keys of two 2-d arrays in swapped order are caught.
+    The whole models' draws are checked bit for bit elsewhere in this file."""
+    import numba
+    from nutpie import compile_pymc as ncp
+
+    rng = np.random.default_rng(3)
+    shared_data = {
+        "shared0": np.array(2.5),
+        "shared1": np.arange(5, dtype=np.int64) * 3 - 4,
+        "shared2": rng.standard_normal((3, 4)),
+        "shared3": rng.standard_normal((2, 3, 4)),
+        "shared4": rng.standard_normal((4, 3)),
+    }
+    keys = list(shared_data)
+    record = ncp.make_user_data(
+        {_Shaped(v.ndim): k for k, v in shared_data.items()}, shared_data
+    )
+
+    @numba.njit
+    def checksum(a):  # as _checksum
+        flat = np.asarray(a, dtype=np.float64).ravel()
+        shape = 0.0
+        for n in a.shape:
+            shape += n
+        return (flat * (1.0 + np.arange(flat.size))).sum() + 1e3 * shape
+
+    @numba.njit
+    def inner(x, a0, a1, a2, a3, a4):
+        return np.array(
+            [checksum(a0), checksum(a1), checksum(a2), checksum(a3), checksum(a4), x[0]]
+        )
+
+    def run(extract) -> np.ndarray:
+        address_as_void_pointer = ncp.address_as_void_pointer
+
+        @numba.njit
+        def call(x, address):
+            return extract(x, address_as_void_pointer(address))
+
+        return call(np.array([7.0]), record.ctypes.data)
+
+    expected = [*(_checksum(shared_data[k]) for k in keys), 7.0]
+    ours = run(compiled_cache._make_extraction_fn(inner, shared_data, keys, record.dtype))
+    np.testing.assert_allclose(ours, expected, rtol=1e-12)
+    swapped = ["shared0", "shared1", "shared4", "shared3", "shared2"]
+    planted = run(compiled_cache._make_extraction_fn(inner, shared_data, swapped, record.dtype))
+    assert not np.allclose(planted, expected)
