@@ -327,9 +327,7 @@ def test_the_extraction_hands_every_array_of_the_record_to_the_graph() -> None:
         "shared4": rng.standard_normal((4, 3)),
     }
     keys = list(shared_data)
-    record = ncp.make_user_data(
-        {_Shaped(v.ndim): k for k, v in shared_data.items()}, shared_data
-    )
+    record = ncp.make_user_data({_Shaped(v.ndim): k for k, v in shared_data.items()}, shared_data)
 
     @numba.njit
     def checksum(a):  # as _checksum
