@@ -932,8 +932,8 @@ def _make_extraction_fn(
     its index in a ``literal_unroll`` loop: numba types and compiles one function per
     shared variable (21 for the classifier's model), and its literal-unroll pass
     types the whole function once per loop body. Here the function is written out,
-    one line per array calling :func:`_array_reader` of its kind (6 kinds at most),
-    and numba types it once. The same record, the same values, the same draws bit
+    one line per array calling :func:`_array_reader` of its kind (its ndim and
+    dtype: a handful in any model), and numba types it once. The same record, the same values, the same draws bit
     for bit. ``benchmarks/extraction.py`` (2026-12-05, idle): the 14 nutpie topics'
     models compiled cold in one process in 88.0 s against 113.4 s with nutpie's
     (0.78x; the mixture's 32.8 against 40.2 s, the linear regression's 4.2 against
