@@ -40,6 +40,7 @@ import compare.topics
 from compare.core import defaults
 from compare.core._blas_threads import one_blas_thread
 from compare.core._quick_exit import exit_now, spawn_context
+from compare.core._scipy_docs import skip_capability_notes
 from compare.core.cluster import check_scheduler
 from compare.core.compiled_cache import cache_dir
 from compare.core.compiled_cache import clear as clear_compiled
@@ -1140,6 +1141,7 @@ def main(argv: list[str] | None = None) -> int:
     # Our BLAS calls are small; spare threads would spin on the cores the chains,
     # processes and workers use (compare/core/_blas_threads.py).
     one_blas_thread()
+    skip_capability_notes()  # ~0.27 s of SciPy's import (compare/core/_scipy_docs.py)
     try:
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
         code = app(args=args, standalone_mode=False)

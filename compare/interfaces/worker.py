@@ -299,4 +299,7 @@ def status(
 
 
 if __name__ == "__main__":  # the worker's own process, started by `worker start`
+    from compare.core._scipy_docs import skip_capability_notes
+
+    skip_capability_notes()  # SciPy's start without its doc rewriting (_scipy_docs.py)
     serve(Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]))
