@@ -195,37 +195,121 @@ def test_recover_run_is_a_no_op_on_a_clean_folder(old_folder):
 
 
 # --- killing a real `bayes-compare run` -------------------------------------------------
-def _start(folder: Path, pause: str | None) -> subprocess.Popen:
+#: A process that imports the command line once, then forks one child per request, each
+#: running `bayes-compare <args>` (cli.main, then the exit code) with its own environment,
+#: folder and stderr.  A child is the real command in its own process, killed by a real
+#: SIGKILL; forking skips the ~2 CPU-s of imports each new interpreter paid (11 runs: about
+#: 20 CPU-s of the suite).  h5py/h5netcdf are left to the child: the first netCDF write of
+#: a process imports them, as a fresh `bayes-compare run` does (WRITE_SECONDS below).
+_ZYGOTE = """
+import json, os, signal, sys
+from compare.core._blas_threads import one_blas_thread
+from compare.core._scipy_docs import skip_capability_notes
+one_blas_thread()
+skip_capability_notes()
+import compare.core.runner, compare.core.sampling, nutpie, numba, scipy.stats, arviz_stats
+from compare.interfaces.cli import main
+assert "h5netcdf" not in sys.modules
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(err, 2)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        code = 4
+        try:
+            code = main(request["args"])
+        finally:
+            with open(request["stderr"] + ".code", "w") as f:
+                f.write(str(code))
+            sys.stderr.flush()
+            os._exit(code)
+    print(pid, flush=True)
+"""
+
+
+class _Forked:
+    """What the test reads of a `subprocess.Popen`, for a child of the zygote."""
+
+    def __init__(self, pid: int, stderr: Path) -> None:
+        self.pid, self._stderr, self.returncode = pid, stderr, None
+
+    def poll(self) -> int | None:
+        code = Path(f"{self._stderr}.code")
+        if code.exists():
+            self.returncode = int(code.read_text() or -1)
+        elif not Path(f"/proc/{self.pid}").exists():
+            self.returncode = -signal.SIGKILL  # killed (reaped at once by the zygote)
+        return self.returncode
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self, timeout: float = 60.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"child {self.pid} still running after {timeout} s")
+            time.sleep(0.01)
+        assert self.returncode is not None
+        return self.returncode
+
+    def stderr_text(self) -> str:
+        return self._stderr.read_text(errors="replace")
+
+
+@contextlib.contextmanager
+def _zygote():
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     env.pop(TEST_PAUSE_ENV, None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _ZYGOTE],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc, env
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+
+
+def _start(zygote, folder: Path, pause: str | None, stderr: Path) -> _Forked:
+    proc, base = zygote
+    env = dict(base)
     if pause is not None:
         env[TEST_PAUSE_ENV] = pause
-    cmd = [
-        sys.executable,
-        "-m",
-        "compare.interfaces.cli",
-        "run",
-        "beta-binomial",
-        "--draws",
-        str(NEW["draws"]),
-        "--chains",
-        str(NEW["chains"]),
-        "--out",
-        str(folder),
-    ]
-    return subprocess.Popen(
-        cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    args = ["run", "beta-binomial", "--draws", str(NEW["draws"])]
+    args += ["--chains", str(NEW["chains"]), "--out", str(folder)]
+    request = {"args": args, "env": env, "cwd": str(REPO), "stderr": str(stderr)}
+    proc.stdin.write(json.dumps(request) + "\n")
+    proc.stdin.flush()
+    line = proc.stdout.readline()
+    if not line:
+        raise AssertionError(f"the zygote died (exit {proc.wait()})")
+    return _Forked(int(line), stderr)
 
 
-def _wait_stopped(proc: subprocess.Popen, timeout: float = 600.0) -> None:
+def _wait_stopped(proc: _Forked, timeout: float = 600.0) -> None:
     """Until the child has stopped itself at the hook (state T in /proc)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(
-                f"exited {proc.returncode} before the pause point: "
-                f"{proc.stderr.read().decode()[-2000:]}"
+                f"exited {proc.returncode} before the pause point: {proc.stderr_text()[-2000:]}"
             )
         with contextlib.suppress(FileNotFoundError):
             state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -275,7 +359,8 @@ def test_kill_9_at_any_moment_leaves_the_old_or_the_new_run(results, tmp_path, c
     plan = _kill_plan(random.Random(20261130))
     outcomes: list[tuple[str, str | None, float | None, str]] = []
     pending = list(enumerate(plan))
-    running: list[tuple[int, subprocess.Popen, Path, float]] = []
+    running: list[tuple[int, _Forked, Path, float]] = []
+    (tmp_path / "stderr").mkdir()
 
     def finish(i, proc, folder, started):
         start, pause, delay = plan[i]
@@ -288,7 +373,6 @@ def test_kill_9_at_any_moment_leaves_the_old_or_the_new_run(results, tmp_path, c
             time.sleep(max(0.0, started + delay - time.monotonic()))
         proc.kill()  # SIGKILL, as kill -9 (a no-op if it already finished)
         proc.wait()
-        proc.stderr.close()
         state = _which(folder)
         assert state in (("none", "new") if start == "empty" else ("old", "new")), state
         if pause is not None and delay is None:  # a deterministic point: which run we expect
@@ -296,16 +380,18 @@ def test_kill_9_at_any_moment_leaves_the_old_or_the_new_run(results, tmp_path, c
             assert state == ("new" if committed else ("none" if start == "empty" else "old"))
         outcomes.append((start, pause, delay, state))
 
-    while pending or running:
-        while pending and len(running) < 2:
-            i, (start, pause, _) = pending.pop(0)
-            folder = tmp_path / f"kill{i}" / "beta-binomial"
-            if start == "old":
-                shutil.copytree(template, folder)
-            else:
-                folder.mkdir(parents=True)
-            running.append((i, _start(folder, pause), folder, time.monotonic()))
-        finish(*running.pop(0))
+    with _zygote() as zygote:
+        while pending or running:
+            while pending and len(running) < 2:
+                i, (start, pause, _) = pending.pop(0)
+                folder = tmp_path / f"kill{i}" / "beta-binomial"
+                if start == "old":
+                    shutil.copytree(template, folder)
+                else:
+                    folder.mkdir(parents=True)
+                child = _start(zygote, folder, pause, tmp_path / "stderr" / f"{i}.txt")
+                running.append((i, child, folder, time.monotonic()))
+            finish(*running.pop(0))
 
     # Readers on the killed folders: the summary over all of them, a report page on two.
     runs = [tmp_path / f"kill{i}" / "beta-binomial" for i in range(len(plan))]
