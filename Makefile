@@ -81,7 +81,7 @@ bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/report.py
 	$(PYTHON) benchmarks/make_report.py
 	$(PYTHON) benchmarks/light_commands.py
-	$(PYTHON) benchmarks/scipy_docs.py
+	$(PYTHON) benchmarks/second_run.py
 	$(PYTHON) benchmarks/blas_threads.py
 	$(PYTHON) benchmarks/cluster.py
 	$(PYTHON) benchmarks/audit.py

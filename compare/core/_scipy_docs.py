@@ -10,7 +10,7 @@ about 0.27 CPU-s of every new process's start, some 8% of a second
 ``bayes-compare run beta-binomial``; the text is only ever read by ``help()``.
 Measured on 2 idle cores (2026-12-05), ``import scipy.stats, arviz_stats`` in
 new processes, interleaved: 1.36-1.46 CPU-s as shipped, 1.06-1.21 with this
-(``benchmarks/scipy_docs.py`` prints the ratio).
+(``benchmarks/second_run.py`` prints the ratio).
 
 What
 ----
@@ -30,7 +30,7 @@ local worker. ``import compare`` in a user's own process (the API, the
 pytest plugin) leaves SciPy alone. It does nothing once ``scipy.stats`` is
 imported, when SciPy's private names moved (another SciPy release: SciPy
 then imports as it ships), or when ``BAYES_COMPARE_SCIPY_DOCS=1`` asks for
-SciPy's docstrings as shipped (``benchmarks/scipy_docs.py`` uses it to
+SciPy's docstrings as shipped (``benchmarks/second_run.py`` uses it to
 measure the difference).
 """
 

@@ -243,15 +243,36 @@ def _load(path: Path, key: str) -> tuple[_Restored, _Restored] | None:
     if not isinstance(payload, dict) or payload.get("key") != key:
         return None
     from numba.core.registry import cpu_target  # heavy: numba only when compiling
+    from numba.core.runtime import rtsys  # heavy: as above
 
     context = cpu_target.target_context
-    # Initialises numba's runtime (NRT): the restored code links against it.
-    context.refresh()
-    codegen = context.codegen()
     try:
         environments = pickle.loads(payload["environments"])
     except Exception:  # noqa: BLE001 -- a module gone or changed: compile again
         return None
+    if os.environ.get(FULL_REFRESH_ENV) == "1":
+        context.refresh()
+    else:
+        # What the restored code links against: numba's runtime (NRT), whose
+        # symbols this registers, and the C helpers and math functions the context
+        # registered when it was made. Not context.refresh(), which also installs
+        # every typing and lowering registry (~0.3 CPU-s of a second `run`) that
+        # only a compile reads (and numba's compiler and cache refresh it themselves).
+        rtsys.initialize(context)
+    try:
+        return _link(context.codegen(), payload, environments)
+    except Exception:  # noqa: BLE001 -- a symbol only the full context registers: add it
+        context.refresh()
+        return _link(context.codegen(), payload, environments)
+
+
+#: ``BAYES_COMPARE_LOAD_REFRESH=1``: refresh numba's whole context before loading a
+#: compiled model (as before; ``benchmarks/second_run.py`` measures the difference).
+FULL_REFRESH_ENV = "BAYES_COMPARE_LOAD_REFRESH"
+
+
+def _link(codegen: Any, payload: dict[str, Any], environments: Any) -> tuple[_Restored, _Restored]:
+    """The two cfuncs of a cache file's payload, linked into this process."""
     restored = []
     for name, envs in zip(("logp", "expand"), environments, strict=True):
         library = codegen.unserialize_library(payload[name])

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pymc as pm
+import pytensor
 import xarray as xr
 from pymc.blocking import DictToArrayBijection
 from pymc.initial_point import make_initial_point_fn
@@ -195,7 +196,11 @@ def set_model_data(model: pm.Model, data: dict[str, np.ndarray]) -> None:
     coords = None
     if "x" in data:
         coords = {"obs": np.arange(int(np.asarray(data["x"]).shape[0]))}
-    pm.set_data(data, model=model, coords=coords)
+    # pm.set_data evaluates each dimension's old length with PyTensor's default mode,
+    # numba's: that made numba install its whole context (~0.3 CPU-s) in a process
+    # that compiles nothing (a loaded model). A length needs no compiled code.
+    with pytensor.config.change_flags(mode="FAST_COMPILE"):
+        pm.set_data(data, model=model, coords=coords)
 
 
 @dataclass

@@ -76,13 +76,47 @@ def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def test_a_new_process_loads_the_compiled_model_and_samples_the_same_draws(
     tmp_path: Path, in_process
 ) -> None:
+    """Compiled in one process, loaded in a new one (which links the code against numba's
+    runtime alone, compiled_cache._load) and in this one: the same draws."""
     cache = tmp_path / "cache"
     fresh, how = _child(tmp_path, cache, n_obs=7)
     assert how == "compiled"
     assert len(list((cache / "compiled").glob("*.pkl"))) == 1
+    loaded, how = _child(tmp_path, cache, n_obs=7)
+    assert how == "cached"
+    np.testing.assert_array_equal(loaded, fresh)  # bit for bit, not "close"
     again, cached = in_process(7)
     assert cached
-    np.testing.assert_array_equal(again, fresh)  # bit for bit, not "close"
+    np.testing.assert_array_equal(again, fresh)
+
+
+def test_a_load_that_fails_to_link_refreshes_numbas_context_and_retries(
+    tmp_path: Path, in_process, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the restored code need a symbol only numba's full context registers, the
+    load refreshes that context and links again, rather than failing or compiling."""
+    from numba.core.registry import cpu_target
+
+    reference, _ = in_process(6)  # compiled and stored
+    context = type(cpu_target.target_context)
+    link, refresh, calls = compiled_cache._link, context.refresh, []
+
+    def failing_once(*args):
+        calls.append("link")
+        if calls.count("link") == 1:
+            raise RuntimeError("Symbol not found: a planted missing symbol")
+        return link(*args)
+
+    def counted(self):
+        calls.append("refresh")
+        return refresh(self)
+
+    monkeypatch.setattr(compiled_cache, "_link", failing_once)
+    monkeypatch.setattr(context, "refresh", counted)
+    values, cached = in_process(6)
+    first = calls.index("link")
+    assert cached and calls[first : first + 3] == ["link", "refresh", "link"], calls
+    np.testing.assert_array_equal(values, reference)
 
 
 def test_a_changed_model_is_not_served_the_cached_code(tmp_path: Path, in_process) -> None:
