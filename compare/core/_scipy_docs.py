@@ -106,8 +106,9 @@ def skip_capability_notes() -> bool:
     -------
     bool
         False if SciPy will import as it ships: :data:`KEEP_ENV` is set,
-        ``scipy.stats`` is already imported, or SciPy's private names are not where this expects them
-        (known at once when SciPy's helpers are loaded, else when they are).
+        ``scipy.stats`` is already imported, or SciPy's private names are not
+        where this expects them (known at once if SciPy's helpers are loaded;
+        otherwise the hook finds out when they are, and leaves SciPy alone).
     """
     if os.environ.get(KEEP_ENV) == "1":
         return False

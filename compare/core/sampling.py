@@ -198,7 +198,9 @@ def set_model_data(model: pm.Model, data: dict[str, np.ndarray]) -> None:
         coords = {"obs": np.arange(int(np.asarray(data["x"]).shape[0]))}
     # pm.set_data evaluates each dimension's old length with PyTensor's default mode,
     # numba's: that made numba install its whole context (~0.3 CPU-s) in a process
-    # that compiles nothing (a loaded model). A length needs no compiled code.
+    # that compiles nothing (a loaded model). A length needs no compiled code. The
+    # flag is process-wide: a default-mode compile in another thread during this call
+    # would use the Python linker too (the same values, slower); ours name their mode.
     with pytensor.config.change_flags(mode="FAST_COMPILE"):
         pm.set_data(data, model=model, coords=coords)
 
