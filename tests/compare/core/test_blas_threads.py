@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from compare.core._blas_threads import CHOSEN, one_blas_thread
+from tests.probe import run_probe
 
 #: A new process running a command, then loading SciPy's BLAS as a sampling command
 #: does; prints the thread count of every BLAS library loaded.
@@ -26,10 +24,7 @@ print(json.dumps([i["num_threads"] for i in threadpoolctl.threadpool_info()
 def _blas_threads_of_a_command(**chosen: str) -> list[int]:
     env = {k: v for k, v in os.environ.items() if k not in CHOSEN}
     env.update(chosen)
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_probe(_PROBE, env=env)
 
 
 def test_nothing_chosen_sets_one_thread_for_every_blas():

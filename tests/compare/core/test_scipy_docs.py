@@ -3,12 +3,10 @@ and nothing but the docstrings changes."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 from compare.core._scipy_docs import KEEP_ENV, skip_capability_notes
+from tests.probe import run_probe
 
 #: A new process: a command (as `bayes-compare` runs it), then SciPy's stats as a run
 #: imports them; prints what SciPy recorded and wrote, and what was imported before.
@@ -35,11 +33,7 @@ print(json.dumps({
 
 def _probe(**env: str) -> dict:
     environ = {k: v for k, v in os.environ.items() if k != KEEP_ENV}
-    environ.update(env)
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE], env=environ, capture_output=True, text=True, check=True
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_probe(_PROBE, env={**environ, **env})
 
 
 def test_a_command_skips_the_notes_and_changes_nothing_else():
