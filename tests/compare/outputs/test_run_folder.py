@@ -198,8 +198,8 @@ def test_recover_run_is_a_no_op_on_a_clean_folder(old_folder):
 #: A process that imports the command line once, then forks one child per request, each
 #: running `bayes-compare <args>` (cli.main, then the exit code) with its own environment,
 #: folder and stderr.  A child is the real command in its own process, killed by a real
-#: SIGKILL; forking skips the ~2 CPU-s of imports each new interpreter paid (11 runs: about
-#: 20 CPU-s of the suite).  h5py/h5netcdf are left to the child: the first netCDF write of
+#: SIGKILL; forking skips the imports each new interpreter paid (the 11 runs measured 42-44
+#: CPU-s in new interpreters, 12 forked: docs/speed.md).  h5py/h5netcdf are left to the child: the first netCDF write of
 #: a process imports them, as a fresh `bayes-compare run` does (WRITE_SECONDS below).
 _ZYGOTE = """
 import json, os, signal, sys
@@ -243,11 +243,10 @@ class _Forked:
         self.pid, self._stderr, self.returncode = pid, stderr, None
 
     def poll(self) -> int | None:
-        code = Path(f"{self._stderr}.code")
-        if code.exists():
-            self.returncode = int(code.read_text() or -1)
-        elif not Path(f"/proc/{self.pid}").exists():
-            self.returncode = -signal.SIGKILL  # killed (reaped at once by the zygote)
+        if Path(f"/proc/{self.pid}").exists():
+            return None  # running or stopped
+        code = Path(f"{self._stderr}.code")  # written just before a child exits by itself
+        self.returncode = int(code.read_text() or -1) if code.exists() else -signal.SIGKILL
         return self.returncode
 
     def kill(self) -> None:
