@@ -45,6 +45,16 @@ waits for it (at most :data:`LOCK_WAIT_SECONDS`) and loads what it wrote,
 instead of spending the same minutes of CPU (two test workers reaching one
 topic together compiled it twice).
 
+A load still had to build the graphs its key is computed from (PyTensor's
+rewrites, the hoisted part, the numba funcify): 0.35 s of a second ``run
+beta-binomial``, 2.0 s of the Gaussian classifier's. Beside the machine code,
+``<graph key>.graphs`` keeps what a load reads of those graphs (the machine
+code's key, the order of the shared variables in the ``user_data`` record, the
+hoisted part's PyTensor function), filed under the key of the graph PyMC
+builds, before any rewrite (:func:`_graph_key_of`,
+:mod:`compare.core._graph_key`); a load that finds it builds no graph
+(:class:`StoredGraphs`). Graphs whose machine code is gone are built again.
+
 Where
 -----
 ``$BAYES_COMPARE_CACHE_DIR/compiled`` if that variable is set (``off``
@@ -324,6 +334,11 @@ def _store(path: Path, key: str, logp: Any, expand: Any) -> None:
         "expand": expand._library.serialize_using_object_code(),
         "expand_name": expand.native_name,
     }
+    _write_atomic(path, payload)
+
+
+def _write_atomic(path: Path, payload: Any) -> None:
+    """Pickle ``payload`` to ``path`` through a temporary file (never half a file)."""
     with contextlib.suppress(OSError):  # a read-only or full disk: just no cache
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pkl")
@@ -653,7 +668,133 @@ class Hoisted:
 
 def hoisted_of(logp_fn: Any) -> Hoisted | None:
     """The :class:`Hoisted` part of a compiled log-density function (None: nothing hoisted)."""
+    if isinstance(logp_fn, StoredGraphs):
+        return logp_fn.hoisted
     return getattr(getattr(logp_fn, "maker", None), "bayes_compare_hoisted", None)
+
+
+@dataclass(frozen=True)
+class StoredGraphs:
+    """What PyTensor made of a model's log density, read from the cache (no graph built).
+
+    The log-density function's place in nutpie's compiled model when its graphs
+    were found by :func:`_graph_key_of`: everything a load reads of the compiled
+    PyTensor function (the machine code's key, the shared variables in the
+    order of the ``user_data`` record, the :class:`Hoisted` part) without the
+    rewrites and the numba funcify that made them (0.3-0.5 s for a conjugate
+    model, 3.7 s for the Normal-Wishart one).
+    """
+
+    key: str  # the machine code's cache_key
+    shared: tuple[Any, ...]  # the shared variables the machine code reads, in order
+    hoisted: Hoisted | None
+
+    def get_shared(self) -> list[Any]:
+        """As ``pytensor.compile.function.types.Function.get_shared``."""
+        return list(self.shared)
+
+
+#: The graph files' suffix in :func:`cache_dir` (``<graph key>.graphs``, a pickle).
+GRAPHS_SUFFIX = ".graphs"
+#: PyTensor settings that change what its rewrites make of a graph (in the graph key).
+_REWRITE_FLAGS = (
+    "floatX",
+    "cast_policy",
+    "optimizer",
+    "optimizer_excluding",
+    "optimizer_including",
+    "optimizer_requiring",
+    "optdb__position_cutoff",
+    "optdb__max_use_ratio",
+    "numba__fastmath",
+    "tensor__cmp_sloppy",
+)
+
+
+def _graph_key_of(
+    model: Any, logp: Any, shapes: list[Any], value_vars: list[Any]
+) -> tuple[str, list[Any]] | None:
+    """The key of the graphs :func:`_make_functions` builds for ``model`` (and the
+    model's shared variables in the key's order): its log density as PyMC built it,
+    the free variables' symbolic shapes and all that the rewrites depend on
+    (:mod:`compare.core._graph_key`). None when the graph cannot be keyed."""
+    import pytensor  # heavy: only when compiling
+
+    from compare.core import _graph_key  # only when compiling: PyTensor graphs
+
+    extra = {
+        "environment": _environment(),
+        "check_bounds": bool(model.check_bounds),
+        "dtypes": [rv.dtype for rv in model.free_RVs],
+        "no_hoist": os.environ.get(NO_HOIST_ENV) == "1",
+        "numba_expand": os.environ.get(NUMBA_EXPAND_ENV) == "1",
+        "flags": [str(getattr(pytensor.config, flag, None)) for flag in _REWRITE_FLAGS],
+    }
+    return _graph_key.graph_key([logp, *shapes], value_vars, extra=extra)
+
+
+def _load_graphs(folder: Path, graph: str, shared: list[Any]) -> StoredGraphs | None:
+    """The :class:`StoredGraphs` filed under ``graph``; None if absent, stale or damaged."""
+    import pytensor  # heavy: only when compiling
+
+    try:
+        payload = pickle.loads((folder / f"{graph}{GRAPHS_SUFFIX}").read_bytes())
+        if payload.get("graph") != graph:
+            return None
+        hoisted = None
+        if payload["hoisted"] is not None:
+            stored = payload["hoisted"]
+            new_shared: Any = pytensor.shared  # untyped in PyTensor
+            made = [
+                new_shared(
+                    np.zeros([n if n is not None else 0 for n in shape], dtype=dtype),
+                    name=f"{HOISTED_PREFIX}{i}",
+                    shape=shape,
+                )
+                for i, (shape, dtype) in enumerate(stored["types"])
+            ]
+            hoisted = Hoisted(
+                shared=[shared[i] for i in stored["from"]],
+                hoisted=made,
+                function=pickle.loads(stored["function"]),
+            )
+        order = [
+            shared[i] if kind == "model" else hoisted.hoisted[i]  # type: ignore[union-attr]
+            for kind, i in payload["shared"]
+        ]
+        return StoredGraphs(key=payload["key"], shared=tuple(order), hoisted=hoisted)
+    except Exception:  # noqa: BLE001 -- absent, damaged or of another graph: build them
+        return None
+
+
+def _store_graphs(folder: Path, logp_fn: Any, key: str) -> None:
+    """File what PyTensor made of the log density (a compiled Function of
+    :func:`_make_functions`) under its graph key, beside the machine code ``key``."""
+    graph = getattr(getattr(logp_fn, "maker", None), "bayes_compare_graph", None)
+    if graph is None:
+        return
+    graph_key, shared = graph
+    index = {id(var): i for i, var in enumerate(shared)}
+    hoisted = hoisted_of(logp_fn)
+    made = {} if hoisted is None else {id(var): i for i, var in enumerate(hoisted.hoisted)}
+    try:
+        order = []
+        for var in logp_fn.get_shared():
+            if id(var) in index:
+                order.append(("model", index[id(var)]))
+            else:
+                order.append(("hoisted", made[id(var)]))
+        stored_hoisted = None
+        if hoisted is not None:
+            stored_hoisted = {
+                "from": [index[id(var)] for var in hoisted.shared],
+                "types": [(var.type.shape, var.type.dtype) for var in hoisted.hoisted],
+                "function": pickle.dumps(hoisted.function, protocol=pickle.HIGHEST_PROTOCOL),
+            }
+    except Exception:  # noqa: BLE001 -- a variable the key does not number, an unpicklable
+        return  # function: the graphs are built at every load, as before
+    payload = {"graph": graph_key, "key": key, "shared": order, "hoisted": stored_hoisted}
+    _write_atomic(folder / f"{graph_key}{GRAPHS_SUFFIX}", payload)
 
 
 #: Ops whose data-only results are worth a field of nutpie's record (see _hoist):
@@ -754,7 +895,9 @@ def _hoist(joined: Any, outputs: list[Any]) -> tuple[list[Any], Hoisted | None]:
     return list(rest), Hoisted(shared=shared, hoisted=hoisted, function=function)
 
 
-def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
+def _make_functions(
+    model: Any, initial_point_fn: Any, *, folder: Path | None = None
+) -> tuple[Any, ...]:
     """``nutpie.compile_pymc._make_functions`` (numba mode, with the gradient, the
     expanded draw joined), with the flat position's layout read from the model.
 
@@ -775,7 +918,10 @@ def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
         symbolic layout the expand function's place holds an :class:`Expansion`
         (nutpie then samples the position alone; the layout and lengths are
         the position's) unless PyTensor cannot vectorise a variable's graph or
-        :data:`NUMBA_EXPAND_ENV` asks for nutpie's way.
+        :data:`NUMBA_EXPAND_ENV` asks for nutpie's way. Given the cache's
+        ``folder``, the log density's place may hold a :class:`StoredGraphs` read
+        from there: what PyTensor made of this graph before (see
+        :func:`_graph_key_of`), with no graph rewritten or compiled.
     """
     import pytensor.tensor  # heavy: only when compiling
     from nutpie import compile_pymc as ncp  # heavy: only when compiling
@@ -797,13 +943,8 @@ def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
         return (*fixed, False)
     shapes = ncp._compute_shapes(model)  # this data's, for nutpie's bookkeeping
     value_vars = [model.rvs_to_values[rv] for rv in model.free_RVs]
-    rewrites = ["canonicalize", "stabilize"]
-    if not model.check_bounds:
-        rewrites.append("local_remove_check_parameter")
-    logp: Any = rewrite_graph(model.logp(), include=rewrites)
-    grad: Any = pt.concatenate(
-        [pt.as_tensor(g, allow_xtensor_conversion=True).ravel() for g in pt.grad(logp, value_vars)]
-    )
+    raw_logp = model.logp()
+    graph = None if folder is None else _graph_key_of(model, raw_logp, symbolic, value_vars)
     joined = pt.dvector("_unconstrained_point")  # no static length: any layout
     names, slices, numeric, replacements, free_values = [], [], [], {}, []
     start_sym: Any = pt.constant(0, dtype="int64")
@@ -824,18 +965,6 @@ def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
     wrapped_initial = ncp._rv_dict_to_flat_array_wrapper(
         initial_point_fn, names=names, shapes=numeric
     )
-    logp, grad = clone_replace([logp, grad], replacements)
-    hoisted = None
-    if os.environ.get(NO_HOIST_ENV) != "1":
-        try:
-            (logp, grad), hoisted = _hoist(joined, [logp, grad])
-        except Exception:  # noqa: BLE001 -- hoisting only saves time: when unsure, compile all
-            hoisted = None
-    with model:
-        logp_fn_pt = compile_pymc((joined,), (logp, grad), mode="NUMBA")
-    # Kept with the function (its maker: a Function takes no attributes), where
-    # compile_pymc_model and with_data, given nutpie's compiled model, find it.
-    logp_fn_pt.maker.bayes_compare_hoisted = hoisted
     reparameterized = [
         model.rvs_to_values[rv].name
         for rv in model.free_RVs
@@ -876,7 +1005,38 @@ def _make_functions(model: Any, initial_point_fn: Any) -> tuple[Any, ...]:
         if os.environ.get(NUMBA_EXPAND_ENV) == "1":
             raise NotImplementedError(f"{NUMBA_EXPAND_ENV}=1")
         expansion.vectorize()
+        vectorized = True
     except Exception:  # noqa: BLE001 -- an Op PyTensor cannot vectorise: nutpie's way
+        vectorized = False
+    logp_fn_pt: Any = None
+    if vectorized and folder is not None and graph is not None:
+        logp_fn_pt = _load_graphs(folder, *graph)
+    if logp_fn_pt is None:
+        rewrites = ["canonicalize", "stabilize"]
+        if not model.check_bounds:
+            rewrites.append("local_remove_check_parameter")
+        logp: Any = rewrite_graph(raw_logp, include=rewrites)
+        grad: Any = pt.concatenate(
+            [
+                pt.as_tensor(g, allow_xtensor_conversion=True).ravel()
+                for g in pt.grad(logp, value_vars)
+            ]
+        )
+        logp, grad = clone_replace([logp, grad], replacements)
+        hoisted = None
+        if os.environ.get(NO_HOIST_ENV) != "1":
+            try:
+                (logp, grad), hoisted = _hoist(joined, [logp, grad])
+            except Exception:  # noqa: BLE001 -- hoisting only saves time: when unsure, all
+                hoisted = None
+        with model:
+            logp_fn_pt = compile_pymc((joined,), (logp, grad), mode="NUMBA")
+        # Kept with the function (its maker: a Function takes no attributes), where
+        # compile_pymc_model and with_data, given nutpie's compiled model, find it.
+        logp_fn_pt.maker.bayes_compare_hoisted = hoisted
+        # What compile_pymc_model files the graphs under once the machine code is kept.
+        logp_fn_pt.maker.bayes_compare_graph = graph if vectorized else None
+    if not vectorized:
         expanded = pt.concatenate(
             [
                 *[v.ravel() for v in free_values],
@@ -1099,7 +1259,9 @@ def model_key(model: Any) -> str | None:
     )
 
 
-def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
+def compile_pymc_model(
+    model: Any, *, jitter: bool = True, _stored_graphs: bool = True
+) -> tuple[Any, bool]:
     """``nutpie.compile_pymc_model(model)`` (numba backend), its cfuncs cached on disk.
 
     Parameters
@@ -1116,6 +1278,9 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
         What ``nutpie.compile_pymc_model`` returns, usable by ``nutpie.sample``.
     cached : bool
         True if the machine code was loaded from :func:`cache_dir`.
+
+    When the model's graphs are filed there too (:class:`StoredGraphs`) and their
+    machine code is not (cleared, damaged), the graphs are built and compiled.
     """
     import nutpie  # heavy: nutpie (numba) only when compiling
 
@@ -1138,7 +1303,7 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
         shape_info,
         reparameterized_names,
         shape_generic,
-    ) = _make_functions(model, initial_point_fn)
+    ) = _make_functions(model, initial_point_fn, folder=folder if _stored_graphs else None)
     shared_data: dict[str, np.ndarray] = {}
     shared_var_keys: dict[Any, str] = {}
     hoisted = hoisted_of(logp_fn_pt)
@@ -1160,19 +1325,26 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
     user_data = ncp.make_user_data(shared_var_keys, shared_data)
 
     graphs = time.perf_counter()
+    stored = isinstance(logp_fn_pt, StoredGraphs)
     try:
-        key = cache_key(
-            logp_fn_pt,
-            expand_fn_pt,
-            n_dim=n_dim,
-            n_expanded=n_expanded,
-            shape_generic=shape_generic,
+        key = (
+            logp_fn_pt.key
+            if stored
+            else cache_key(
+                logp_fn_pt,
+                expand_fn_pt,
+                n_dim=n_dim,
+                n_expanded=n_expanded,
+                shape_generic=shape_generic,
+            )
         )
     except Exception:  # noqa: BLE001 -- the cache only saves time: when unsure, compile
         key = None
     path = None if key is None else folder / f"{key}.pkl"
     with _lock:  # numba's compiler and its code libraries are process-wide
         found = None if path is None or key is None else _load(path, key)
+    if found is None and stored:  # graphs without their machine code: build both
+        return compile_pymc_model(model, jitter=jitter, _stored_graphs=False)
     cached = found is not None
     logp_numba: Any
     expand_numba: Any
@@ -1208,7 +1380,9 @@ def compile_pymc_model(model: Any, *, jitter: bool = True) -> tuple[Any, bool]:
                 if path is not None and key is not None:
                     _store(path, key, logp_numba, expand_numba)
 
-    _log_compile(model, key, cached, graphs - started, time.perf_counter() - graphs)
+    if path is not None and key is not None and not stored and path.exists():
+        _store_graphs(folder, logp_fn_pt, key)
+    _log_compile(model, key, cached, graphs - started, time.perf_counter() - graphs, stored)
     if isinstance(expand_fn_pt, Expansion):
         # nutpie's trace holds the position alone, along nutpie's own coordinate of it.
         unconstrained = ncp._UNCONSTRAINED_PARAMETER
@@ -1260,13 +1434,16 @@ def with_data(compiled: Any, **updates: Any) -> Any:
 _LOG_ENV = "BAYES_COMPARE_COMPILE_LOG"
 
 
-def _log_compile(model: Any, key: str | None, cached: bool, graphs: float, code: float) -> None:
+def _log_compile(
+    model: Any, key: str | None, cached: bool, graphs: float, code: float, stored: bool
+) -> None:
     path = os.environ.get(_LOG_ENV)
     if not path:
         return
     line = {
         "key": key,
         "cached": cached,
+        "graphs_cached": stored,
         "graph_seconds": round(graphs, 3),
         "code_seconds": round(code, 3),
         "free": sorted(v.name for v in model.free_RVs),
@@ -1289,6 +1466,9 @@ def clear(*, folder: Path | None = None) -> int:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
             removed += 1
+    for path in folder.glob(f"*{GRAPHS_SUFFIX}"):  # what the machine code was made from
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
     for path in folder.glob("*.lock"):  # empty; a compile under way keeps its open file
         with contextlib.suppress(FileNotFoundError):
             path.unlink()

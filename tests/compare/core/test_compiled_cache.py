@@ -37,12 +37,13 @@ _SAMPLE = textwrap.dedent(
             compiled_cache.with_data(compiled, **data), draws=300, tune=300, chains=2, seed=11,
             progress_bar=False,
         )
-        return tree.posterior["p"].values, cached
+        graphs = isinstance(compiled.logp_func, compiled_cache.StoredGraphs)
+        return tree.posterior["p"].values, cached, graphs
 
     if __name__ == "__main__":
-        values, cached = draws(int(sys.argv[1]))
+        values, cached, graphs = draws(int(sys.argv[1]))
         np.save(sys.argv[2], values)
-        print("cached" if cached else "compiled")
+        print(("cached" if cached else "compiled") + (" graphs-loaded" if graphs else ""))
     """
 )
 
@@ -70,24 +71,31 @@ def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(tmp_path / "cache"))
     namespace: dict[str, object] = {"__name__": "sample_once"}
     exec(compile(_SAMPLE, "sample_once.py", "exec"), namespace)
-    return namespace["draws"]
+    draws = namespace["draws"]
+    return lambda n_obs: draws(n_obs)[:2]  # type: ignore[operator]
 
 
 def test_a_new_process_loads_the_compiled_model_and_samples_the_same_draws(
     tmp_path: Path, in_process
 ) -> None:
     """Compiled in one process, loaded in a new one (which links the code against numba's
-    runtime alone, compiled_cache._load) and in this one: the same draws."""
+    runtime alone, compiled_cache._load, and builds none of the graphs: StoredGraphs)
+    and in this one: the same draws. Graphs whose machine code is gone are built again."""
     cache = tmp_path / "cache"
     fresh, how = _child(tmp_path, cache, n_obs=7)
     assert how == "compiled"
     assert len(list((cache / "compiled").glob("*.pkl"))) == 1
+    assert len(list((cache / "compiled").glob("*.graphs"))) == 1
     loaded, how = _child(tmp_path, cache, n_obs=7)
-    assert how == "cached"
+    assert how == "cached graphs-loaded"
     np.testing.assert_array_equal(loaded, fresh)  # bit for bit, not "close"
     again, cached = in_process(7)
     assert cached
     np.testing.assert_array_equal(again, fresh)
+    next((cache / "compiled").glob("*.pkl")).unlink()
+    rebuilt, how = _child(tmp_path, cache, n_obs=7)
+    assert how == "compiled"
+    np.testing.assert_array_equal(rebuilt, fresh)
 
 
 def test_a_load_that_fails_to_link_refreshes_numbas_context_and_retries(
@@ -149,6 +157,17 @@ def test_a_damaged_file_is_compiled_again(tmp_path: Path, in_process) -> None:
     assert path.stat().st_size > 1000  # rewritten whole
 
 
+def test_a_damaged_graphs_file_is_built_again(tmp_path: Path, in_process) -> None:
+    reference, _ = in_process(5)
+    (path,) = (tmp_path / "cache" / "compiled").glob("*.graphs")
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    values, cached = in_process(5)
+    assert cached  # the graphs were built, their machine code loaded
+    np.testing.assert_array_equal(values, reference)
+    assert path.read_bytes() == whole  # filed again, whole
+
+
 def test_the_cache_can_be_switched_off(tmp_path: Path) -> None:
     assert compiled_cache.cache_dir(environ={"BAYES_COMPARE_CACHE_DIR": "off"}) is None
     assert compiled_cache.cache_dir(environ={"BAYES_COMPARE_CACHE_DIR": str(tmp_path)}) == (
@@ -162,10 +181,10 @@ def test_the_cache_can_be_switched_off(tmp_path: Path) -> None:
 def test_clear_removes_every_cached_model(tmp_path: Path) -> None:
     folder = tmp_path / "compiled"
     folder.mkdir()
-    for name in ("a.pkl", "b.pkl"):
+    for name in ("a.pkl", "b.pkl", "c.graphs"):
         (folder / name).write_bytes(b"x")
     assert compiled_cache.clear(folder=folder) == 2
-    assert not list(folder.glob("*.pkl"))
+    assert not list(folder.iterdir())
 
 
 def test_a_process_waits_for_another_compiling_the_same_model(

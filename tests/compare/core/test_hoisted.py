@@ -143,3 +143,36 @@ def test_with_data_recomputes_the_hoisted_values(monkeypatch):
         np.testing.assert_array_equal(plain[var.name], before[var.name])  # stale
         changed |= not np.array_equal(value, before[var.name])
     assert changed  # the second data's values differ, so a stale record is caught
+
+
+@pytest.mark.parametrize(("topic", "dataset"), [CASES[0], CASES[2]])
+def test_stored_graphs_read_the_same_record_and_hoisted_values(topic, dataset, tmp_path):
+    """What a load reads from a ``.graphs`` file (no graph built) is what the graphs
+    gave: the shared variables in the record's order, and the hoisted values bit for
+    bit, for the model's data and for another data set. Planted: a file of another
+    graph is not read."""
+    model = _model(topic, dataset)
+    start = compiled_cache._initial_point_fn(model, jitter=False)
+    logp_fn = compiled_cache._make_functions(model, start, folder=tmp_path)[2]
+    graph = logp_fn.maker.bayes_compare_graph
+    assert graph is not None
+    compiled_cache._store_graphs(tmp_path, logp_fn, key="machine-code-key")
+    stored = compiled_cache._load_graphs(tmp_path, *graph)
+    assert isinstance(stored, compiled_cache.StoredGraphs)
+    assert stored.key == "machine-code-key"
+    built = compiled_cache.hoisted_of(logp_fn)
+    loaded = compiled_cache.hoisted_of(stored)
+    assert built is not None and loaded is not None
+    names = [var.name for var in logp_fn.get_shared()]
+    assert [var.name for var in stored.get_shared()] == names
+    assert loaded.shared == built.shared  # the model's own shared variables
+    for scale in (1.0, 3.0):
+        data = {var: scale * np.asarray(var.get_value()) for var in built.shared}
+        ours = [loaded.values(data)[var] for var in loaded.hoisted]
+        theirs = [built.values(data)[var] for var in built.hoisted]
+        for a, b in zip(ours, theirs, strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert compiled_cache._load_graphs(tmp_path, "0" * 64, graph[1]) is None
+    # A model of the same graph built again finds the file.
+    again = compiled_cache._make_functions(_model(topic, dataset), start, folder=tmp_path)[2]
+    assert isinstance(again, compiled_cache.StoredGraphs)
