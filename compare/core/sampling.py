@@ -24,7 +24,8 @@ import pytensor
 import xarray as xr
 from pymc.blocking import DictToArrayBijection
 from pymc.initial_point import make_initial_point_fn
-from pymc.tuning.scipy_interface import scipy_optimize_funcs_from_loss
+from pymc.pytensorf import compile as compile_pymc
+from pymc.pytensorf import join_nonshared_inputs, rewrite_pregrad
 from pytensor.compile.mode import Mode
 from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 from scipy import optimize
@@ -110,27 +111,51 @@ class MapFinder:
         self._bijection = DictToArrayBijection
 
     def _compile(self, mode: str | Mode) -> None:
-        """The objective (with its gradient) and the back-transform, in ``mode``."""
+        """The objective (with its gradient) and the back-transform, in ``mode``.
+
+        The objective is ``scipy_optimize_funcs_from_loss``'s (PyMC's, as
+        ``find_MAP`` builds it): the value variables joined in one vector at
+        the initial point's shapes, ``rewrite_pregrad``, the gradient. In
+        :data:`MAP_FIRST_MODE` both functions are read from the compile cache
+        when a process built them before (``compiled_cache.python_functions``:
+        their rewrites cost 0.25 s of a conjugate model's run, 3 s of the
+        Normal-Wishart model's).
+        """
         model = self._model
-        self._f_fused, _ = scipy_optimize_funcs_from_loss(
-            loss=-model.logp(jacobian=False),
-            inputs=self._value_vars,
-            initial_point_dict=self._initial_point(0),
-            use_grad=True,
-            use_hess=False,
-            use_hessp=False,
-            compile_kwargs={"mode": mode},
-        )
+        start = self._initial_point(0)
+        loss = -model.logp(jacobian=False)
         # Constrained values as functions of the value variables (as find_MAP does);
         # compiling model[v] itself would draw from the prior instead.
         unobserved = {var.name: var for var in model.unobserved_value_vars}
-        self._constrained = model.compile_fn(
-            [unobserved[v] for v in self._variables],
-            inputs=self._value_vars,
-            point_fn=False,
-            on_unused_input="ignore",
-            mode=mode,
-        )
+        constrained = [unobserved[v] for v in self._variables]
+
+        def build() -> list[Any]:
+            outputs, flat = join_nonshared_inputs(
+                point=start, outputs=[loss], inputs=self._value_vars
+            )
+            objective = rewrite_pregrad(outputs[0])
+            grad = pytensor.gradient.grad(objective, flat)
+            fused = compile_pymc([flat], [objective, grad], trust_input=True, mode=mode)
+            back = model.compile_fn(
+                constrained,
+                inputs=self._value_vars,
+                point_fn=False,
+                on_unused_input="ignore",
+                mode=mode,
+            )
+            return [fused, back]
+
+        if mode is MAP_FIRST_MODE:
+            layout = [
+                (name, np.shape(value), str(np.asarray(value).dtype))
+                for name, value in start.items()
+            ]
+            fused, self._constrained = compiled_cache.python_functions(
+                "map", [loss, *constrained], self._value_vars, (layout, mode.__getstate__()), build
+            )
+        else:
+            fused, self._constrained = build()
+        self._f_fused: Callable[[np.ndarray], Any] = fused
 
     def find(self) -> np.ndarray | None:
         """The MAP for the model's current ``pm.Data`` values, flattened; None on failure."""
@@ -158,7 +183,7 @@ class MapFinder:
 
         def fused(x: np.ndarray) -> tuple[float, np.ndarray]:
             # Copy: a compiled PyTensor function may reuse its output buffers.
-            loss, grad = self._f_fused(x)
+            loss, grad = self._f_fused(np.asarray(x, dtype=np.float64))
             return float(loss), np.array(grad, dtype=float)
 
         with np.errstate(all="ignore"), warnings.catch_warnings():
