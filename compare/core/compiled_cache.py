@@ -54,6 +54,8 @@ hoisted part's PyTensor function), filed under the key of the graph PyMC
 builds, before any rewrite (:func:`_graph_key_of`,
 :mod:`compare.core._graph_key`); a load that finds it builds no graph
 (:class:`StoredGraphs`). Graphs whose machine code is gone are built again.
+:func:`python_functions` does the same for PyTensor functions of the Python
+linker (the MAP finder's objective): pickled, filed under their graph's key.
 
 Where
 -----
@@ -767,6 +769,10 @@ def _load_graphs(folder: Path, graph: str, shared: list[Any]) -> StoredGraphs | 
         return None
 
 
+#: The suffix of :func:`python_functions`' files (``<graph key>.<kind>.functions``).
+FUNCTIONS_SUFFIX = ".functions"
+
+
 @dataclass
 class _Rebound:
     """A PyTensor function read from the cache, reading the model's shared variables.
@@ -826,7 +832,7 @@ def python_functions(
     Parameters
     ----------
     kind : str
-        A name for what ``build`` makes (the file's suffix).
+        A name for what ``build`` makes (in the key, and the file's name).
     outputs, inputs : lists of pytensor Variable
         The graph ``build`` compiles (as built, before any rewrite).
     extra : plain Python values
@@ -846,7 +852,7 @@ def python_functions(
     if keyed is None:
         return list(build())
     key, shared = keyed
-    path = folder / f"{key}.{kind}"
+    path = folder / f"{key}.{kind}{FUNCTIONS_SUFFIX}"
     try:
         payload = pickle.loads(path.read_bytes())
         if payload["graph"] != key:
@@ -1576,7 +1582,8 @@ def clear(*, folder: Path | None = None) -> int:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
             removed += 1
-    for path in folder.glob(f"*{GRAPHS_SUFFIX}"):  # what the machine code was made from
+    # What the machine code was made from, and python_functions' files.
+    for path in [*folder.glob(f"*{GRAPHS_SUFFIX}"), *folder.glob(f"*{FUNCTIONS_SUFFIX}")]:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     for path in folder.glob("*.lock"):  # empty; a compile under way keeps its open file

@@ -181,7 +181,7 @@ def test_the_cache_can_be_switched_off(tmp_path: Path) -> None:
 def test_clear_removes_every_cached_model(tmp_path: Path) -> None:
     folder = tmp_path / "compiled"
     folder.mkdir()
-    for name in ("a.pkl", "b.pkl", "c.graphs"):
+    for name in ("a.pkl", "b.pkl", "c.graphs", "d.map.functions"):
         (folder / name).write_bytes(b"x")
     assert compiled_cache.clear(folder=folder) == 2
     assert not list(folder.iterdir())
