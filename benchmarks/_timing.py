@@ -49,6 +49,14 @@ def run_make(*args: str, env: dict[str, str]) -> tuple[float, int, str]:
     )
     wall = time.perf_counter() - start
     lines = [line for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0:  # what failed, for the reader of the benchmark's output
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(
+            "w", prefix=f"bench-make-{args[0]}-", suffix=".log", delete=False
+        ) as log:
+            log.write(done.stdout)
+        print(f"\n   `make {' '.join(args)}` failed; its output: {log.name}")
     return wall, done.returncode, lines[-1] if lines else ""
 
 

@@ -1,14 +1,18 @@
 """`make bench`: a second `bayes-compare run beta-binomial` (a new process, the model
 cached), with and without the start-up cuts of 2026-12-05, measured side by side.
 
-Three settings, new processes of the real command on a warm compile cache (the
+Four settings, new processes of the real command on a warm compile cache (the
 model loaded, not compiled: what a user's second run does), alternating:
 
 * as before: ``BAYES_COMPARE_SCIPY_DOCS=1`` (SciPy rewrites its docstrings at
-  import, compare/core/_scipy_docs.py) and ``BAYES_COMPARE_LOAD_REFRESH=1``
-  (numba's whole context refreshed to load the model, compiled_cache._load);
-* SciPy's docstrings skipped, the whole context still refreshed;
-* ours: neither.
+  import, compare/core/_scipy_docs.py), ``BAYES_COMPARE_LOAD_REFRESH=1``
+  (numba's whole context refreshed to load the model, compiled_cache._load)
+  and ``BAYES_COMPARE_BUILD_GRAPHS=1`` (the log density's graphs and the MAP
+  finder's objective rewritten again: compiled_cache.StoredGraphs and
+  python_functions not read);
+* SciPy's docstrings skipped;
+* and numba's runtime alone;
+* ours: and no graph built.
 
 Prints the medians of ``BENCH_REPEAT`` (5) rounds, CPU seconds (user + system,
 from ``os.wait4``) and wall time, and their ratios to "as before"; target 2's
@@ -26,19 +30,21 @@ import time
 from pathlib import Path
 
 from compare.core._scipy_docs import KEEP_ENV
-from compare.core.compiled_cache import FULL_REFRESH_ENV
+from compare.core.compiled_cache import BUILD_GRAPHS_ENV, FULL_REFRESH_ENV
 
 REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 SETTINGS = {
-    "as before": {KEEP_ENV: "1", FULL_REFRESH_ENV: "1"},
-    "SciPy's docstrings skipped": {FULL_REFRESH_ENV: "1"},
-    "ours (and numba's runtime alone)": {},
+    "as before": {KEEP_ENV: "1", FULL_REFRESH_ENV: "1", BUILD_GRAPHS_ENV: "1"},
+    "SciPy's docstrings skipped": {FULL_REFRESH_ENV: "1", BUILD_GRAPHS_ENV: "1"},
+    "and numba's runtime alone": {BUILD_GRAPHS_ENV: "1"},
+    "ours (and no graph built)": {},
 }
 
 
 def _run(out: Path, env_set: dict[str, str]) -> tuple[float, float]:
     """Wall and CPU seconds of one `run beta-binomial --force` process."""
-    env = {k: v for k, v in os.environ.items() if k not in (KEEP_ENV, FULL_REFRESH_ENV)}
+    ours = (KEEP_ENV, FULL_REFRESH_ENV, BUILD_GRAPHS_ENV)
+    env = {k: v for k, v in os.environ.items() if k not in ours}
     env.update(env_set)
     exe = Path(sys.executable).with_name("bayes-compare")
     cmd = [str(exe), "run", "beta-binomial", "--force", "--out", str(out)]

@@ -696,6 +696,10 @@ class StoredGraphs:
         return list(self.shared)
 
 
+#: ``BAYES_COMPARE_BUILD_GRAPHS=1``: build every graph (the log density's, the MAP
+#: finder's) as before :class:`StoredGraphs` and :func:`python_functions`, the machine
+#: code still loaded (``benchmarks/second_run.py`` measures the difference).
+BUILD_GRAPHS_ENV = "BAYES_COMPARE_BUILD_GRAPHS"
 #: The graph files' suffix in :func:`cache_dir` (``<graph key>.graphs``, a pickle).
 GRAPHS_SUFFIX = ".graphs"
 #: PyTensor settings that change what its rewrites make of a graph (in the graph key).
@@ -843,7 +847,7 @@ def python_functions(
     from compare.core import _graph_key  # only when compiling: PyTensor graphs
 
     folder = cache_dir()
-    if folder is None:
+    if folder is None or os.environ.get(BUILD_GRAPHS_ENV) == "1":
         return list(build())
     import pytensor  # heavy: only when compiling
 
@@ -1410,6 +1414,7 @@ def compile_pymc_model(
 
     started = time.perf_counter()
     initial_point_fn = _initial_point_fn(model, jitter=jitter)
+    stored_graphs = _stored_graphs and os.environ.get(BUILD_GRAPHS_ENV) != "1"
     (
         n_dim,
         n_expanded,
@@ -1419,7 +1424,7 @@ def compile_pymc_model(
         shape_info,
         reparameterized_names,
         shape_generic,
-    ) = _make_functions(model, initial_point_fn, folder=folder if _stored_graphs else None)
+    ) = _make_functions(model, initial_point_fn, folder=folder if stored_graphs else None)
     shared_data: dict[str, np.ndarray] = {}
     shared_var_keys: dict[Any, str] = {}
     hoisted = hoisted_of(logp_fn_pt)

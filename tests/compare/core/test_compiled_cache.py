@@ -168,6 +168,22 @@ def test_a_damaged_graphs_file_is_built_again(tmp_path: Path, in_process) -> Non
     assert path.read_bytes() == whole  # filed again, whole
 
 
+def test_the_build_graphs_switch_builds_them_and_loads_the_machine_code(
+    in_process, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``BAYES_COMPARE_BUILD_GRAPHS=1`` (the benchmarks' reference) reads no stored
+    graphs; without it a load reads them."""
+    import pymc_models.beta_binomial as m
+
+    in_process(5)  # compiled; machine code and graphs stored
+    monkeypatch.setenv(compiled_cache.BUILD_GRAPHS_ENV, "1")
+    compiled, cached = compiled_cache.compile_pymc_model(m.build_model(n_obs=5))
+    assert cached and not isinstance(compiled.logp_func, compiled_cache.StoredGraphs)
+    monkeypatch.delenv(compiled_cache.BUILD_GRAPHS_ENV)
+    compiled, cached = compiled_cache.compile_pymc_model(m.build_model(n_obs=5))
+    assert cached and isinstance(compiled.logp_func, compiled_cache.StoredGraphs)
+
+
 def test_the_cache_can_be_switched_off(tmp_path: Path) -> None:
     assert compiled_cache.cache_dir(environ={"BAYES_COMPARE_CACHE_DIR": "off"}) is None
     assert compiled_cache.cache_dir(environ={"BAYES_COMPARE_CACHE_DIR": str(tmp_path)}) == (
