@@ -782,9 +782,10 @@ class _Rebound:
     """A PyTensor function read from the cache, reading the model's shared variables.
 
     An unpickled function holds copies of the shared variables it was compiled
-    with; each call first gives those copies the model's current values (a
-    reference, no copy), so that ``pm.set_data`` reaches it as it reaches a
-    function compiled in this process.
+    with, their values empty (the file keeps no data, :func:`_pickled_function`);
+    each call first gives those copies the model's current values (a reference,
+    no copy), so that ``pm.set_data`` reaches it as it reaches a function
+    compiled in this process.
     """
 
     function: Any
@@ -796,27 +797,70 @@ class _Rebound:
         return self.function(*args, **kwargs)
 
 
+#: The persistent id that stands, in a pickled function, for the data a shared variable
+#: held when it was filed (``_pickled_function``): the file keeps no data set.
+_DATA_ID = "bayes-compare-data"
+
+
 def _pickled_function(function: Any) -> bytes:
-    """``pickle.dumps(function)`` without what its nodes cache at link time (Blockwise's
-    ``gufunc``, a local function: made again when the unpickled function is linked);
-    cloudpickle's when an op's own state holds a local function."""
+    """``pickle.dumps(function)``, without its shared variables' values and without what
+    its nodes cache at link time (Blockwise's ``gufunc``, a local function, made again
+    when the unpickled function is linked); cloudpickle's when an op's own state holds a
+    local function. :func:`_unpickled_function` reads it back."""
+    import io
+
+    data = {
+        id(container.storage[0]): container.storage[0]
+        for container, spec in zip(function.input_storage, function.maker.inputs, strict=True)
+        if spec.implicit and isinstance(container.storage[0], np.ndarray)
+    }
+
+    def persistent_id(obj: Any) -> Any:
+        if id(obj) in data and obj is data[id(obj)]:
+            return (_DATA_ID, obj.dtype.str, obj.ndim)  # a data set: not kept
+        return None
+
     removed = []
     for node in function.maker.fgraph.apply_nodes:
         if hasattr(node.tag, "gufunc"):
             removed.append((node, node.tag.gufunc))
             del node.tag.gufunc
     try:
+        buffer = io.BytesIO()
         try:
-            return pickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
+            pickler: Any = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+            pickler.persistent_id = persistent_id
+            pickler.dump(function)
         except (AttributeError, pickle.PicklingError, TypeError):
             # An op holding a local function (OpFromGraph's cached gradient op):
-            # cloudpickle (Dask's) writes it by value; pickle.loads reads it back.
+            # cloudpickle (Dask's) writes it by value; pickle reads it back.
             import cloudpickle  # heavy: only when such a function is filed
 
-            return bytes(cloudpickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL))
+            buffer = io.BytesIO()
+            pickler = cloudpickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+            pickler.persistent_id = persistent_id
+            pickler.dump(function)
+        return buffer.getvalue()
     finally:
         for node, gufunc in removed:
             node.tag.gufunc = gufunc
+
+
+def _unpickled_function(payload: bytes) -> Any:
+    """The function of :func:`_pickled_function`, its shared variables holding empty
+    arrays until :class:`_Rebound` gives them the model's values."""
+    import io
+
+    unpickler: Any = pickle.Unpickler(io.BytesIO(payload))
+
+    def persistent_load(pid: Any) -> Any:
+        tag, dtype, ndim = pid
+        if tag != _DATA_ID:
+            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+        return np.zeros((0,) * ndim, dtype=dtype)
+
+    unpickler.persistent_load = persistent_load
+    return unpickler.load()
 
 
 def python_functions(
@@ -863,7 +907,7 @@ def python_functions(
             raise ValueError("another graph")
         loaded = []
         for data, positions in payload["functions"]:
-            function = pickle.loads(data)
+            function = _unpickled_function(data)
             own = [
                 function.input_storage[i]
                 for i, spec in enumerate(function.maker.inputs)

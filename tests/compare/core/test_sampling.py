@@ -196,8 +196,8 @@ def test_a_map_finder_reads_a_stored_objective_that_follows_new_data(tmp_path, m
     """A second finder of the same graph reads the objective and back-transform from
     the compile cache (compiled_cache.python_functions) and finds, for every data set,
     the MAP the built one finds, bit for bit: the exact mode. Planted: the stored
-    functions without their rebinding to the model's shared variables keep the data
-    they were filed with, and miss the new data's mode."""
+    functions without their rebinding to the model's shared variables (their files
+    keep no data) miss the new data's mode."""
     from compare.core import compiled_cache
 
     monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(tmp_path))
@@ -210,14 +210,16 @@ def test_a_map_finder_reads_a_stored_objective_that_follows_new_data(tmp_path, m
         for name, model in (("built", built), ("stored", stored)):
             pm.set_data(topic.model_data(x=x, **hyper), model=model, coords={"obs": np.arange(7)})
             finders.setdefault(name, MapFinder(model, topic.variables))
-        assert list((tmp_path / "compiled").glob("*.map.functions"))
+        (filed,) = (tmp_path / "compiled").glob("*.map.functions")
+        data = [v.get_value() for v in built.data_vars if np.size(v.get_value()) >= 7]
+        assert data and not any(np.asarray(d).tobytes() in filed.read_bytes() for d in data)
         assert isinstance(finders["stored"]._constrained, compiled_cache._Rebound)
         ours = finders["stored"].find()
         np.testing.assert_array_equal(ours, finders["built"].find())
         np.testing.assert_allclose(
             ours, topic.solve(x=x, **hyper).posterior.mode, rtol=1e-8, atol=1e-8
         )
-    planted = MapFinder(topic.build_model(), topic.variables)  # data of shift 0
+    planted = MapFinder(topic.build_model(), topic.variables)
     for rebound in (planted._constrained, planted._f_fused):
         rebound.pairs = []  # type: ignore[union-attr]
     pm.set_data(
@@ -225,4 +227,5 @@ def test_a_map_finder_reads_a_stored_objective_that_follows_new_data(tmp_path, m
         model=planted._model,
         coords={"obs": np.arange(7)},
     )
-    assert not np.allclose(planted.find(), ours, rtol=1e-3)  # ours: shift -3's mode
+    found = planted.find()
+    assert found is None or not np.allclose(found, ours, rtol=1e-3)  # ours: shift -3's
