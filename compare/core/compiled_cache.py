@@ -76,6 +76,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import io
 import json
 import os
 import pickle
@@ -807,8 +808,6 @@ def _pickled_function(function: Any) -> bytes:
     its nodes cache at link time (Blockwise's ``gufunc``, a local function, made again
     when the unpickled function is linked); cloudpickle's when an op's own state holds a
     local function. :func:`_unpickled_function` reads it back."""
-    import io
-
     data = {
         id(container.storage[0]): container.storage[0]
         for container, spec in zip(function.input_storage, function.maker.inputs, strict=True)
@@ -849,8 +848,6 @@ def _pickled_function(function: Any) -> bytes:
 def _unpickled_function(payload: bytes) -> Any:
     """The function of :func:`_pickled_function`, its shared variables holding empty
     arrays until :class:`_Rebound` gives them the model's values."""
-    import io
-
     unpickler: Any = pickle.Unpickler(io.BytesIO(payload))
 
     def persistent_load(pid: Any) -> Any:
