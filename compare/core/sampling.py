@@ -156,6 +156,9 @@ class MapFinder:
         else:
             fused, self._constrained = build()
         self._f_fused: Callable[[np.ndarray], Any] = fused
+        # The joined vector's dtype (PyTensor's upcast of the value variables'), which the
+        # objective, compiled with trust_input, must be given.
+        self._dtype = np.result_type(*[np.dtype(v.dtype) for v in self._value_vars])
 
     def find(self) -> np.ndarray | None:
         """The MAP for the model's current ``pm.Data`` values, flattened; None on failure."""
@@ -183,7 +186,7 @@ class MapFinder:
 
         def fused(x: np.ndarray) -> tuple[float, np.ndarray]:
             # Copy: a compiled PyTensor function may reuse its output buffers.
-            loss, grad = self._f_fused(np.asarray(x, dtype=np.float64))
+            loss, grad = self._f_fused(np.asarray(x, dtype=self._dtype))
             return float(loss), np.array(grad, dtype=float)
 
         with np.errstate(all="ignore"), warnings.catch_warnings():
