@@ -5,8 +5,8 @@ Why
 A compiled model loaded from the disk cache (:mod:`compare.core.compiled_cache`)
 still paid for the graphs its machine code was keyed by: PyTensor's rewrites of
 the log density and its gradient, the hoisted part's rewrites and the numba
-funcify, 0.5 s of a second ``run beta-binomial`` and 3.7 s of the Gaussian
-classifier's (of 4.4 s rebuilding; measured 2026-12-05). Those graphs are a
+funcify: in the compile log of a warm run, 0.53 s of beta-binomial's load and 2.38 s
+of the Gaussian classifier's (2026-12-05). Those graphs are a
 deterministic function of the graph PyMC builds, the library versions and
 PyTensor's configuration: given a name for that first graph, a load can find
 what the rewrites made of it without making it again.
