@@ -718,6 +718,15 @@ _REWRITE_FLAGS = (
 )
 
 
+def _rewrite_context() -> dict[str, Any]:
+    """What, besides a graph, decides what PyTensor's rewrites and numba make of it:
+    the versions and CPU (:func:`_environment`) and PyTensor's rewrite flags."""
+    import pytensor  # heavy: only when compiling
+
+    flags = [str(getattr(pytensor.config, flag, None)) for flag in _REWRITE_FLAGS]
+    return {"environment": _environment(), "flags": flags}
+
+
 def _graph_key_of(
     model: Any, logp: Any, shapes: list[Any], value_vars: list[Any]
 ) -> tuple[str, list[Any]] | None:
@@ -725,17 +734,14 @@ def _graph_key_of(
     model's shared variables in the key's order): its log density as PyMC built it,
     the free variables' symbolic shapes and all that the rewrites depend on
     (:mod:`compare.core._graph_key`). None when the graph cannot be keyed."""
-    import pytensor  # heavy: only when compiling
-
     from compare.core import _graph_key  # only when compiling: PyTensor graphs
 
     extra = {
-        "environment": _environment(),
+        **_rewrite_context(),
         "check_bounds": bool(model.check_bounds),
         "dtypes": [rv.dtype for rv in model.free_RVs],
         "no_hoist": os.environ.get(NO_HOIST_ENV) == "1",
         "numba_expand": os.environ.get(NUMBA_EXPAND_ENV) == "1",
-        "flags": [str(getattr(pytensor.config, flag, None)) for flag in _REWRITE_FLAGS],
     }
     return _graph_key.graph_key([logp, *shapes], value_vars, extra=extra)
 
@@ -763,7 +769,7 @@ def _load_graphs(folder: Path, graph: str, shared: list[Any]) -> StoredGraphs | 
             hoisted = Hoisted(
                 shared=[shared[i] for i in stored["from"]],
                 hoisted=made,
-                function=pickle.loads(stored["function"]),
+                function=_unpickled_function(stored["function"]),
             )
         order = [
             shared[i] if kind == "model" else hoisted.hoisted[i]  # type: ignore[union-attr]
@@ -866,7 +872,7 @@ def python_functions(
     """PyTensor functions of the Python linker, ``build()``'s, or read from :func:`cache_dir`.
 
     For functions that take time to build and nothing to compile (the MAP
-    finder's objective, 0.25 s for a conjugate model and 3 s for the
+    finder's objective, 0.25 s for a conjugate model and 2 s for the
     Normal-Wishart one): the rewrites are what costs. They are filed under the
     key of the graph of ``outputs`` in ``inputs`` (:mod:`compare.core._graph_key`)
     with ``extra`` (what else ``build`` depends on) and ``kind``; a function
@@ -890,10 +896,7 @@ def python_functions(
     folder = cache_dir()
     if folder is None or os.environ.get(BUILD_GRAPHS_ENV) == "1":
         return list(build())
-    import pytensor  # heavy: only when compiling
-
-    flags = [str(getattr(pytensor.config, flag, None)) for flag in _REWRITE_FLAGS]
-    keyed = _graph_key.graph_key(outputs, inputs, extra=(kind, _environment(), flags, extra))
+    keyed = _graph_key.graph_key(outputs, inputs, extra=(kind, _rewrite_context(), extra))
     if keyed is None:
         return list(build())
     key, shared = keyed
@@ -950,7 +953,7 @@ def _store_graphs(folder: Path, logp_fn: Any, key: str) -> None:
             stored_hoisted = {
                 "from": [index[id(var)] for var in hoisted.shared],
                 "types": [(var.type.shape, var.type.dtype) for var in hoisted.hoisted],
-                "function": pickle.dumps(hoisted.function, protocol=pickle.HIGHEST_PROTOCOL),
+                "function": _pickled_function(hoisted.function),
             }
     except Exception:  # noqa: BLE001 -- a variable the key does not number, an unpicklable
         return  # function: the graphs are built at every load, as before

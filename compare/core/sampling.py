@@ -118,7 +118,7 @@ class MapFinder:
         the initial point's shapes, ``rewrite_pregrad``, the gradient. In
         :data:`MAP_FIRST_MODE` both functions are read from the compile cache
         when a process built them before (``compiled_cache.python_functions``:
-        their rewrites cost 0.25 s of a conjugate model's run, 3 s of the
+        their rewrites cost 0.25 s of a conjugate model's run, 2 s of the
         Normal-Wishart model's).
         """
         model = self._model
