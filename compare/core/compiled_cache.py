@@ -93,6 +93,7 @@ from typing import Any
 import numpy as np
 
 from compare.core import _numba_lazy_code
+from compare.core._nutpie_trace import faster_conversion
 
 #: Bumped when the file layout or the key's recipe changes.
 FORMAT = 4
@@ -587,7 +588,8 @@ def sample(compiled: Any, **kwargs: Any) -> Any:
     import nutpie  # heavy: only when sampling
     import xarray as xr  # heavy: only when sampling
 
-    tree = nutpie.sample(compiled, **kwargs)
+    with faster_conversion():  # nutpie's DataTree, without arviz-base's per-variable merge
+        tree = nutpie.sample(compiled, **kwargs)
     expansion = getattr(compiled, "expand_func", None)
     if not isinstance(expansion, Expansion):
         return tree  # nutpie's own expand function (a fixed layout): nothing to do
