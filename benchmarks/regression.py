@@ -161,7 +161,9 @@ def smc_kernels() -> None:
         timings[name] = (time.process_time() - start, estimate)
     (pymc_s, pymc_ev), (ours_s, ours_ev) = timings["IMH"], timings["BatchedIMH"]
     print(f"\n3. pm.sample_smc for the evidence check, {ds.name}, 4 x 1000 particles (CPU s)")
-    print(f"   PyMC's IMH kernel:   {pymc_s:6.2f} s   log evidence per chain {np.round(pymc_ev, 6)}")
+    print(
+        f"   PyMC's IMH kernel:   {pymc_s:6.2f} s   log evidence per chain {np.round(pymc_ev, 6)}"
+    )
     print(
         f"   BatchedIMH:          {ours_s:6.2f} s   {pymc_s / ours_s:4.1f}x faster; same estimate: "
         f"{'yes' if np.allclose(ours_ev, pymc_ev, rtol=1e-12) else 'NO'}"
