@@ -21,7 +21,10 @@ more than that, and the same comparison rejects it.
 from __future__ import annotations
 
 import numpy as np
+import pytensor
+import pytensor.tensor as pt
 import pytest
+from pytensor.compile.mode import FAST_COMPILE
 from scipy import stats
 from scipy.special import logsumexp
 
@@ -50,13 +53,18 @@ def problem():
         "init_lambda": np.broadcast_to(np.eye(D), (K, D, D)).copy(),
     }
     model = m_gm.build_model(components=K, n_dims=D)
-    logp = model.compile_logp(jacobian=False)
+    # The Python linker: the default (numba) compile of this model's density took 8 s
+    # of the suite, for three evaluations (tests/pymc_models/test_log_density.py too).
+    logp = model.compile_logp(jacobian=False, mode=FAST_COMPILE)
     point = {}
     for name, value in {"w": w, "mu": mu, "Lambda": lam}.items():
         rv = model[name]
         transform = model.rvs_to_transforms.get(rv)
         value_var = model.rvs_to_values[rv]
-        point[value_var.name] = value if transform is None else transform.forward(value).eval()
+        if transform is not None:
+            forward = transform.forward(pt.as_tensor(value), *rv.owner.inputs)
+            value = pytensor.function([], forward, mode=FAST_COMPILE)()
+        point[value_var.name] = np.asarray(value)
     assert set(point) == {v.name for v in model.value_vars}
 
     def density(data):
