@@ -21,7 +21,8 @@ random number is drawn from the same generator in the same order as
 ``IMH`` draws it, and each particle's log density is the same arithmetic,
 so a seed gives the same particles, acceptances and log evidence (equal to
 1e-12 in tests/compare/core/test_batched_smc.py; bit for bit on the builtin
-data). Pass it as ``pm.sample_smc(..., kernel=BatchedIMH)``.
+data). Pass it as ``pm.sample_smc(..., kernel=BatchedIMH)``. A model with discrete free
+variables, whose values PyMC's per-particle functions round, runs as ``IMH``.
 
 The ``smc`` inference method keeps PyMC's own kernel: there it is PyMC's SMC
 being measured; here it is a means to an evidence estimate.
@@ -38,6 +39,7 @@ from pymc.model import modelcontext
 from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import floatX, join_nonshared_inputs, make_shared_replacements
 from pymc.smc.kernels import IMH, Pearson
+from pymc.vartypes import discrete_types
 
 
 class BatchedIMH(IMH):  # type: ignore[misc]  # PyMC's class is untyped
@@ -49,6 +51,9 @@ class BatchedIMH(IMH):  # type: ignore[misc]  # PyMC's class is untyped
         from pytensor.graph.replace import vectorize_graph  # heavy: as above
 
         model = modelcontext(kwargs.get("model"))
+        self._batched: list[Any] | None = None
+        if any(v.dtype in discrete_types for v in self.variables):
+            return  # PyMC's per-particle functions round discrete values: IMH's own way
         point = model.initial_point(random_seed=0)  # shapes and dtypes only
         shared = make_shared_replacements(point, self.variables, model)
         self._batched = []
@@ -64,17 +69,25 @@ class BatchedIMH(IMH):  # type: ignore[misc]  # PyMC's class is untyped
             self._batched.append(function)
 
     def _prior(self, particles: np.ndarray) -> np.ndarray:
+        assert self._batched is not None
         return np.asarray(self._batched[0](particles), dtype=float).reshape(len(particles))
 
     def _likelihood(self, particles: np.ndarray) -> np.ndarray:
+        assert self._batched is not None
         return np.asarray(self._batched[1](particles), dtype=float).reshape(len(particles))
 
     def set_rng(self, rng: np.random.Generator) -> None:
         """Keep ``rng``: the log-density functions draw nothing, so nothing is copied."""
+        if self._batched is None:
+            super().set_rng(rng)
+            return
         self.rng = rng
 
     def _initialize_kernel(self) -> None:
         """``SMC_KERNEL._initialize_kernel`` with the log densities in one call each."""
+        if self._batched is None:
+            super()._initialize_kernel()
+            return
         start = self.start if self.start else self.initialize_population()
         population = [
             DictToArrayBijection.map({v.name: start[v.name][i] for v in self.variables}).data
@@ -86,6 +99,9 @@ class BatchedIMH(IMH):  # type: ignore[misc]  # PyMC's class is untyped
 
     def mutate(self) -> None:
         """``IMH.mutate``, the same draws in the same order, the log densities batched."""
+        if self._batched is None:
+            super().mutate()
+            return
         self.n_steps = 1
         old_corr: Any = 2
         corr = Pearson(self.tempered_posterior)

@@ -84,3 +84,20 @@ def test_the_batched_kernel_gives_pymcs_particles_and_evidence():
 
     planted, _ = _smc(model, PriorDropped, seed=8)
     assert not _same(planted, pymc_evidence)
+
+
+def test_a_model_with_a_discrete_variable_runs_as_pymcs_kernel():
+    """PyMC rounds discrete values in its per-particle functions; the batched kernel
+    leaves such a model to IMH's own way, with IMH's estimate."""
+    import pymc as pm
+    from pymc.smc.kernels import IMH
+
+    from compare.core.batched_smc import BatchedIMH
+
+    with pm.Model() as model:
+        k = pm.Poisson("k", 3.0)
+        w = pm.Normal("w", 0.0, 2.0, shape=3)
+        pm.Normal("y", w.sum() + k, 1.0, observed=[4.0, 5.5, 3.2])
+    ours, _ = _smc(model, BatchedIMH, seed=8)
+    pymc, _ = _smc(model, IMH, seed=8)
+    assert _same(ours, pymc)
