@@ -65,14 +65,22 @@ class BatchedIMH(IMH):  # type: ignore[misc]  # PyMC's class is untyped
     """``pymc.smc.kernels.IMH`` evaluating all particles' log densities in one call."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
         import pytensor.tensor as pt  # heavy: PyTensor only when SMC runs
         from pytensor.graph.replace import vectorize_graph  # heavy: as above
 
         model = modelcontext(kwargs.get("model"))
         self._batched: list[Any] | None = None
-        if any(v.dtype in discrete_types for v in self.variables):
-            return  # PyMC's per-particle functions round discrete values: IMH's own way
+        if any(v.dtype in discrete_types for v in model.value_vars):
+            # PyMC's per-particle functions round discrete values: IMH's own way.
+            super().__init__(*args, **kwargs)
+            return
+        # IMH compiles its per-particle functions, which are never called here: the
+        # Python linker compiles them in milliseconds, not numba's seconds.
+        kwargs["compile_kwargs"] = {
+            **(kwargs.get("compile_kwargs") or {}),
+            "mode": _batched_mode(),
+        }
+        super().__init__(*args, **kwargs)
         point = model.initial_point(random_seed=0)  # shapes and dtypes only
         shared = make_shared_replacements(point, self.variables, model)
         self._batched = []
