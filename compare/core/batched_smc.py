@@ -52,9 +52,10 @@ def _batched_mode() -> Any:
     is compiled to machine code. With numba (PyMC's default), every new model's
     vectorised graph was a cold compile (its ``BatchedDot`` and ``Dot`` among them):
     ``tests/compare/topics/test_regression.py`` on empty caches took 84-87 CPU-s
-    against 64-73 with PyMC's own kernel, and takes 61-71 CPU-s this way. Fusion is left out because the Python
-    linker evaluates a fused ``Composite`` element by element (113 ms a call). The
-    values equal the per-particle numba functions' to 5e-16 relative.
+    against 64-73 with PyMC's own kernel, and takes 61-71 CPU-s this way. Fusion
+    is left out because the Python linker evaluates a fused ``Composite`` element
+    by element (113 ms a call). The values equal the per-particle numba functions'
+    to 5e-16 relative.
     """
     from pytensor.compile.mode import Mode  # heavy: PyTensor only when SMC runs
 
