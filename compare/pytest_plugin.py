@@ -12,6 +12,8 @@ closed forms (:func:`compare.testing.assert_agrees`):
   leaves room for the far tail. The split is printed under the header.
 - ``--bayes-inconclusive=fail|xfail|rerun`` (default ``rerun``: once, with
   twice the draws, then fail): an inconclusive check never passes silently.
+  ``@pytest.mark.bayes_inconclusive("xfail")`` sets one test's policy (a
+  model known to be hard for the sampler, say) whatever the option says.
 - ``--bayes-seed S`` (default 0): every check's seed derives from the test's
   node id and S, so a failure reproduces with the same command, and another
   S gives fresh draws.
@@ -34,12 +36,16 @@ from typing import Any
 
 import pytest
 
+from compare.testing import INCONCLUSIVE_POLICIES  # light: no PyMC until a check runs
+
 #: The realised false-alarm rate of one check over its nominal alpha, bounded (see the module).
 INFLATION = 3.0
 #: The fixtures that make a test a verdict test.
 VERDICT_FIXTURES = ("bayes_check", "bayes_alpha")
 _COUNT = pytest.StashKey[int]()
 _PROPERTY = "bayes_compare"
+#: The marker that sets one test's inconclusive policy (over ``--bayes-inconclusive``).
+POLICY_MARKER = "bayes_inconclusive"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,7 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--bayes-inconclusive",
-        choices=("fail", "xfail", "rerun"),
+        choices=INCONCLUSIVE_POLICIES,
         default="rerun",
         help="an inconclusive check: fail, xfail, or rerun once with twice the draws (default)",
     )
@@ -69,6 +75,25 @@ def pytest_configure(config: pytest.Config) -> None:
     if not 0.0 < budget < 1.0:
         raise pytest.UsageError(f"--bayes-alpha must be in (0, 1), got {budget}; e.g. 1e-3")
     config.stash[_COUNT] = 0
+    config.addinivalue_line(
+        "markers",
+        f"{POLICY_MARKER}(policy): this test's inconclusive checks fail, xfail or rerun "
+        "(over --bayes-inconclusive)",
+    )
+
+
+def _policy(item: pytest.Item) -> str:
+    """The test's inconclusive policy: its marker's, else ``--bayes-inconclusive``."""
+    marker = item.get_closest_marker(POLICY_MARKER)
+    if marker is None:
+        return str(item.config.getoption("bayes_inconclusive"))
+    policy = marker.args[0] if marker.args else marker.kwargs.get("policy")
+    if policy not in INCONCLUSIVE_POLICIES:
+        raise pytest.UsageError(
+            f"@pytest.mark.{POLICY_MARKER}({policy!r}) on {item.nodeid}: the policy must be "
+            f'one of {", ".join(INCONCLUSIVE_POLICIES)}, e.g. @pytest.mark.{POLICY_MARKER}("xfail")'
+        )
+    return str(policy)
 
 
 def _is_verdict_test(item: pytest.Item) -> bool:
@@ -79,6 +104,8 @@ def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     config.stash[_COUNT] = sum(1 for item in items if _is_verdict_test(item))
+    for item in items:  # a bad policy is a usage error before anything runs
+        _policy(item)
 
 
 def _alpha_each(config: pytest.Config) -> float:
@@ -117,7 +144,8 @@ def bayes_check(
     """``bayes_check(model, exact, var_names=[...], **options)``: fail unless they agree.
 
     Calls :func:`compare.testing.assert_agrees` with this test's alpha and
-    seed and the ``--bayes-inconclusive`` policy; returns the
+    seed and its inconclusive policy (its ``bayes_inconclusive`` marker's,
+    else ``--bayes-inconclusive``); returns the
     :class:`compare.CheckResult` when the verdict is ``agree``. A failure
     shows the flagged quantities (z and Holm p-values), every check and the
     saved run page.
@@ -126,6 +154,7 @@ def bayes_check(
 
     config = request.config
     seed = seed_for(request.node.nodeid, config.getoption("bayes_seed"))
+    policy = _policy(request.node)
 
     def check(model: Any, exact: Any, **options: Any) -> Any:
         start = time.perf_counter()
@@ -137,7 +166,7 @@ def bayes_check(
                 exact,
                 alpha=bayes_alpha,
                 seed=options.pop("seed", seed),
-                inconclusive=config.getoption("bayes_inconclusive"),
+                inconclusive=policy,
                 page_dir=tmp_path / "bayes-compare-report",
                 **options,
             )

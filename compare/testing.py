@@ -40,15 +40,18 @@ class DisagreementError(AssertionError):
         self.result = result
 
 
-def failure_report(result: Any, page: Path | None = None) -> str:
+def failure_report(result: Any, page: Path | None = None, *, rerun_draws: int | None = None) -> str:
     """A readable report of a check that did not agree.
 
-    The verdict, every check's line (convergence gate, agreement, MAP) with
-    the flagged quantities' z and Holm p-values, and the saved run page.
+    The verdict (and, after the ``rerun`` policy's second check, its draws),
+    every check's line (convergence gate, agreement, MAP) with the flagged
+    quantities' z and Holm p-values, and the saved run page.
     """
     from compare.core.text import check_lines  # the same lines as `bayes-compare run`
 
     lines = [f"bayes-compare: {result.verdict.upper()} (decided by {result.decided_by})"]
+    if rerun_draws is not None:
+        lines.append(f"after one rerun with twice the draws ({rerun_draws} per chain)")
     lines += check_lines(result.run, map_vectors=False)
     if page is not None:
         lines.append(f"run page: {page}")
@@ -108,6 +111,7 @@ def assert_agrees(
     result = compare.check(
         model, exact, var_names=var_names, alpha=alpha, seed=seed, draws=draws, **check_options
     )
+    more: int | None = None
     if result.verdict == "inconclusive":
         if inconclusive == "xfail":
             import pytest  # only a pytest run asks for xfail
@@ -130,5 +134,5 @@ def assert_agrees(
             page = result.to_html(page_dir)
         except Exception:  # noqa: BLE001 - the report is a help; the verdict is the failure
             page = None
-        raise DisagreementError(failure_report(result, page), result)
+        raise DisagreementError(failure_report(result, page, rerun_draws=more), result)
     return result

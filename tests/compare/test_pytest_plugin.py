@@ -4,8 +4,9 @@ Each test starts pytest in a new process (pytester) on a user's test file:
 the shipped example examples/test_poisson_gamma.py (a correct closed form
 passes; a planted wrong one is caught), and a file whose model is Neal's
 funnel in its centred form, which NUTS cannot sample without divergences, so
-its check is inconclusive whatever the seed: the three policies must each
-end it as they say, never in a silent pass.
+its check is inconclusive whatever the seed: the three policies (set by the
+option or by a test's ``bayes_inconclusive`` marker) must each end it as
+they say, never in a silent pass.
 """
 
 from __future__ import annotations
@@ -20,25 +21,50 @@ pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "test_poisson_gamma.py"
+#: Plugins of the environment these user runs do not use, left out: zarr's (installed
+#: with zarr, it registers a marker and imports zarr and Hypothesis, 1.8 s) and
+#: Hypothesis's (0.97 s); 2.4 CPU-s of each pytest subprocess.
+UNUSED = ("-p", "no:cacheprovider", "-p", "no:zarr", "-p", "no:hypothesispytest")
+
+
+def _pytest(pytester, *args):
+    """pytest in a new process on the files made in ``pytester``'s folder."""
+    return pytester.runpytest_subprocess(*UNUSED, *args)
+
 
 FUNNEL = """
 import pymc as pm
+import pytest
 import compare
 
 
-def test_funnel(bayes_check):
+def funnel(bayes_check):
     with pm.Model() as model:
         v = pm.Normal("v", 0.0, 3.0)
         pm.Normal("x", 0.0, pm.math.exp(v / 2), shape=9)
     bayes_check(model, compare.Exact(mean=[0.0], cov=[[9.0]], gaussian=True), var_names=["v"],
                 draws=100, tune=100, chains=2)
+
+
+def test_funnel_by_the_option(bayes_check):
+    funnel(bayes_check)
+
+
+@pytest.mark.bayes_inconclusive("xfail")
+def test_funnel_xfail(bayes_check):
+    funnel(bayes_check)
+
+
+@pytest.mark.bayes_inconclusive("rerun")
+def test_funnel_rerun(bayes_check):
+    funnel(bayes_check)
 """
 
 
 @pytest.mark.mcmc
 def test_the_example_passes_and_its_planted_bug_is_caught(pytester):
     pytester.makepyfile(test_poisson_gamma=EXAMPLE.read_text())
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result = _pytest(pytester, "-p", "no:randomly")
     result.assert_outcomes(passed=1, xfailed=1)
     result.stdout.fnmatch_lines(
         [
@@ -48,9 +74,10 @@ def test_the_example_passes_and_its_planted_bug_is_caught(pytester):
             "*agree*max |z|*<=*test_posterior_matches_the_closed_form",
         ]
     )
-    # What the user sees when the wrong closed form fails: the report, not a traceback.
-    shown = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--runxfail")
-    shown.assert_outcomes(passed=1, failed=1)
+    # What the user sees when the wrong closed form fails: the report, not a traceback
+    # (the wrong one alone: the budget is still split over the 2 collected).
+    shown = _pytest(pytester, "--runxfail", "-k", "test_a_wrong_closed_form_is_caught")
+    shown.assert_outcomes(failed=1, deselected=1)
     out = shown.stdout.str()
     assert "bayes-compare: DISAGREE (decided by agreement)" in out
     assert "flagged mean:lam" in out and "Holm p=" in out
@@ -58,22 +85,37 @@ def test_the_example_passes_and_its_planted_bug_is_caught(pytester):
 
 
 @pytest.mark.mcmc
-@pytest.mark.parametrize(
-    ("policy", "outcome", "words"),
-    [
-        ("fail", {"failed": 1}, ["bayes-compare: INCONCLUSIVE (decided by"]),
-        ("xfail", {"xfailed": 1}, []),
-        ("rerun", {"failed": 1}, ["bayes-compare: INCONCLUSIVE (decided by"]),
-    ],
-)
-def test_an_inconclusive_check_never_passes(pytester, policy, outcome, words):
+def test_an_inconclusive_check_never_passes(pytester):
+    """Each policy, from the option or from a test's marker, in one pytest run:
+    ``fail`` fails, ``xfail`` xfails, ``rerun`` reruns with twice the draws and
+    then fails; none passes."""
     pytester.makepyfile(test_funnel=FUNNEL)
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", f"--bayes-inconclusive={policy}", "-rx"
+    result = _pytest(pytester, "--bayes-inconclusive=fail", "-rx")
+    result.assert_outcomes(failed=2, xfailed=1)
+    out = result.stdout.str()
+    failures = {
+        name: out.split(f"_ {name} _", 1)[1].split("\n_", 1)[0]
+        for name in ("test_funnel_by_the_option", "test_funnel_rerun")
+    }
+    for name, text in failures.items():
+        assert "bayes-compare: INCONCLUSIVE (decided by" in text, (name, out)
+    assert "after one rerun with twice the draws (200 per chain)" in failures["test_funnel_rerun"]
+    assert "rerun" not in failures["test_funnel_by_the_option"]
+    result.stdout.fnmatch_lines(["XFAIL*test_funnel_xfail*"])
+
+
+def test_a_bad_policy_on_a_test_is_a_usage_error(pytester):
+    pytester.makepyfile(
+        test_x="""
+        import pytest
+        @pytest.mark.bayes_inconclusive("retry")
+        def test_x(bayes_check):
+            pass
+        """
     )
-    result.assert_outcomes(**outcome)
-    for word in words:
-        assert word in result.stdout.str()
+    result = _pytest(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*bayes_inconclusive('retry')*one of fail, xfail, rerun*"])
 
 
 def test_the_budget_is_split_over_the_verdict_tests_collected(pytester):
@@ -89,14 +131,14 @@ def test_the_budget_is_split_over_the_verdict_tests_collected(pytester):
             pass
         """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--bayes-alpha", "0.01")
+    result = _pytest(pytester, "--bayes-alpha", "0.01")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["bayes-compare: false-alarm budget 0.01 over 3 verdict tests*"])
 
 
 def test_a_bad_budget_is_a_usage_error(pytester):
     pytester.makepyfile(test_x="def test_x(): pass")
-    result = pytester.runpytest_subprocess("--bayes-alpha", "2")
+    result = _pytest(pytester, "--bayes-alpha", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bayes-alpha must be in (0, 1), got 2.0*"])
 

@@ -39,9 +39,14 @@ def test_every_sampler_agrees_on_a_conjugate_posterior(method, test_alpha):
     assert {"rhat", "ess_bulk", "ess_tail", "divergences", "agreement", "map"} <= checks
 
 
-_JAX_CACHE_PROBE = """
-import hashlib, json, sys
+_JAX_PROBE = """
+import dataclasses, hashlib, json, os, sys
+import numpy as np
 from jax import monitoring
+
+if sys.argv[1] == "keep":  # the leak planted back: JAX's caches never cleared
+    import jax
+    jax.clear_caches = lambda: None
 events = {"hits": 0, "misses": 0}
 def count(name, **_):
     if name.endswith("/cache_hits"):
@@ -50,53 +55,15 @@ def count(name, **_):
         events["misses"] += 1
 monitoring.register_event_listener(count)
 import compare
-settings = {"method": "numpyro", "draws": 200, "tune": 200, "chains": 2, "seed": 11}
-result = compare.run("beta-binomial", settings=settings)
-draws = result.run.draws.posterior[result.run.variables[0]].values
-print(json.dumps({**events, "draws": hashlib.sha256(draws.tobytes()).hexdigest()}))
-"""
-
-
-@pytest.mark.mcmc
-def test_jax_methods_reuse_compiled_programs_with_the_same_draws(tmp_path):
-    """A second process loads NumPyro's XLA programs from the persistent cache
-    (compiled_cache.jax_cache_dir) instead of compiling them, and draws the same
-    values for the seed, bit for bit, as the process that compiled them."""
-    import os
-
-    def probe(cache: str) -> dict:
-        env = {**os.environ, "BAYES_COMPARE_CACHE_DIR": cache}
-        env.pop("JAX_COMPILATION_CACHE_DIR", None)
-        proc = subprocess.run(
-            [sys.executable, "-c", _JAX_CACHE_PROBE],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=600,
-            env=env,
-        )
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-
-    cold = probe(str(tmp_path / "cache"))
-    warm = probe(str(tmp_path / "cache"))
-    # The first process compiles (a program it meets twice is a hit the second time);
-    # the second compiles nothing.
-    assert cold["misses"] > 0, cold
-    assert warm["misses"] == 0 and warm["hits"] >= cold["misses"], (cold, warm)
-    assert any((tmp_path / "cache" / "jax").iterdir())
-    assert warm["draws"] == cold["draws"]
-
-
-_JAX_MEMORY_PROBE = """
-import dataclasses, json, os, sys
-import numpy as np
 from compare.core.defaults import DEFAULT
 from compare.core.inference import MethodModel
 from compare.topics import get_topic
 
-if sys.argv[1] == "keep":  # the leak planted back: JAX's caches never cleared
-    import jax
-    jax.clear_caches = lambda: None
+settings = {"method": "numpyro", "draws": 200, "tune": 200, "chains": 2, "seed": 11}
+result = compare.run("beta-binomial", settings=settings)
+draws = result.run.draws.posterior[result.run.variables[0]].values
+out = {**events, "draws": hashlib.sha256(draws.tobytes()).hexdigest()}
+
 topic = get_topic("beta-binomial")
 hyper = {"a": 2.0, "b": 3.0}
 model = MethodModel(topic.build_model(**topic.structure(np.zeros(20), hyper)), topic.variables, "numpyro")
@@ -110,31 +77,53 @@ for r in range(4):  # a new data set each run, as a calibration study does
     x = (np.arange(20) % (r + 2) == 0).astype(float)
     model.sample(topic.model_data(x=x, **hyper), settings, seed=r)
     sizes.append(mb())
-print(json.dumps(sizes))
+print(json.dumps({**out, "sizes": sizes}))
 """
 
 
 @pytest.mark.mcmc
-def test_a_process_running_jax_methods_does_not_grow():
-    """JAX's in-memory programs are released after every call (inference.py,
-    _releasing_jax_programs): runs 2-4 on new data sets add less than 15 MB each
-    to a process (measured 2.5 MB). Power: with the release planted away, the same
-    runs grow it by 40 MB each (75 MB at 4 x 1500 draws; a Dask worker of the
-    per-sampler study reached 10.4 GB), and the check sees it."""
+def test_jax_programs_are_reused_from_disk_and_released_from_memory(tmp_path):
+    """JAX's compiled programs, on disk and in memory (two processes).
 
-    def growth(mode: str) -> float:
+    - A second process loads NumPyro's XLA programs from the persistent cache
+      (compiled_cache.jax_cache_dir) instead of compiling them, and draws the
+      same values for the seed, bit for bit, as the process that compiled them.
+    - JAX's in-memory programs are released after every call (inference.py,
+      _releasing_jax_programs): runs 2-4 on new data sets add less than 15 MB
+      each to a process (measured 2.5 MB). Power: with the release planted
+      away (in the first process: the disk cache and the draws do not depend
+      on it), the same runs grow it by 40 MB each (75 MB at 4 x 1500 draws; a
+      Dask worker of the per-sampler study reached 10.4 GB), and the check
+      sees it.
+    """
+    import os
+
+    def probe(mode: str) -> dict:
+        env = {**os.environ, "BAYES_COMPARE_CACHE_DIR": str(tmp_path / "cache")}
+        env.pop("JAX_COMPILATION_CACHE_DIR", None)
         proc = subprocess.run(
-            [sys.executable, "-c", _JAX_MEMORY_PROBE, mode],
+            [sys.executable, "-c", _JAX_PROBE, mode],
             capture_output=True,
             text=True,
             check=True,
             timeout=600,
+            env=env,
         )
-        sizes = json.loads(proc.stdout.strip().splitlines()[-1])
-        return (sizes[-1] - sizes[0]) / (len(sizes) - 1)
+        found = json.loads(proc.stdout.strip().splitlines()[-1])
+        sizes = found["sizes"]
+        found["growth"] = (sizes[-1] - sizes[0]) / (len(sizes) - 1)
+        return found
 
-    assert growth("release") < 15.0
-    assert growth("keep") > 15.0
+    cold = probe("keep")
+    warm = probe("release")
+    # The first process compiles (a program it meets twice is a hit the second time);
+    # the second compiles nothing for the same run.
+    assert cold["misses"] > 0, cold
+    assert warm["misses"] == 0 and warm["hits"] >= cold["misses"], (cold, warm)
+    assert any((tmp_path / "cache" / "jax").iterdir())
+    assert warm["draws"] == cold["draws"]
+    assert warm["growth"] < 15.0, warm
+    assert cold["growth"] > 15.0, cold
 
 
 @pytest.mark.mcmc
