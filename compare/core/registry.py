@@ -276,7 +276,12 @@ class BuiltinData:
     """A data set shipped with the project.
 
     ``hyper`` holds hyperparameters suited to this data set; they replace the
-    topic's defaults, and ``--set`` still overrides them.
+    topic's defaults, and ``--set`` still overrides them. ``parameters``, when
+    given, are the flat parameter names on this data set with its suggested
+    hyperparameters, for a data set whose loading or solving is slow (a
+    scikit-learn data set, a numerical reference): ``describe`` shows them
+    without either (tests/compare/topics/test_topics.py checks them against
+    the solved names).
     """
 
     name: str
@@ -284,6 +289,7 @@ class BuiltinData:
     source: str
     load: Callable[[], Any]  # the topic's data: an array, or a Table / Points
     hyper: Mapping[str, Any] = field(default_factory=dict)
+    parameters: tuple[str, ...] | None = None
 
 
 def _identity_prepare(x: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:

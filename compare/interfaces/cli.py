@@ -159,7 +159,7 @@ def describe(topic: TopicArg, topic_file: TopicFileOpt = None) -> None:
         )
     out.print(data)
     ds = t.builtin[0]
-    names = t.parameter_names
+    names = t.parameter_names or ds.parameters
     if names is None:  # the names depend on the data: solve the first builtin set
         x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
         names = tuple(t.solve(x=x, **hyper).parameters)

@@ -694,13 +694,14 @@ def regression_simulate(solver_module, hyper_names):
     return simulate
 
 
-SINUSOID = dict(
+#: The regression topics' builtin data sets' names and descriptions (BuiltinData's fields).
+SINUSOID: dict[str, Any] = dict(
     name="sinusoid",
     description="25 points of sin(2 pi x) + N(0, 0.3^2), "
     "x uniform on [0, 1] (Bishop 2006, ch. 1 and 3)",
     source=f"simulated, seed {SIMULATED_SEED}",
 )
-DIABETES = dict(
+DIABETES: dict[str, Any] = dict(
     name="diabetes",
     description="disease progression after one year against 10 "
     "baseline variables, 442 patients; every column standardised",

@@ -315,6 +315,12 @@ def _sklearn(loader, name: str):
     return load
 
 
+#: builtin:iris's classes (sorted, as the labels are) and columns, as load_iris names them:
+#: ``describe`` names the parameters from these without loading scikit-learn.
+IRIS_CLASSES = ("setosa", "versicolor", "virginica")
+IRIS_FEATURES = ("sepal_length", "sepal_width", "petal_length", "petal_width")
+
+
 def load_iris() -> LabelledPoints:
     """builtin:iris: scikit-learn's bundled copy of Fisher's iris (no download)."""
     from sklearn.datasets import (
@@ -594,6 +600,7 @@ TOPIC = Topic(
             "Fisher's iris: 4 flower measurements (cm) of 3 species, 150 plants",
             "scikit-learn load_iris (bundled)",
             load_iris,
+            parameters=gc.parameter_names(classes=IRIS_CLASSES, features=IRIS_FEATURES),
         ),
         BuiltinData(
             "wine",

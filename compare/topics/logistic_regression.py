@@ -214,6 +214,11 @@ def builtin(seed: int) -> tuple[BuiltinData, ...]:
             "scikit-learn load_breast_cancer (Wisconsin diagnostic, Street et al. 1993)",
             _breast_cancer(BREAST_CANCER_FEATURES),
             hyper={"prior_sd": 1.0},
+            # describe's names without scikit-learn and the importance-sampling reference
+            parameters=(
+                "w[intercept]",
+                *(f"w[{f.replace(' ', '_')}]" for f in BREAST_CANCER_FEATURES),
+            ),
         ),
         BuiltinData(
             "breast-cancer-radius",

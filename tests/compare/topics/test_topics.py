@@ -35,6 +35,20 @@ def test_topic_is_complete(name):
     assert set(data) <= set(model.named_vars)
 
 
+#: Builtin data sets that declare their parameter names (``BuiltinData.parameters``).
+DECLARED = [(t.name, d.name) for t in all_topics() for d in t.builtin if d.parameters is not None]
+
+
+@pytest.mark.parametrize("name, dataset", DECLARED)
+def test_declared_parameter_names_are_the_solved_ones(name, dataset):
+    """``describe`` shows a data set's declared names without loading or solving it:
+    they must be what the exact side names, in its order."""
+    topic = get_topic(name)
+    ds = topic.builtin_data(dataset)
+    x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))
+    assert ds.parameters == tuple(topic.solve(x=x, **hyper).parameters)
+
+
 @pytest.mark.mcmc
 @pytest.mark.verdict
 @pytest.mark.parametrize("name, dataset", OTHER_BUILTIN)
