@@ -1,8 +1,9 @@
 """Light commands never import the sampling stack (issue 17, target 3).
 
 ``--help``, ``list``, ``describe``, ``summary``, ``sbc --exact-only``, an
-export's input checks and the draws-only API (``compare.check_draws``) each run
-in a new interpreter; at exit none of PyMC, PyTensor, nutpie or numba may be in
+export's input checks and the draws-only API (``compare.check_draws``) run in
+new interpreters (``--help``, ``list`` and every ``describe`` one after another
+in one); after each, none of PyMC, PyTensor, nutpie or numba may be in
 ``sys.modules``.  Importing PyMC alone costs about 1 s (``benchmarks/light_commands.py``
 measures it next to ``list`` and ``describe``), and ``list`` took 2.5-3 s when
 registering the topics imported it.  Timing is not asserted (the machine is
@@ -81,22 +82,44 @@ def _cli(args: list[str], cwd: Path, expect_exit: int = 0) -> list[str]:
     return loaded
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--help"],
-        ["list"],
-        ["run", "--help"],
-        ["sbc", "--help"],
-        ["sensitivity", "--help"],
-        ["export", "--help"],
-        # Every builtin topic: its module, its analytic and PyMC modules, its glue.
-        *(["describe", entry.replace("_", "-")] for entry in CATALOGUE),
-    ],
-    ids=" ".join,
-)
-def test_light_command_imports_no_sampler(args, tmp_path):
-    assert _cli(args, tmp_path) == []
+#: The light commands checked together: every builtin topic's ``describe`` loads its
+#: module, its analytic and PyMC modules and its glue.
+LIGHT = [
+    ["--help"],
+    ["list"],
+    ["run", "--help"],
+    ["sbc", "--help"],
+    ["sensitivity", "--help"],
+    ["export", "--help"],
+    *(["describe", entry.replace("_", "-")] for entry in CATALOGUE),
+]
+
+SEQUENCE = """
+from compare.interfaces.cli import main
+heavy = {heavy!r}
+for args in {commands!r}:
+    code = main(args)
+    if args == {plant!r}:  # the power test's planted heavy import
+        import pymc
+    now = sorted({{m.split('.')[0] for m in sys.modules}} & set(heavy))
+    sys.stderr.write('COMMAND=' + json.dumps([args, code, now]) + '\\n')
+"""
+
+
+def test_light_commands_import_no_sampler(tmp_path):
+    """Every light command, one after another in one new interpreter (one start-up
+    for all): after each, none of the heavy packages is loaded. A module once
+    imported stays in ``sys.modules``, so the first command that loads one is the
+    one named, and none loading any means none of them does alone."""
+    loaded, proc = _heavy_loaded(SEQUENCE.format(heavy=HEAVY, commands=LIGHT, plant=None), tmp_path)
+    seen = [
+        json.loads(ln[len("COMMAND=") :])
+        for ln in proc.stderr.splitlines()
+        if ln.startswith("COMMAND=")
+    ]
+    assert [args for args, _, _ in seen] == LIGHT, proc.stderr[-2000:]
+    assert [(args, code) for args, code, _ in seen if code != 0] == []
+    assert [(args, now) for args, _, now in seen if now] == [] and loaded == []
 
 
 def test_sbc_exact_only_imports_no_sampler(tmp_path):
@@ -146,8 +169,16 @@ def test_closed_form_export_imports_no_sampler(tmp_path):
 
 
 def test_probe_sees_a_planted_heavy_import(tmp_path):
-    """Power: a light module followed by a planted ``import pymc`` is caught."""
+    """Power: a light module followed by a planted ``import pymc`` is caught, and in
+    a sequence of commands the one after which it was planted is named."""
     loaded, _ = _heavy_loaded("import compare.topics\nimport pymc\n", tmp_path)
     assert "pymc" in loaded and "pytensor" in loaded
     loaded, _ = _heavy_loaded("import compare.topics\n", tmp_path)
     assert loaded == []
+    commands = [["--help"], ["list"], ["describe", "beta-binomial"]]
+    _, proc = _heavy_loaded(
+        SEQUENCE.format(heavy=HEAVY, commands=commands, plant=["list"]), tmp_path
+    )
+    seen = [json.loads(ln[8:]) for ln in proc.stderr.splitlines() if ln.startswith("COMMAND=")]
+    assert [bool(now) for _, _, now in seen] == [False, True, True]
+    assert "pymc" in seen[1][2]
