@@ -37,8 +37,16 @@ def simulator(module):
     return simulate
 
 
-def simulated_data(simulate, n: int, hyper: dict[str, Any], what: str) -> BuiltinData:
-    """builtin:simulated: n observations from the prior predictive with a fixed seed."""
+def simulated_data(
+    simulate,
+    n: int,
+    hyper: dict[str, Any],
+    what: str,
+    *,
+    parameters: tuple[str, ...] | None = None,
+) -> BuiltinData:
+    """builtin:simulated: n observations from the prior predictive with a fixed seed
+    (``parameters``: their names, see :class:`BuiltinData`)."""
 
     def load() -> np.ndarray:
         return simulate(np.random.default_rng(SIMULATED_SEED), n, dict(hyper)).data
@@ -49,4 +57,5 @@ def simulated_data(simulate, n: int, hyper: dict[str, Any], what: str) -> Builti
         source=f"simulated, seed {SIMULATED_SEED}, n={n}",
         load=load,
         hyper=dict(hyper),
+        parameters=parameters,
     )

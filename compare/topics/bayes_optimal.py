@@ -386,6 +386,19 @@ TOPIC = Topic(
             "conjunctive hypotheses; new instances: the other 92",
             "Mitchell (1997), Table 2.1",
             load_enjoy_sport,
+            # describe's names (the version space's buckets), without solving (checked
+            # against the solved names in the tests)
+            parameters=tuple(
+                f"P(h=<{h}>)"
+                for h in (
+                    "?,Warm,?,?,?,?",
+                    "?,Warm,?,Strong,?,?",
+                    "Sunny,?,?,?,?,?",
+                    "Sunny,?,?,Strong,?,?",
+                    "Sunny,Warm,?,?,?,?",
+                    "Sunny,Warm,?,Strong,?,?",
+                )
+            ),
         ),
         BuiltinData(
             "three-hypotheses",

@@ -101,6 +101,12 @@ TOPIC = Topic(
             "hair colour of 592 statistics students (Snee 1974)",
             "R datasets::HairEyeColor, expanded to one line per student",
             csv_column("hair_eye_color.csv", "hair", "labels"),
+            parameters=(
+                "p[Black]",
+                "p[Blond]",
+                "p[Brown]",
+                "p[Red]",
+            ),  # describe's names, without solving (checked against the solved names in the tests)
         ),
         simulated_data(_dc_simulate, 60, {"concentration": 1.0, "categories": None}, "labels"),
     ),

@@ -72,6 +72,9 @@ TOPIC = Topic(
             "R boot::aircondit (Proschan 1963; Davison & Hinkley 1997, Example 1.1)",
             lambda: np.array(AIRCONDIT_HOURS, dtype=float),
             hyper={"shape": 2.0, "rate": 100.0},
+            parameters=(
+                "rate",
+            ),  # describe's names, without solving (checked against the solved names in the tests)
         ),
         BuiltinData(
             "faithful-waiting",

@@ -550,6 +550,9 @@ TOPIC = Topic(
             "R datasets::faithful (Azzalini & Bowman 1990)",
             _points_csv("faithful.csv"),
             hyper={"components": 2},
+            parameters=gm.parameter_names(
+                components=2, dim=2
+            ),  # describe's names, without solving (checked against the solved names in the tests)
         ),
         BuiltinData(
             "iris",

@@ -543,7 +543,13 @@ TOPIC = Topic(
     variables=m_gpr.VARIABLES,
     simulate=simulate,
     builtin=(
-        simulated_data(simulate, 50, _GP_SIMULATED, "points (x, y) of a matern52 GP"),
+        simulated_data(
+            simulate,
+            50,
+            _GP_SIMULATED,
+            "points (x, y) of a matern52 GP",
+            parameters=tuple(f"f[{i}]" for i in range(20)),  # describe's, without solving
+        ),
         BuiltinData(
             "mcycle",
             "head acceleration (g) against time after impact (ms) in "

@@ -143,6 +143,12 @@ TOPIC = Topic(
             **regression.SINUSOID,
             load=regression.sinusoid_loader(),
             hyper={"degree": 3, "noise_sd": 0.3, "prior_sd": 10.0},
+            parameters=(
+                "w[0]",
+                "w[1]",
+                "w[2]",
+                "w[3]",
+            ),  # describe's names, without solving (checked against the solved names in the tests)
         ),
         BuiltinData(
             **regression.DIABETES,

@@ -119,6 +119,13 @@ TOPIC = Topic(
             **regression.SINUSOID,
             load=regression.sinusoid_loader(),
             hyper={"degree": 3, "alpha0": 3.0, "beta0": 0.2, "prior_scale": 30.0},
+            parameters=(
+                "w[0]",
+                "w[1]",
+                "w[2]",
+                "w[3]",
+                "sigma2",
+            ),  # describe's names, without solving (checked against the solved names in the tests)
         ),
         BuiltinData(
             **regression.DIABETES,

@@ -602,6 +602,16 @@ def _gaussian_extras(ctx: ExtraContext) -> Extra:
     return _nb_extra(section, lines)
 
 
+#: builtin:spam's classes (sorted) and the vocabulary its default (the 20 tokens found in
+#: the most training rows) keeps, in the exact side's order: describe's parameter names.
+SPAM_CLASSES = ("ham", "spam")
+SPAM_VOCABULARY = (
+    "now", "free", "call", "claim", "cash", "prize", "win", "home", "reply", "txt",
+    "mobile", "tomorrow", "tonight", "dinner", "later", "work", "entry", "meeting", "offer",
+    "phone",
+)  # fmt: skip
+
+
 def load_spam() -> LabelledRows:
     """builtin:spam: short messages labelled spam/ham, written for this project."""
     rows = read_csv_rows("spam_ham.csv")
@@ -753,6 +763,10 @@ TOPIC = Topic(
             "over the 20 most common tokens)",
             "written for this project",
             load_spam,
+            parameters=(  # describe's names, without solving (checked against the solved ones)
+                *(f"pi[{c}]" for c in SPAM_CLASSES),
+                *(f"theta[{c},{w}]" for c in SPAM_CLASSES for w in SPAM_VOCABULARY),
+            ),
         ),
         BuiltinData(
             "titanic",
