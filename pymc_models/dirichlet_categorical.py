@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pymc_models._common import obs_coords
+from pymc_models._common import obs_coords, simplex_transform
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -28,7 +28,9 @@ def build_model(*, n_categories: int, n_obs: int = 1) -> pm.Model:
     with pm.Model(coords=coords) as model:
         x = pm.Data("x", np.zeros(n_obs, dtype=np.int64), dims="obs")
         concentration = pm.Data("hp_concentration", np.ones(n_categories), dims="category")
-        p = pm.Dirichlet("p", a=concentration, dims="category")
+        p = pm.Dirichlet(
+            "p", a=concentration, dims="category", default_transform=simplex_transform()
+        )
         pm.Categorical("x_obs", p=p, observed=x, dims="obs")
     return model
 

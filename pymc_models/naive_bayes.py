@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pymc_models._common import simplex_transform
+
 if TYPE_CHECKING:
     import pymc as pm
 
@@ -76,7 +78,10 @@ def build_model(
         # serves every number of classes and features (the categorical variant's
         # structure is its number of distinct numbers of values: one variable each).
         pi = pm.Dirichlet(
-            "pi", a=class_conc * pt.ones_like(class_counts, dtype="float64"), dims="class"
+            "pi",
+            a=class_conc * pt.ones_like(class_counts, dtype="float64"),
+            dims="class",
+            default_transform=simplex_transform(),
         )
         pm.Multinomial("class_obs", n=class_counts.sum(), p=pi, observed=class_counts, dims="class")
         if variant == "multinomial":
@@ -84,6 +89,7 @@ def build_model(
                 "theta",
                 a=alpha * pt.ones_like(counts, dtype="float64"),
                 dims=("class", "feature"),
+                default_transform=simplex_transform(),
             )
             pm.Multinomial(
                 "word_obs",
@@ -125,6 +131,7 @@ def build_model(
                     f"theta_{g}",
                     a=alpha * pt.ones_like(observed, dtype="float64"),
                     dims=group_dims,
+                    default_transform=simplex_transform(),
                 )
                 pm.Multinomial(
                     f"value_obs_{g}",

@@ -159,7 +159,20 @@ def model_source(topic: Topic) -> str:
 
         names = [n.strip() for n in (match.group(1) or "").split(",") if n.strip()]
         names += [n.strip() for n in (match.group(2) or "").split(",") if n.strip()]
-        return "\n\n".join(inspect.getsource(getattr(common, n)).rstrip() for n in names) + "\n"
+        helpers = {
+            name: inspect.getsource(value).rstrip()
+            for name, value in vars(common).items()
+            if inspect.isfunction(value) and value.__module__ == common.__name__
+        }
+        # The helpers the imported ones call, before them (as the module defines them).
+        wanted, queue = set(names), list(names)
+        while queue:
+            called = re.findall(r"\b(\w+)\(", helpers[queue.pop()])
+            for name in called:
+                if name in helpers and name not in wanted:
+                    wanted.add(name)
+                    queue.append(name)
+        return "\n\n".join(text for name, text in helpers.items() if name in wanted) + "\n"
 
     source = re.sub(
         r"^from pymc_models\._common import (?:([\w, ]+)|\(([\w,\s]+)\))\n",
