@@ -11,5 +11,10 @@ and every hyperparameter value (``nutpie.compile_pymc_model`` once, then
 * ``build_model(**structure)`` builds the model; ``model_data(x=..., **hyper)``
   returns the ``pm.Data`` values for one data set;
 * the sampled variables listed in the module's ``VARIABLES``, flattened in
-  C order, line up with the analytic module's parameters.
+  C order, line up with the analytic module's parameters;
+* a likelihood written as a ``pm.Potential`` of sufficient statistics (the
+  density of the data rows themselves) is named ``loglik`` or
+  ``<what>_loglik``, and a prior's Potential is not (``mu_prior``): an
+  exported model's ``make_model(prior_only=True)`` removes the first kind
+  with the observed variables.
 """

@@ -542,9 +542,11 @@ VARIABLES_IN_ORDER = {variables!r}
 def make_model(data: dict, prior_only: bool = False) -> pm.Model:
     """The model with ``data`` (the posteriordb data file's dict) set.
 
-    posteriordb's PyMC convention.  With ``prior_only=True`` the observed
-    variables (the likelihood) are removed, so the model's posterior is its prior
-    (initial values set in build_model are dropped: PyMC's defaults apply).
+    posteriordb's PyMC convention.  With ``prior_only=True`` the likelihood is
+    removed (the observed variables, and the Potentials named ``loglik`` or
+    ``*_loglik`` that write it from sufficient statistics), so the model's
+    posterior is its prior (initial values set in build_model are dropped:
+    PyMC's defaults apply).
     Equivalent recipe: ``build_model(**build_model_arguments)`` with the
     arguments in the posterior file, then ``pm.set_data(data, model=model)``.
     """
@@ -558,13 +560,19 @@ def make_model(data: dict, prior_only: bool = False) -> pm.Model:
                            for k, v in arguments.items()}})
     pm.set_data({{k: _np.asarray(v) for k, v in data.items()}}, model=model)
     if prior_only:
-        from pymc.model.fgraph import ModelObservedRV, fgraph_from_model, model_from_fgraph
+        from pymc.model.fgraph import (
+            ModelObservedRV, ModelPotential, fgraph_from_model, model_from_fgraph,
+        )
 
         for rv in list(model.rvs_to_initial_values):
             model.rvs_to_initial_values[rv] = None  # fgraph_from_model refuses them
         fgraph, _ = fgraph_from_model(model)
         for i in reversed(range(len(fgraph.outputs))):
-            if isinstance(fgraph.outputs[i].owner.op, ModelObservedRV):
+            op = fgraph.outputs[i].owner.op
+            if isinstance(op, ModelObservedRV) or (
+                isinstance(op, ModelPotential)
+                and (op.name == "loglik" or op.name.endswith("_loglik"))
+            ):
                 fgraph.remove_output(i)
         model = model_from_fgraph(fgraph, mutate_fgraph=True)
     return model

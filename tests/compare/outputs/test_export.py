@@ -224,29 +224,6 @@ BUILTIN = (
 EXPORTABLE = tuple(t for t in BUILTIN if get_topic(t).not_closed_form is None)
 
 
-def _log_multinomial_coefficient(counts) -> float:
-    """log(n! / prod n_k!) of counts along the last axis, summed."""
-    from scipy.special import gammaln
-
-    counts = np.asarray(counts, dtype=float)
-    return float(np.sum(gammaln(counts.sum(axis=-1) + 1.0) - gammaln(counts + 1.0).sum(axis=-1)))
-
-
-def _likelihood_constant(topic: str, data: dict) -> float:
-    """log p_model(theta, y) - log p(theta, y) for the models written with counts.
-
-    naive-bayes writes the labels and the word counts as Multinomial counts, whose
-    density is the sequence's times the multinomial coefficient
-    (pymc_models/naive_bayes.py docstring); every other model is the density of the
-    data sequence itself (gaussian-classifier's labels too: a Potential of the counts).
-    """
-    if topic == "naive-bayes":  # builtin:spam, the multinomial variant
-        return _log_multinomial_coefficient(data["class_counts"]) + _log_multinomial_coefficient(
-            data["feature_counts"]
-        )
-    return 0.0
-
-
 @pytest.mark.parametrize("topic", EXPORTABLE)
 def test_exported_model_builds_from_its_data_and_has_the_exact_density(tmp_path, topic):
     """Both recipes of the model file build the model from the exported files alone
@@ -311,12 +288,19 @@ def test_exported_model_builds_from_its_data_and_has_the_exact_density(tmp_path,
             point[v] = theta[start : start + size].reshape(shapes[v])
             start += size
         diffs.append(float(logp(point)) - float(answer.posterior.logpdf(theta)))
-    expected = exact["log_evidence"] + _likelihood_constant(topic, data)
+    # Every model is the density of the data rows themselves (the count models through
+    # Potentials of their sufficient statistics), so its evidence is the exact one.
+    expected = exact["log_evidence"]
     np.testing.assert_allclose(diffs, expected, rtol=1e-8)
     prior_only = namespace["make_model"](data, prior_only=True)
     assert not prior_only.observed_RVs and sorted(r.name for r in prior_only.free_RVs) == sorted(
         free
     )
+    # The likelihood written as Potentials of sufficient statistics goes too, a prior's
+    # Potential (the Normal-Wishart's mu_prior) stays.
+    kept = [p.name for p in prior_only.potentials]
+    assert not [n for n in kept if n == "loglik" or n.endswith("_loglik")], kept
+    assert [p.name for p in model.potentials if "loglik" not in p.name] == kept
 
 
 def test_gaussian_mixture_is_not_exported(tmp_path, capsys):
