@@ -75,6 +75,112 @@ def simplex_transform():
     return Simplex()
 
 
+def cholesky_transform():
+    """The free coordinates of a packed lower-triangular Cholesky factor (log of its diagonal).
+
+    For a ``pm.Flat`` of the factor's n(n+1)/2 entries, row by row: the
+    diagonal entries are exp(z), the others z, as in PyMC's ``CholeskyCovTransform``
+    of a Wishart. ``log_jac_det`` is that transform's, the Jacobian of z -> L L^T,
+    n log 2 + sum_k (n - k + 2) z_kk (k from 1), so a density of Lambda = L L^T
+    written as a ``Potential`` of L (:func:`wishart_precisions`) is sampled as
+    PyMC samples a Wishart, and ``pm.find_MAP`` (which leaves the Jacobian out)
+    maximises it in Lambda's coordinates. n is read from the vector's length.
+    """
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
+    def diagonal_and_weights(value):
+        # n from n(n+1)/2 entries; the diagonal's entries and their Jacobian weights.
+        size = pt.cast(value.shape[-1], "float64")
+        n = pt.cast(pt.round((pt.sqrt(8.0 * size + 1.0) - 1.0) / 2.0), "int64")
+        rows, cols = pt.tril_indices(n)
+        diagonal = pt.eq(rows, cols)
+        return n, diagonal, pt.switch(diagonal, n - rows + 1, 0).astype(value.dtype)
+
+    class CholeskyFactor(pm.logprob.transforms.Transform):
+        name = "log_diagonal"
+        ndim_supp = 1
+
+        def forward(self, value, *inputs):
+            value = pt.as_tensor(value)
+            _, diagonal, _ = diagonal_and_weights(value)
+            return pt.switch(diagonal, pt.log(pt.switch(diagonal, value, 1.0)), value)
+
+        def backward(self, value, *inputs):
+            value = pt.as_tensor(value)
+            _, diagonal, _ = diagonal_and_weights(value)
+            return pt.switch(diagonal, pt.exp(value), value)
+
+        def log_jac_det(self, value, *inputs):
+            value = pt.as_tensor(value)
+            n, _, weights = diagonal_and_weights(value)
+            return n.astype(value.dtype) * np.log(2.0) + pt.sum(weights * value, axis=-1)
+
+    return CholeskyFactor()
+
+
+def wishart_precisions(name: str, nu, w0, init, *, group: str, d: int):
+    """K precision matrices ``name``_k ~ Wishart(nu, W0), d x d (inside a model).
+
+    The density is PyMC's Wishart's, written on the Cholesky factor L_k of
+    Lambda_k = L_k L_k^T: a flat variable ``<name>_chol`` holds L_k's entries
+    row by row (:func:`cholesky_transform`, the free coordinates of PyMC's
+    Wishart), the ``Potential`` ``<name>_prior`` is
+
+        (nu - d - 1)/2 log|Lambda_k| - tr(W0^-1 Lambda_k)/2 - nu d/2 log 2
+        - nu/2 log|W0| - log Gamma_d(nu/2),   log|Lambda_k| = 2 sum_i log L_k,ii,
+
+    and ``<name>`` = L_k L_k^T is a ``Deterministic``. Everything is elementwise
+    products and sums: a batched ``pm.Wishart`` adds batched matrix products, a
+    triangular solve and their gradients, 19-20 s of a 42 s cold compile of the
+    classifier (25 s this way; docs/speed.md). ``init`` (K, d, d) is the chains'
+    start. W0's inverse and determinant depend on the data only, so the compiled
+    model computes them once per data set (``compare/core/compiled_cache.py``).
+
+    Returns
+    -------
+    (Lambda, logdet)
+        Tensors of shape (K, d, d) and (K,) (log|Lambda_k|).
+    """
+    import pymc as pm  # heavy: PyMC only when a model is built
+    import pytensor.tensor as pt  # heavy: PyMC only when a model is built
+
+    pm.modelcontext(None).add_coord(f"{name}_entry", np.arange(d * (d + 1) // 2))
+    n = w0.shape[-1]
+    rows, cols = pt.tril_indices(n)
+    diagonal = pt.eq(rows, cols)
+    factor = pm.Flat(
+        f"{name}_chol",
+        dims=(group, f"{name}_entry"),
+        initval=pt.linalg.cholesky(init)[..., rows, cols],
+        default_transform=cholesky_transform(),
+    )
+    chol = pt.zeros_like(init)[..., rows, cols].set(factor)
+    lam = pm.Deterministic(
+        name,
+        pt.sum(chol[..., :, None, :] * chol[..., None, :, :], axis=-1),
+        dims=(group, "dim", "dim_"),
+    )
+    logdet = 2.0 * pt.sum(pt.log(pt.switch(diagonal, factor, 1.0)), axis=-1)  # (K,)
+    dims = pt.cast(n, "float64")
+    nu = pt.cast(nu, "float64")
+    w0_logdet = 2.0 * pt.sum(pt.log(pt.diagonal(pt.linalg.cholesky(w0))))
+    log_gamma_d = 0.25 * dims * (dims - 1.0) * np.log(np.pi) + pt.sum(
+        pt.gammaln(0.5 * nu + 0.5 * (1.0 - pt.arange(1, n + 1)))
+    )
+    pm.Potential(
+        f"{name}_prior",
+        pt.sum(
+            0.5 * (nu - dims - 1.0) * logdet
+            - 0.5 * pt.sum(pt.linalg.inv(w0) * lam, axis=(-2, -1))
+            - 0.5 * nu * dims * np.log(2.0)
+            - 0.5 * nu * w0_logdet
+            - log_gamma_d
+        ),
+    )
+    return lam, logdet
+
+
 def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     """Dirichlet x Normal-Wishart prior of K Gaussian groups in d dimensions (inside a model).
 
@@ -87,16 +193,17 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
     Creates the hyperparameters' ``pm.Data`` (``hp_alpha``, ``hp_m0``,
     ``hp_kappa0``, ``hp_nu0``, ``hp_W0``) and the chains' starting values
     (``init_<weights>``, ``init_mu``, ``init_Lambda``), then the variables
-    ``<weights>``, ``Lambda`` (PyMC's Wishart: ``pm.find_MAP`` maximises the
-    density in (weights, mu, Lambda) coordinates, the exact mode's) and ``mu``,
-    whose conditional normal prior is a potential on a flat variable (the same
-    density; a batched ``pm.MvNormal`` with a precision per group doubled the
-    numba compile time, ~46 s against ~21 s).  For the same reason the
-    quadratic forms are broadcast products summed, not ``pt.einsum`` (an
-    ``OpFromGraph`` of batched dots per call), and ``log|Lambda_k|`` comes from
-    the Cholesky factor the Wishart's transform already holds, not
-    ``pt.linalg.det`` (an LU per group, and a matrix inverse in the gradient):
-    a cold compile of the classifier 88 -> 72 s, of the mixture 103 -> 65 s.
+    ``<weights>``, ``Lambda`` (:func:`wishart_precisions`: the Wishart density
+    on a Cholesky factor, in PyMC's Wishart's free coordinates, so
+    ``pm.find_MAP`` maximises the density in (weights, mu, Lambda) coordinates,
+    the exact mode's) and ``mu``, whose conditional normal prior is a potential
+    on a flat variable (the same density; a batched ``pm.MvNormal`` with a
+    precision per group doubled the numba compile time, ~46 s against ~21 s).
+    For the same reason the quadratic forms are broadcast products summed, not
+    ``pt.einsum`` (an ``OpFromGraph`` of batched dots per call), and
+    ``log|Lambda_k|`` comes from the Cholesky factor, not ``pt.linalg.det`` (an
+    LU per group, and a matrix inverse in the gradient): a cold compile of the
+    classifier 88 -> 72 s, of the mixture 103 -> 65 s.
     ``group`` names the model's
     dimension of the K groups (``dim`` and ``dim_`` name the d coordinates).
 
@@ -127,12 +234,8 @@ def normal_wishart_prior(k: int, d: int, *, weights: str, group: str):
         initval=init_weights,
         default_transform=simplex_transform(),
     )
-    lam = pm.Wishart("Lambda", nu=nu0, V=w0, dims=(group, "dim", "dim_"), initval=init_lam)
+    lam, logdet = wishart_precisions("Lambda", nu0, w0, init_lam, group=group, d=d)
     mu = pm.Flat("mu", dims=(group, "dim"), initval=init_mu)
-    # log|Lambda_k| from the Cholesky factor, which PyTensor rewrites to the factor the
-    # Wishart's transform already built (no decomposition, no determinant at run time).
-    chol = pt.linalg.cholesky(lam)
-    logdet = 2.0 * pt.sum(pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # (K,)
     # log N(mu_k; m0, (kappa0 Lambda_k)^-1), as in mixture_loglik (not called: the
     # export inlines each helper on its own).
     dev = mu - m0

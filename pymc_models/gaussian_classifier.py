@@ -17,7 +17,7 @@ itself (a Multinomial of the counts would add log(n! / prod n_k!)).
 
 The model is, node for node, the mixture's model (the same statistics, prior
 and terms, in the same order), so the two topics share one compiled model
-(``compare/core/compiled_cache.py``): a cold compile costs 40-50 s on these
+(``compare/core/compiled_cache.py``): a cold compile costs 20-25 s on these
 machines, and every later use loads it in well under a second.  That is why
 it carries the unlabelled rows ``x_unlabelled`` (``mixture_loglik``): the
 classifier always has none, which adds 0 to the density and its gradient;
@@ -27,7 +27,9 @@ two models cost 47.6 + 52.0 CPU-s cold and the joined one 53.2 (2026-12-05,
 docs/speed.md).  A classifier given unlabelled rows would be semi-supervised,
 whose posterior has no closed form: the topic never gives any.
 ``tests/pymc_models/test_shared_compile.py`` keeps them the same graph.
-``Lambda`` is PyMC's Wishart (its Cholesky transform), so ``pm.find_MAP``
+``Lambda`` is the Wishart density on a Cholesky factor in PyMC's Wishart's
+free coordinates (``pymc_models._common.wishart_precisions``: no batched
+matrix product or solve, a cold compile 42 -> 24 s), so ``pm.find_MAP``
 maximises the density in (pi, mu, Lambda) coordinates, the exact mode's
 coordinates.  The prior block is ``pymc_models._common.normal_wishart_prior``,
 shared with the mixture's model.

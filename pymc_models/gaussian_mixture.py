@@ -19,11 +19,12 @@ posterior is conjugate, so the calibrated verdict applies to it);
 posterior has no closed form; it is compared with EM in
 compare/topics/gaussian_mixture.py).  The unused kind adds 0 (empty sums).
 One model rather than two because it is also, node for node, the Gaussian
-classifier's: one cold compile (about 50 s) serves the three
+classifier's: one cold compile (about 25 s) serves the three
 (pymc_models/gaussian_classifier.py says what it saved).
 
 Both start from ``init_*`` ``pm.Data`` values (the EM solution, set per data
-set) and sample ``Lambda`` with PyMC's Wishart, so ``pm.find_MAP`` maximises
+set) and sample ``Lambda`` as PyMC samples a Wishart (its Cholesky factor,
+``pymc_models._common.wishart_precisions``), so ``pm.find_MAP`` maximises
 the density in (w, mu, Lambda) coordinates: the same objective as MAP-EM.
 The prior block is ``pymc_models._common.normal_wishart_prior``, shared with
 the Gaussian classifier's model.

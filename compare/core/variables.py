@@ -48,8 +48,10 @@ def variable_shapes(
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # The deterministics as functions of the value variables: compiled with
+            # the random variables in them, they would be drawn (a Flat cannot be).
             fn = model.compile_fn(
-                [model[v] for v in others],
+                model.replace_rvs_by_values([model[v] for v in others]),
                 inputs=model.value_vars,
                 point_fn=False,
                 on_unused_input="ignore",

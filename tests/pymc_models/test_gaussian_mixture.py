@@ -21,14 +21,13 @@ more than that, and the same comparison rejects it.
 from __future__ import annotations
 
 import numpy as np
-import pytensor
-import pytensor.tensor as pt
 import pytest
 from pytensor.compile.mode import FAST_COMPILE
 from scipy import stats
 from scipy.special import logsumexp
 
 from pymc_models import gaussian_mixture as m_gm
+from tests.pymc_models.points import value_point
 
 K, D, N = 3, 2, 40
 
@@ -56,15 +55,7 @@ def problem():
     # The Python linker: the default (numba) compile of this model's density took 8 s
     # of the suite, for three evaluations (tests/pymc_models/test_log_density.py too).
     logp = model.compile_logp(jacobian=False, mode=FAST_COMPILE)
-    point = {}
-    for name, value in {"w": w, "mu": mu, "Lambda": lam}.items():
-        rv = model[name]
-        transform = model.rvs_to_transforms.get(rv)
-        value_var = model.rvs_to_values[rv]
-        if transform is not None:
-            forward = transform.forward(pt.as_tensor(value), *rv.owner.inputs)
-            value = pytensor.function([], forward, mode=FAST_COMPILE)()
-        point[value_var.name] = np.asarray(value)
+    point = value_point(model, {"w": w, "mu": mu, "Lambda": lam})
     assert set(point) == {v.name for v in model.value_vars}
 
     def density(data):

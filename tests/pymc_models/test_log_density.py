@@ -6,9 +6,11 @@ builds it on the topic's first builtin data set (``prepare``, ``structure``,
 ``build_model``, ``model_data``), and its joint log density
 (``model.compile_logp(jacobian=False)``: prior times likelihood, in the
 constrained coordinates) is evaluated at parameter points theta drawn from the
-exact posterior, mapped onto the model's value variables (each free variable's
-transform applied forwards; the flat order is ``topic.variables``, as in
-``compare.core.variables.flat_names``).  Bayes' rule says
+exact posterior, mapped onto the model's value variables
+(``tests/pymc_models/points.py``: each free variable's transform applied
+forwards, and the free variables behind a compared ``Deterministic``, such as
+the Wishart precisions' Cholesky factor, solved for; the flat order is
+``topic.variables``, as in ``compare.core.variables.flat_names``).  Bayes' rule says
 
     log p_model(theta, D) - log p_exact(theta | D) = log p(D),
 
@@ -22,9 +24,9 @@ This checks the model without sampling: the MCMC comparison then tests the
 sampler and the glue, not the algebra of the model.  It holds for the
 complete-data mixture (given the MAP-EM labels the exact side conditions on)
 and for logistic regression (whose reference ``logpdf`` is prior times
-likelihood over a numerically computed evidence).  A topic whose model's free
-variables are not the exact parameters (discrete hypotheses summed by the
-sampler's step methods) is skipped with its reason in ``NOT_ONE_TO_ONE``.
+likelihood over a numerically computed evidence).  A topic whose compared
+variables do not determine a point of free variables with a density (discrete
+hypotheses summed by the sampler's step methods) is skipped with its reason in ``NOT_ONE_TO_ONE``.
 
 Power: the real model plus a ``pm.Potential`` tilting the first parameter by
 ``exp(0.1 theta_1)`` (a one-line planted bug, built from the real model) is
@@ -39,7 +41,6 @@ from typing import Any
 
 import numpy as np
 import pymc as pm
-import pytensor
 import pytensor.tensor as pt
 import pytest
 from pytensor.compile.mode import FAST_COMPILE
@@ -48,6 +49,7 @@ from compare.core.data import check_array
 from compare.core.registry import Topic
 from compare.core.variables import variable_shapes
 from compare.topics import all_topics
+from tests.pymc_models.points import value_point
 
 TOPICS = all_topics()
 
@@ -106,27 +108,12 @@ def _value_point(model: pm.Model, topic: Topic, theta: np.ndarray) -> dict[str, 
     assert start == theta.size, (
         f"{topic.variables} flatten to {start} values, theta has {theta.size}"
     )
-    point = {}
-    for rv in model.free_RVs:
-        transform = model.rvs_to_transforms[rv]
-        value = constrained[rv.name]
-        if transform is not None:
-            # The Python linker: `.eval()` compiled each transform with numba, for
-            # seconds each (3 variables x 6 points on the mixture: 60 s on a cold cache).
-            forward = transform.forward(pt.as_tensor(value), *rv.owner.inputs)
-            value = pytensor.function([], forward, mode=FAST_COMPILE)()
-        point[model.rvs_to_values[rv].name] = np.asarray(value)
-    return point
+    return value_point(model, constrained)
 
 
 def _differences(model: pm.Model, topic: Topic, exact: Any, rng) -> tuple[np.ndarray, float]:
     """log p_model(theta) - log p_exact(theta) at POINTS exact draws, and the size of
     the log densities (the scale of their rounding)."""
-    free = sorted(rv.name for rv in model.free_RVs)
-    assert free == sorted(topic.variables), (
-        f"{topic.name}: the model's free variables {free} are not the compared variables "
-        f"{sorted(topic.variables)}; declare the topic in NOT_ONE_TO_ONE with the reason"
-    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # Python-mode graph: compiled in ~1 s where C mode took ~50 s for the Wishart models.
