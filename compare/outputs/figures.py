@@ -1002,14 +1002,21 @@ def render_run_files(
     return results, written
 
 
+def _drew_marks(fig: Any) -> bool:
+    """Whether any axes of ``fig`` holds data: a line, a collection (points, bands,
+    meshes), a patch (bars, ellipses) or an image."""
+    return any(ax.lines or ax.collections or ax.patches or ax.images for ax in fig.axes)
+
+
 def render(
     kind: str | FigureKind, run: SavedRun | str | Path, out_path: str | Path
 ) -> dict[str, Any]:
     """Draw one figure of one saved run into ``out_path`` (PNG).
 
     Returns ``{"kind", "seconds", "status", "error"}`` with status ``ok``,
-    ``skipped`` (does not apply) or ``failed`` (``error`` holds the message).
-    Never raises for a figure's own failure: the page shows an error box.
+    ``skipped`` (does not apply) or ``failed`` (``error`` holds the message;
+    a figure whose axes hold no data fails too, rather than showing empty
+    frames). Never raises for a figure's own failure: the page shows an error box.
     """
     t0 = time.perf_counter()
     kind = FIGURE_KINDS[kind] if isinstance(kind, str) else kind
@@ -1026,6 +1033,9 @@ def render(
                 "status": "skipped",
                 "error": None,
             }
+        if not _drew_marks(fig):
+            plt.close(fig)
+            raise ValueError("the figure drew axes but no data")
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = out_path.with_name(f".{out_path.name}.tmp.png")
         fig.savefig(tmp, dpi=DPI)

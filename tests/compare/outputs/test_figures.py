@@ -7,57 +7,13 @@ import pytest
 
 pytestmark = pytest.mark.mcmc
 
-#: Runs covering the figure kinds' cases: one parameter (no pair plot),
-#: labelled data with a singular covariance, a regression (predictive), a
-#: Gaussian process (its function and kernel figures) and two parameters (the
-#: narrowest pair plot; a MAP path that differs from the mean on one panel only).
-FIGURE_TOPICS = (
-    "beta-binomial",
-    "dirichlet-categorical",
-    "linear-regression",
-    "gaussian-process",
-    "normal-inverse-gamma",
-)
-NOT_APPLICABLE = {
-    ("beta-binomial", "pair"),
-    ("beta-binomial", "predictive"),
-    ("dirichlet-categorical", "predictive"),
-    ("normal-inverse-gamma", "predictive"),
-    *((t, k) for t in (*FIGURE_TOPICS[:3], FIGURE_TOPICS[4]) for k in ("gp_function", "gp_kernel")),
-    # The classifiers' figures (test_report.py draws them for the classifiers).
-    *(
-        (t, k)
-        for t in FIGURE_TOPICS
-        for k in ("decision_boundary", "calibration", "laplace_overlay")
-    ),
-}
-
 
 @pytest.fixture(scope="session")
 def saved_runs(builtin_runs):
-    """The runs folder of `make report`'s `run --all` (tests/conftest.py), whose topics
-    include FIGURE_TOPICS: the figures are drawn from real saved runs, as `report` does."""
+    """The runs folder of `make report`'s `run --all` (tests/conftest.py): the figures
+    are drawn from real saved runs, as `report` does.  Every figure of every topic is
+    drawn once, by the site (test_report.py's test_every_figure_is_drawn_where_it_applies)."""
     return builtin_runs.runs
-
-
-@pytest.mark.parametrize("topic", FIGURE_TOPICS)
-@pytest.mark.parametrize(
-    "kind", [k.name for k in __import__("compare.outputs.figures").outputs.figures.FIGURES]
-)
-def test_figure_draws_from_saved_files(kind, topic, saved_runs):
-    import matplotlib.pyplot as plt
-
-    from compare.outputs.figures import FIGURE_KINDS, SavedRun
-
-    run = SavedRun(saved_runs / topic)
-    fig = FIGURE_KINDS[kind].draw(run)
-    if (topic, kind) in NOT_APPLICABLE:
-        assert fig is None
-        return
-    assert fig is not None and fig.axes
-    plotted = sum(len(ax.lines) + len(ax.collections) + len(ax.patches) for ax in fig.axes)
-    assert plotted > 0, f"{kind} for {topic} drew nothing"
-    plt.close(fig)
 
 
 def test_saved_run_lines_draws_up_with_parameters(saved_runs):
@@ -126,6 +82,28 @@ def test_render_reports_a_failure_instead_of_raising(saved_runs, tmp_path):
     )
     assert out["status"] == "failed" and "planted failure" in out["error"]
     assert not (tmp_path / "broken.png").exists()
+
+
+def test_a_figure_of_empty_axes_fails_instead_of_showing_empty_frames(saved_runs, tmp_path):
+    """The site counts an "ok" figure as one that drew data: frames alone are a failure."""
+    import matplotlib.pyplot as plt
+
+    from compare.outputs.figures import FIGURE_KINDS, FigureKind, render
+
+    def frames(run):
+        fig, axs = plt.subplots(1, 2)
+        axs[0].set_title("a title, ticks, no data")
+        return fig
+
+    out = render(
+        FigureKind("frames", "Frames", "", frames),
+        saved_runs / "beta-binomial",
+        tmp_path / "frames.png",
+    )
+    assert out["status"] == "failed" and "no data" in out["error"]
+    assert not (tmp_path / "frames.png").exists()
+    drawn = render(FIGURE_KINDS["marginals"], saved_runs / "beta-binomial", tmp_path / "m.png")
+    assert drawn["status"] == "ok" and (tmp_path / "m.png").is_file()
 
 
 # --- what a reader sees: titles inside the figure, legends for every mark ----------

@@ -150,6 +150,55 @@ def test_site_covers_every_topic_and_draws_every_figure(site):
         assert all(statuses[k] == "ok" for k in kinds), (topic, statuses)
 
 
+#: Runs covering the figure kinds' cases: one parameter (no pair plot),
+#: labelled data with a singular covariance, a regression (predictive), a
+#: Gaussian process (its function and kernel figures) and two parameters (the
+#: narrowest pair plot; a MAP path that differs from the mean on one panel only).
+FIGURE_TOPICS = (
+    "beta-binomial",
+    "dirichlet-categorical",
+    "linear-regression",
+    "gaussian-process",
+    "normal-inverse-gamma",
+)
+NOT_APPLICABLE = {
+    ("beta-binomial", "pair"),
+    ("beta-binomial", "predictive"),
+    ("dirichlet-categorical", "predictive"),
+    ("normal-inverse-gamma", "predictive"),
+    *((t, k) for t in (*FIGURE_TOPICS[:3], FIGURE_TOPICS[4]) for k in ("gp_function", "gp_kernel")),
+    # The classifiers' figures (test_site_covers_every_topic_and_draws_every_figure).
+    *(
+        (t, k)
+        for t in FIGURE_TOPICS
+        for k in ("decision_boundary", "calibration", "laplace_overlay")
+    ),
+}
+
+
+@pytest.mark.mcmc
+def test_every_figure_is_drawn_where_it_applies(site):
+    """On these topics every figure kind is drawn ("ok": its axes hold data, as
+    compare.outputs.figures.render checks) exactly where it applies, and skipped
+    elsewhere; no figure of any topic fails."""
+    from compare.outputs.figures import FIGURES
+
+    result, topics = site
+    for topic in topics:
+        assert {f.status for f in result.figures[topic]} <= {"ok", "skipped"}, topic
+    for topic in FIGURE_TOPICS:
+        statuses = {f.kind: f.status for f in result.figures[topic]}
+        assert set(statuses) == {k.name for k in FIGURES}
+        for kind, status in statuses.items():
+            assert status == ("skipped" if (topic, kind) in NOT_APPLICABLE else "ok"), (
+                topic,
+                kind,
+            )
+        assert {p.stem for p in (result.pages[topic].parent / "figures").glob("*.png")} == {
+            k for k, s in statuses.items() if s == "ok"
+        }
+
+
 @pytest.mark.mcmc
 def test_pages_use_no_network(site):
     result, _ = site
