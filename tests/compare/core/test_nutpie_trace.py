@@ -30,9 +30,17 @@ def _model():
     return model
 
 
-def _captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, numba_expand: bool, **kwargs):
+@pytest.fixture
+def cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One compiled-model cache for this module's tests in this process: the model is
+    compiled once for each way of expanding (its key tells the two apart), then loaded."""
+    folder = tmp_path_factory.getbasetemp() / "nutpie-trace-cache"
+    monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(folder))
+    return folder
+
+
+def _captured(monkeypatch: pytest.MonkeyPatch, numba_expand: bool, **kwargs):
     """The arguments nutpie gives its conversion when ``compiled_cache.sample`` samples."""
-    monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(tmp_path / f"cache-{numba_expand}"))
     if numba_expand:
         monkeypatch.setenv(compiled_cache.NUMBA_EXPAND_ENV, "1")
     else:
@@ -71,8 +79,8 @@ def _same_tree(ours: xr.DataTree, nutpies: xr.DataTree) -> None:
 
 
 @pytest.mark.parametrize("numba_expand", [True, False], ids=["nutpies-expand", "ours"])
-def test_the_tree_is_the_one_nutpie_builds(monkeypatch, tmp_path, numba_expand):
-    tree, (args, kwargs) = _captured(monkeypatch, tmp_path, numba_expand)
+def test_the_tree_is_the_one_nutpie_builds(monkeypatch, cache, numba_expand):
+    tree, (args, kwargs) = _captured(monkeypatch, numba_expand)
     original = sys.modules["nutpie.sample"]._original_arrow_to_arviz
     for save_warmup in (False, True):
         kw = {**kwargs, "save_warmup": save_warmup}
@@ -94,19 +102,19 @@ def test_the_tree_is_the_one_nutpie_builds(monkeypatch, tmp_path, numba_expand):
         _same_tree(dropped, original(*args, **kwargs))
 
 
-def test_warmup_kept_by_the_sampler_is_in_the_tree(monkeypatch, tmp_path):
-    tree, _ = _captured(monkeypatch, tmp_path, numba_expand=False, save_warmup=True)
+def test_warmup_kept_by_the_sampler_is_in_the_tree(monkeypatch, cache):
+    tree, _ = _captured(monkeypatch, numba_expand=False, save_warmup=True)
     assert tree["warmup_posterior"].sizes["draw"] == 40
     assert tree["posterior"].sizes["draw"] == 60
     assert np.isfinite(tree["warmup_sample_stats"]["energy"].values).all()
 
 
-def test_outside_the_switch_nutpie_converts_as_it_does(monkeypatch, tmp_path):
+def test_outside_the_switch_nutpie_converts_as_it_does(monkeypatch, cache):
     """A user's own ``nutpie.sample`` in the same process is nutpie's, untouched; and
     arguments the conversion was not written for go to nutpie's own function."""
     import nutpie
 
-    _, (args, kwargs) = _captured(monkeypatch, tmp_path, numba_expand=True)
+    _, (args, kwargs) = _captured(monkeypatch, numba_expand=True)
     calls = []
     monkeypatch.setattr(_nutpie_trace, "arrow_to_tree", lambda *a, **k: calls.append(1))
     compiled, _ = compiled_cache.compile_pymc_model(_model())
