@@ -1091,7 +1091,11 @@ def report(
             cluster.close()
     for topic, kind in site.failed_figures:
         err.print(f"warning: {topic}: the {kind} figure failed; its page shows the error")
-    console.print(f"built the report for {len(site.pages)} topics in {site.seconds:.1f} s")
+    drawn, kept = site.figure_counts
+    console.print(
+        f"built the report for {len(site.pages)} topics in {site.seconds:.1f} s "
+        f"(figures: {drawn} drawn, {kept} kept from an earlier drawing)"
+    )
     console.print(str(site.index.resolve()))
 
 

@@ -147,6 +147,8 @@ class FigureResult:
     seconds: float
     error: str | None = None
     src: str | None = None
+    #: Kept from an earlier drawing (compare.outputs.figures.kept_figures), not drawn now.
+    kept: bool = False
 
 
 @dataclass
@@ -169,6 +171,14 @@ class SiteResult:
             for f in figs
             if f.status == "failed"
         ]
+
+    @property
+    def figure_counts(self) -> tuple[int, int]:
+        """(figures drawn by this build, figures kept from an earlier one); skipped
+        kinds, which do not apply to a run, are not counted."""
+        figs = [f for fs in self.figures.values() for f in fs if f.status != "skipped"]
+        kept = sum(f.kept for f in figs)
+        return len(figs) - kept, kept
 
 
 def _topic_info(name: str) -> tuple[str, str]:
@@ -592,6 +602,7 @@ def build_site(
                     seconds=res["seconds"],
                     error=res["error"],
                     src=f"{FIGURE_DIR}/{kind}.png" if res["status"] == "ok" else None,
+                    kept=bool(res.get("cached", False)),
                 )
             )
     env = _env()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -349,14 +350,18 @@ def test_the_program_exits_quickly_with_its_code_its_output_and_atexit(thread, p
 def test_report_runs_missing_topics_in_new_processes(tmp_path, capsys):
     """`report` runs the topics that have no saved run as `run --all --workers 2` does
     (`make report`'s default): in two new processes at once, each topic's files written
-    here from what its process sent back; then the figures, in two processes too.
-    (`make report`'s own run of every topic is tests/conftest.py's `builtin_runs`, in
-    one process.)"""
+    here from what its process sent back; then the figures, in two processes too, and
+    the same command again keeps them all. (`make report`'s own run of every topic is
+    tests/conftest.py's `builtin_runs`, in one process.)"""
     topics = ["gamma-poisson", "exponential-gamma"]
     code = main(["report", *topics, "--out", str(tmp_path), "--workers", "2", "--no-worker"])
     shown = capsys.readouterr()
     assert code == 0, shown.err
     assert all(f"{name}: no saved run" in shown.out for name in topics), shown.out
+    drawn = re.search(r"figures: (\d+) drawn, 0 kept from an earlier drawing", shown.out)
+    assert drawn and int(drawn[1]) >= 2 * 6, shown.out  # marginals, trace, rank, ... each
+    assert main(["report", *topics, "--out", str(tmp_path), "--workers", "2"]) == 0
+    assert f"figures: 0 drawn, {drawn[1]} kept" in capsys.readouterr().out
     for name in topics:
         doc = json.loads((tmp_path / "runs" / name / "result.json").read_text())
         assert doc["topic"] == name and doc["verdict"] in ("agree", "disagree", "inconclusive")
