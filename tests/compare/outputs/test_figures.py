@@ -69,40 +69,34 @@ def test_one_group_is_read_alone_and_equals_the_whole_trees(saved_runs, tmp_path
         SavedRun(tmp_path).group("observed_data")
 
 
-def test_render_reports_a_failure_instead_of_raising(saved_runs, tmp_path):
-    from compare.outputs.figures import FigureKind, render
-
-    def broken(run):
-        raise RuntimeError("planted failure")
-
-    out = render(
-        FigureKind("broken", "Broken", "", broken),
-        saved_runs / "beta-binomial",
-        tmp_path / "broken.png",
-    )
-    assert out["status"] == "failed" and "planted failure" in out["error"]
-    assert not (tmp_path / "broken.png").exists()
+def _raises(run):
+    raise RuntimeError("planted failure")
 
 
-def test_a_figure_of_empty_axes_fails_instead_of_showing_empty_frames(saved_runs, tmp_path):
-    """The site counts an "ok" figure as one that drew data: frames alone are a failure."""
+def _empty_frames(run):
     import matplotlib.pyplot as plt
 
+    fig, axs = plt.subplots(1, 2)
+    axs[0].set_title("a title, ticks, no data")
+    return fig
+
+
+@pytest.mark.parametrize(
+    ("draw", "words"),
+    [(_raises, "planted failure"), (_empty_frames, "drew axes but no data")],
+    ids=["raises", "empty-axes"],
+)
+def test_a_failed_figure_is_reported_not_raised_or_written(draw, words, saved_runs, tmp_path):
+    """A figure that raises, or draws frames with no data in them, is a "failed" result
+    (the page's error box), never an exception or a PNG; a real figure of the same run
+    is "ok"."""
     from compare.outputs.figures import FIGURE_KINDS, FigureKind, render
 
-    def frames(run):
-        fig, axs = plt.subplots(1, 2)
-        axs[0].set_title("a title, ticks, no data")
-        return fig
-
-    out = render(
-        FigureKind("frames", "Frames", "", frames),
-        saved_runs / "beta-binomial",
-        tmp_path / "frames.png",
-    )
-    assert out["status"] == "failed" and "no data" in out["error"]
-    assert not (tmp_path / "frames.png").exists()
-    drawn = render(FIGURE_KINDS["marginals"], saved_runs / "beta-binomial", tmp_path / "m.png")
+    run = saved_runs / "beta-binomial"
+    out = render(FigureKind("planted", "Planted", "", draw), run, tmp_path / "planted.png")
+    assert out["status"] == "failed" and words in out["error"]
+    assert not (tmp_path / "planted.png").exists()
+    drawn = render(FIGURE_KINDS["marginals"], run, tmp_path / "m.png")
     assert drawn["status"] == "ok" and (tmp_path / "m.png").is_file()
 
 
