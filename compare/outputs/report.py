@@ -174,8 +174,8 @@ class SiteResult:
 
     @property
     def figure_counts(self) -> tuple[int, int]:
-        """(figures drawn by this build, figures kept from an earlier one); skipped
-        kinds, which do not apply to a run, are not counted."""
+        """(figures drawn by this build, failed ones included, figures kept from an
+        earlier one); skipped kinds, which do not apply to a run, are not counted."""
         figs = [f for fs in self.figures.values() for f in fs if f.status != "skipped"]
         kept = sum(f.kept for f in figs)
         return len(figs) - kept, kept
