@@ -360,7 +360,7 @@ def test_report_runs_missing_topics_in_new_processes(tmp_path, capsys):
     assert all(f"{name}: no saved run" in shown.out for name in topics), shown.out
     drawn = re.search(r"figures: (\d+) drawn, 0 kept from an earlier drawing", shown.out)
     assert drawn and int(drawn[1]) >= 2 * 6, shown.out  # marginals, trace, rank, ... each
-    assert main(["report", *topics, "--out", str(tmp_path), "--workers", "2"]) == 0
+    assert main(["report", *topics, "--out", str(tmp_path), "--workers", "2", "--no-worker"]) == 0
     assert f"figures: 0 drawn, {drawn[1]} kept" in capsys.readouterr().out
     for name in topics:
         doc = json.loads((tmp_path / "runs" / name / "result.json").read_text())
