@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -9,7 +10,9 @@ import pymc as pm
 import pytest
 import xarray as xr
 
-from compare.core.sampling import MapFinder, posterior_array
+from compare.core import sampling
+from compare.core.defaults import DEFAULT
+from compare.core.sampling import MapFinder, compile_model, posterior_array
 from compare.topics import get_topic
 
 pytestmark = pytest.mark.mcmc
@@ -229,3 +232,49 @@ def test_a_map_finder_reads_a_stored_objective_that_follows_new_data(tmp_path, m
     )
     found = planted.find()
     assert found is None or not np.allclose(found, ours, rtol=1e-3)  # ours: shift -3's
+
+
+def test_the_step_reads_the_enumerated_density_and_draws_what_pymcs_step_draws(monkeypatch):
+    """``sampling.tabulate``: PyMC's uniform ``CategoricalGibbsMetropolis`` reading each
+    proposal's log density from the enumeration draws, for one seed, exactly what PyMC's
+    step calling the compiled density draws (EnjoySport: 7 coordinates of 2-4 values,
+    1,944 joint values), and the same again when sampled again (``sampling.restart``).
+    Power: the same table read with the coordinates' strides reversed draws otherwise,
+    and so does a second sample without the restart."""
+    topic = get_topic("bayes-optimal")
+    ds = topic.builtin_data("enjoy-sport")
+    x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))
+    model = compile_model(
+        topic.build_model(**topic.structure(x, hyper)), topic.variables, step=topic.step
+    )
+    data = topic.model_data(x=x, **hyper)
+    settings = dataclasses.replace(DEFAULT, draws=300, tune=100)
+
+    def draws():
+        tree = model.sample(data, settings, seed=3)
+        return tree.posterior["hypothesis"].values
+
+    tabulated = draws()
+    assert model._steps().astep.__func__ is sampling._tabulated_astep_unif
+    # The same compiled model sampled again draws the same (sampling.restart).
+    np.testing.assert_array_equal(draws(), tabulated)
+    monkeypatch.setenv(sampling.UNTABULATED_ENV, "1")
+    pymcs = draws()
+    assert model._steps().astep.__func__ is pm.CategoricalGibbsMetropolis.astep_unif
+    assert np.unique(pymcs).size > 1  # the chains moved: equal draws say something
+    np.testing.assert_array_equal(tabulated, pymcs)
+
+    monkeypatch.delenv(sampling.UNTABULATED_ENV)
+    tabulate = sampling.tabulate
+
+    def misread(step, found):
+        tabulate(step, found)
+        table, stride = step._table
+        step._table = (table, stride[::-1].copy())
+
+    monkeypatch.setattr(sampling, "tabulate", misread)
+    assert not np.array_equal(draws(), pymcs)
+    # And without the restart, the step's coordinates start where the last sample left them.
+    monkeypatch.undo()
+    monkeypatch.setattr(sampling, "restart", lambda step: None)
+    assert not np.array_equal(draws(), tabulated)

@@ -256,14 +256,19 @@ def test_proportional_gibbs_step_is_caught(test_settings):
 
 
 @pytest.mark.mcmc
-def test_the_trusted_input_step_draws_what_the_checked_step_draws(test_settings):
+def test_the_trusted_input_step_draws_what_the_checked_step_draws(test_settings, monkeypatch):
     """``step_methods`` compiles the step's log density with ``trust_input=True`` (no
     input check per call); on EnjoySport (7 coordinates, 973 hypotheses) it must draw,
     for one seed, exactly what PyMC's step with every input checked draws.  A step
-    handed inputs of another dtype or shape would read them wrongly and draw otherwise."""
+    handed inputs of another dtype or shape would read them wrongly and draw otherwise.
+    (Both call their compiled log density, as for a space too large to enumerate:
+    an enumerable one is read from a table, ``compare.core.sampling.tabulate``.)"""
     import pymc as pm
 
+    from compare.core.sampling import UNTABULATED_ENV
     from pymc_models import bayes_optimal as m_bo
+
+    monkeypatch.setenv(UNTABULATED_ENV, "1")
 
     topic = get_topic("bayes-optimal")
     ds = topic.builtin_data("enjoy-sport")
