@@ -53,13 +53,18 @@ def test_fmt_cells():
 # process for this module, test_figures.py and the default-data verdicts below.
 @pytest.fixture(scope="session")
 def site(builtin_runs):
-    """The site built from every registered topic's run on its default data."""
+    """The site built from every registered topic's run on its default data.
+
+    Drawn in this process (``workers=1``): the other pytest worker keeps the
+    second core busy, and two spawned drawing processes would each pay the
+    imports again (about 3 CPU-s). ``report``'s drawing in new processes is
+    test_cli.py's ``test_report_runs_missing_topics_in_new_processes``."""
     from compare.outputs.report import build_site
     from compare.topics import all_topics
 
     runs = builtin_runs.runs
     topics = [t.name for t in all_topics()]
-    result = build_site([runs / name for name in topics], runs.parent, workers=2)
+    result = build_site([runs / name for name in topics], runs.parent, workers=1)
     return result, topics
 
 
