@@ -463,25 +463,45 @@ class StepModel:
     # time, and pm.sample gives the step a fresh generator per chain.
     _step: object | None = field(default=None, repr=False)
     _enum_fn: Callable[..., Any] | None = field(default=None, repr=False)
+    _sizes_fn: Callable[[], Any] | None = field(default=None, repr=False)
+    _start_fn: Callable[[Any], dict[str, np.ndarray]] | None = field(default=None, repr=False)
 
     def set_data(self, data: dict[str, np.ndarray]) -> None:
         pm.set_data(data, model=self.model)
 
+    def _start(self) -> dict[str, np.ndarray]:
+        """The model's initial point (``model.initial_point()``, which compiles anew each call)."""
+        assert self._start_fn is not None
+        return self._start_fn(None)
+
     def _coordinates(self) -> list[tuple[str, int, int]] | None:
         """(value variable, flat position, number of values) of each discrete coordinate,
         in the enumeration's order; None when the model is not enumerable."""
-        start = self.model.initial_point()
-        coords = []
-        for rv in self.model.free_RVs:
-            op = rv.owner.op
-            if isinstance(op, CategoricalRV):
-                k = int(rv.owner.inputs[-1].shape[-1].eval())
-            elif isinstance(op, BernoulliRV):
-                k = 2
+        if self._sizes_fn is None:
+            sizes = []  # each free variable's number of values: 2, or its p's length
+            for rv in self.model.free_RVs:
+                op = rv.owner.op
+                if isinstance(op, CategoricalRV):
+                    sizes.append(rv.owner.inputs[-1].shape[-1])
+                elif isinstance(op, BernoulliRV):
+                    sizes.append(pytensor.tensor.constant(2))
+                else:
+                    self._sizes_fn = lambda: None
+                    break
             else:
-                return None
+                # Compiled once (they may read pm.Data); so is the initial point.
+                self._sizes_fn = pytensor.function([], sizes, mode="FAST_COMPILE")
+                self._start_fn = make_initial_point_fn(
+                    model=self.model, return_transformed=True, jitter_rvs=set()
+                )
+        sizes = self._sizes_fn()
+        if sizes is None:
+            return None
+        start = self._start()
+        coords = []
+        for rv, k in zip(self.model.free_RVs, sizes):
             name = self.model.rvs_to_values[rv].name
-            coords += [(name, i, k) for i in range(int(np.size(start[name])))]
+            coords += [(name, i, int(k)) for i in range(int(np.size(start[name])))]
         if np.prod([k for *_, k in coords], dtype=float) > ENUMERATE_LIMIT:
             return None
         return coords
@@ -491,7 +511,7 @@ class StepModel:
         coords = self._coordinates()
         if coords is None:
             return None
-        start = self.model.initial_point()
+        start = self._start()
         if self._enum_fn is None:
             unobserved = {var.name: var for var in self.model.unobserved_value_vars}
             self._enum_fn = self.model.compile_fn(
