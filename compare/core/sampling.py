@@ -478,19 +478,19 @@ class StepModel:
         """(value variable, flat position, number of values) of each discrete coordinate,
         in the enumeration's order; None when the model is not enumerable."""
         if self._sizes_fn is None:
-            sizes = []  # each free variable's number of values: 2, or its p's length
+            graphs = []  # each free variable's number of values: 2, or its p's length
             for rv in self.model.free_RVs:
                 op = rv.owner.op
                 if isinstance(op, CategoricalRV):
-                    sizes.append(rv.owner.inputs[-1].shape[-1])
+                    graphs.append(rv.owner.inputs[-1].shape[-1])
                 elif isinstance(op, BernoulliRV):
-                    sizes.append(pytensor.tensor.constant(2))
+                    graphs.append(pytensor.tensor.constant(2))
                 else:
                     self._sizes_fn = lambda: None
                     break
             else:
                 # Compiled once (they may read pm.Data); so is the initial point.
-                self._sizes_fn = pytensor.function([], sizes, mode="FAST_COMPILE")
+                self._sizes_fn = pytensor.function([], graphs, mode="FAST_COMPILE")
                 self._start_fn = make_initial_point_fn(
                     model=self.model, return_transformed=True, jitter_rvs=set()
                 )
