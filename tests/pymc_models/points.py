@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
-from pytensor.compile.mode import FAST_COMPILE
 from scipy import optimize
+
+from tests.evaluation import EVAL_MODE
 
 #: The solved Deterministics must equal theta to this, relative to its size.
 SOLVE_RTOL = 1e-13
@@ -39,7 +40,7 @@ def value_point(model: Any, theta: dict[str, np.ndarray]) -> dict[str, np.ndarra
         if transform is not None:
             # The Python linker: `.eval()` compiles each transform with numba, for seconds.
             forward = transform.forward(pt.as_tensor(value), *rv.owner.inputs)
-            value = pytensor.function([], forward, mode=FAST_COMPILE)()
+            value = pytensor.function([], forward, mode=EVAL_MODE)()
         point[model.rvs_to_values[rv].name] = np.asarray(value)
     solved = [v for v in model.value_vars if v.name not in point]
     derived = [name for name in theta if name not in {rv.name for rv in model.free_RVs}]
@@ -52,7 +53,7 @@ def value_point(model: Any, theta: dict[str, np.ndarray]) -> dict[str, np.ndarra
         solved,
         [model.replace_rvs_by_values([model[name]])[0] for name in derived],
         givens={v: pt.as_tensor(point[v.name]) for v in model.value_vars if v.name in point},
-        mode=FAST_COMPILE,
+        mode=EVAL_MODE,
         on_unused_input="ignore",
     )
     shapes = [np.shape(start[v.name]) for v in solved]

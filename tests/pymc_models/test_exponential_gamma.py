@@ -16,6 +16,7 @@ import pytest
 
 from analytic import exponential_gamma as eg
 from pymc_models import exponential_gamma as m_eg
+from tests.evaluation import EVAL_MODE
 
 SHAPE, RATE = 2.5, 0.8
 
@@ -42,7 +43,7 @@ def test_variables_line_up_with_the_analytic_parameters():
 @pytest.mark.parametrize(("shape", "rate"), [(SHAPE, RATE), (0.7, 30.0)])
 def test_joint_logp_equals_analytic_log_density_up_to_a_constant(x, shape, rate):
     model = _model(x, shape, rate)
-    logp = model.compile_logp(jacobian=False)
+    logp = model.compile_logp(jacobian=False, mode=EVAL_MODE)
     value = model.rvs_to_values[model["rate"]].name  # "rate_log__": PyMC samples log(rate)
     thetas = np.array([0.05, 0.2, 0.4, 0.9, 3.0])
     got = np.array([float(logp({value: np.log(t)})) for t in thetas])
@@ -58,7 +59,7 @@ def test_the_check_detects_a_planted_bug(x):
     model = _model(x, SHAPE, RATE)
     with model:
         pm.Potential("planted", -model["rate"])
-    logp = model.compile_logp(jacobian=False)
+    logp = model.compile_logp(jacobian=False, mode=EVAL_MODE)
     value = model.rvs_to_values[model["rate"]].name
     thetas = np.array([0.05, 0.2, 0.4, 0.9, 3.0])
     got = np.array([float(logp({value: np.log(t)})) for t in thetas])
@@ -69,7 +70,7 @@ def test_the_check_detects_a_planted_bug(x):
 def test_model_follows_new_data_and_hyperparameters(x):
     """One compiled logp, new pm.Data values: still the analytic density."""
     model = _model(x, SHAPE, RATE)
-    logp = model.compile_logp(jacobian=False)
+    logp = model.compile_logp(jacobian=False, mode=EVAL_MODE)
     value = model.rvs_to_values[model["rate"]].name
     thetas = np.array([0.1, 0.5, 2.0])
     for data, shape, rate in [(x * 3.0, 4.0, 0.1), (np.zeros(x.size), 1.0, 2.0)]:

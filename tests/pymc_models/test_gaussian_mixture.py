@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pytensor.compile.mode import FAST_COMPILE
 from scipy import stats
 from scipy.special import logsumexp
 
 from pymc_models import gaussian_mixture as m_gm
+from tests.evaluation import EVAL_MODE
 from tests.pymc_models.points import value_point
 
 K, D, N = 3, 2, 40
@@ -54,7 +54,7 @@ def problem():
     model = m_gm.build_model(components=K, n_dims=D)
     # The Python linker: the default (numba) compile of this model's density took 8 s
     # of the suite, for three evaluations (tests/pymc_models/test_log_density.py too).
-    logp = model.compile_logp(jacobian=False, mode=FAST_COMPILE)
+    logp = model.compile_logp(jacobian=False, mode=EVAL_MODE)
     point = value_point(model, {"w": w, "mu": mu, "Lambda": lam})
     assert set(point) == {v.name for v in model.value_vars}
 

@@ -13,6 +13,7 @@ import pytest
 import analytic.gaussian_process as agp
 import pymc_models.gaussian_process as m_gp
 from compare.core.data import table_from_arrays
+from tests.evaluation import EVAL_MODE
 
 HYPER = dict(lengthscale=0.8, signal_sd=1.3, noise_sd=0.3, jitter=1e-8)
 
@@ -41,7 +42,7 @@ def test_pymc_gp_is_the_exact_gp(kernel, rng):
     )
     mu, cov = model["f"].owner.inputs[-2:]
     loglik = model.logp(vars=[model["y_obs"]], jacobian=False)
-    got_mu, got_cov, got_loglik = pytensor.function([], [mu, cov, loglik], mode="FAST_COMPILE")()
+    got_mu, got_cov, got_loglik = pytensor.function([], [mu, cov, loglik], mode=EVAL_MODE)()
     ans = agp.solve(x=table.x, y=table.y, x_test=x_test, kernel=kernel, **HYPER)
     np.testing.assert_allclose(got_mu, ans.posterior.mean, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(got_cov, ans.posterior.cov, rtol=1e-8, atol=1e-8)
@@ -60,7 +61,7 @@ def test_hyperparameter_model_is_lognormal_priors_times_the_evidence(rng):
     model = m_gp.build_hyper_model(
         kernel="matern32", x=table.x, y=table.y, medians=medians, log_sds=log_sds, jitter=1e-8
     )
-    logp = model.compile_logp(jacobian=False, mode="FAST_COMPILE")
+    logp = model.compile_logp(jacobian=False, mode=EVAL_MODE)
     point = {"lengthscale": 1.4, "signal_sd": 0.8, "noise_sd": 0.35}
     got = logp({f"{k}_log__": np.log(v) for k, v in point.items()})
     prior = sum(stats.lognorm(log_sds[k], scale=medians[k]).logpdf(v) for k, v in point.items())

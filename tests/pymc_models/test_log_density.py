@@ -43,12 +43,12 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import pytest
-from pytensor.compile.mode import FAST_COMPILE
 
 from compare.core.data import check_array
 from compare.core.registry import Topic
 from compare.core.variables import variable_shapes
 from compare.topics import all_topics
+from tests.evaluation import EVAL_MODE
 from tests.pymc_models.points import value_point
 
 TOPICS = all_topics()
@@ -117,7 +117,7 @@ def _differences(model: pm.Model, topic: Topic, exact: Any, rng) -> tuple[np.nda
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # Python-mode graph: compiled in ~1 s where C mode took ~50 s for the Wishart models.
-        logp = model.compile_logp(jacobian=False, mode=FAST_COMPILE)
+        logp = model.compile_logp(jacobian=False, mode=EVAL_MODE)
     post = exact.posterior
     diffs, size = [], 1.0
     for theta in post.sample(rng, POINTS):

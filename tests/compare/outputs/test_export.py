@@ -27,6 +27,7 @@ from compare.outputs.export import (
     validate_export,
 )
 from compare.topics import get_topic
+from tests.evaluation import EVAL_MODE
 
 
 def test_schemas_accept_posteriordb_shaped_files():
@@ -234,7 +235,6 @@ def test_exported_model_builds_from_its_data_and_has_the_exact_density(tmp_path,
     (Before: gamma-poisson and normal-inverse-gamma failed the first recipe, "new coord
     values for the obs dimension are required"; there was no make_model.)"""
     import pymc as pm
-    import pytensor
 
     from compare.core.variables import variable_shapes
     from tests.pymc_models.points import value_point
@@ -265,14 +265,14 @@ def test_exported_model_builds_from_its_data_and_has_the_exact_density(tmp_path,
 
         assert topic == "bayes-optimal", free
         supports = [range(k) for k in args["factors"]] + [range(2)] * bool(args["has_empty"])
-        logp = model.compile_logp(mode=pytensor.compile.mode.FAST_COMPILE)
+        logp = model.compile_logp(mode=EVAL_MODE)
         values = [
             float(logp(dict(zip(free, map(np.asarray, config)))))
             for config in itertools.product(*supports)
         ]
         assert logsumexp(values) == pytest.approx(exact["log_evidence"], rel=1e-8)
         return
-    logp = model.compile_logp(jacobian=False, mode=pytensor.compile.mode.FAST_COMPILE)
+    logp = model.compile_logp(jacobian=False, mode=EVAL_MODE)
     shapes = variable_shapes(model, t.variables)
     ds = t.builtin[0]
     x, hyper = t.prepare(ds.load(), t.hyper(dataset=ds))
@@ -334,6 +334,6 @@ def test_posteriordb_client_reads_the_export_and_both_recipes_build(tmp_path, to
     exec(compile(posterior.model.code("pymc"), "model", "exec"), namespace)
     model = namespace["build_model"](**posterior.posterior_info["build_model_arguments"])
     pm.set_data(data, model=model)
-    assert model.dim_lengths["obs"].eval() == len(data["x"]) > 1
+    assert model.dim_lengths["obs"].eval(mode=EVAL_MODE) == len(data["x"]) > 1
     model = namespace["make_model"](data)
-    assert np.isfinite(model.compile_logp()(model.initial_point()))
+    assert np.isfinite(model.compile_logp(mode=EVAL_MODE)(model.initial_point()))

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 import pytest
-from pytensor.compile.mode import FAST_COMPILE
 from scipy import stats
 
 from compare.core.registry import PlantedBug, Unsupported
 from compare.studies.planted import POTENTIAL, bugs_of, find_bug, planted
 from compare.topics import all_topics, get_topic
+from tests.evaluation import EVAL_MODE
 
 CASES = [(t.name, b.name) for t in all_topics() for b in bugs_of(t)]
 SIZED = [
@@ -44,7 +44,7 @@ def _logp(
     pm.set_data(data, model=model, coords=coords)
     # The Python linker: these points need no speed, and numba compiled each model's
     # log density for seconds (the suite's largest cost is numba compiling).
-    logp = model.compile_logp(mode=FAST_COMPILE)
+    logp = model.compile_logp(mode=EVAL_MODE)
     rng = np.random.default_rng(seed + 1)
     start = model.initial_point()
     at = [
@@ -81,9 +81,9 @@ def _constrained(model: pm.Model, point: dict[str, np.ndarray], name: str) -> fl
     """The value of the model variable ``name`` at a point of value variables."""
     value = model.replace_rvs_by_values([model[name]])[0]  # back-transformed
     return float(
-        model.compile_fn(
-            value, inputs=model.value_vars, on_unused_input="ignore", mode=FAST_COMPILE
-        )(point)
+        model.compile_fn(value, inputs=model.value_vars, on_unused_input="ignore", mode=EVAL_MODE)(
+            point
+        )
     )
 
 

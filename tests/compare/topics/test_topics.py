@@ -9,6 +9,7 @@ import pytest
 from compare.core.data import Points, Table
 from compare.core.runner import run
 from compare.topics import all_topics, get_topic
+from tests.evaluation import SHAPE_MODE
 
 TOPICS = [t.name for t in all_topics()]
 #: Every builtin data set but each topic's default, which `make report` runs:
@@ -26,7 +27,7 @@ def test_topic_is_complete(name):
     model = topic.build_model(**topic.structure(x, hyper))
     shapes = model.eval_rv_shapes()
     # Recorded Deterministics (e.g. indicators of a discrete index) count too.
-    shapes.update({d.name: tuple(d.shape.eval()) for d in model.deterministics})
+    shapes.update({d.name: tuple(d.shape.eval(mode=SHAPE_MODE)) for d in model.deterministics})
     width = sum(int(np.prod(shapes[v])) for v in topic.variables)
     assert width == len(exact.parameters)
     for h in topic.hyperparameters:
