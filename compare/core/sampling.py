@@ -356,8 +356,8 @@ def tabulate(step: object, found: Enumeration | None) -> None:
     ``rng.integers(k - 1)``, the same numbers) and PyMC's ``metrop_select``. So
     the chain is PyMC's, draw for draw: ``tests/compare/core/test_sampling.py``
     checks the draws equal PyMC's on EnjoySport, bit for bit, and that a table
-    read with the wrong strides draws otherwise. EnjoySport's run took 5.4 s
-    warm before, 2.9 s after (2026-12-06).
+    read with the wrong strides draws otherwise. EnjoySport's run took 5.1 s
+    warm before, 1.9 s after (2026-12-06).
 
     ``found=None`` (a model too large to enumerate), a step over some of the
     coordinates, another step method, the proportional proposal or
@@ -489,8 +489,11 @@ class StepModel:
                     self._sizes_fn = lambda: None
                     break
             else:
-                # Compiled once (they may read pm.Data); so is the initial point.
-                self._sizes_fn = pytensor.function([], graphs, mode="FAST_COMPILE")
+                # Compiled once (they may read pm.Data), by the Python linker (no g++ or
+                # numba for a few shapes); so is the initial point.
+                self._sizes_fn = pytensor.function(
+                    [], graphs, mode=Mode(linker="py", optimizer="None")
+                )
                 self._start_fn = make_initial_point_fn(
                     model=self.model, return_transformed=True, jitter_rvs=set()
                 )
