@@ -5,7 +5,9 @@ PyTensor's ``FAST_COMPILE`` links every op that has C code through g++ (about
 so does its constant folding. An op with an inner graph (softmax, logsumexp,
 PyMC's simplex transform) compiles that graph with the ``vm`` linker, which
 is C, whatever the outer linker: :data:`EVAL_MODE` inlines those graphs and
-rewrites nothing else. These tests evaluate a graph a few times, where
+rewrites nothing else (the inlining is ``compiled_cache.inline_inner_graphs``'s,
+made a rewrite of the mode: ``model.compile_logp`` takes a mode, not graphs).
+These tests evaluate a graph a few times, where
 NumPy's ``perform`` is fast enough and needs no compiler. The product's own
 functions keep their modes; the tests of those modes (``test_sampling.py``'s
 C objective, ``test_hoisted.py``) keep theirs.
