@@ -39,6 +39,23 @@ WORKER_TIMEOUT = 10.0
 WORKER_ENV = "BAYES_COMPARE_WORKER_FILE"
 _DISABLED = {"off", "0", "false", "no", "none"}
 _SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "inproc://")
+#: Dask settings of the clusters we start.  Dask's statistical profiler samples every
+#: thread's Python stack each 10 ms in every worker and on every event loop, for a
+#: dashboard page we never show; our units spend their time in compiled code it cannot
+#: see.  Off: `sbc beta-binomial --sims 100 --workers 2` 17.7 -> 16.2 CPU-s
+#: (docs/speed.md).  A user's own scheduler keeps its settings.
+DASK_SETTINGS = {"distributed.worker.profile.enabled": False}
+
+
+def quiet_dask() -> None:
+    """Apply :data:`DASK_SETTINGS` in this process, before it starts a Dask server.
+
+    A ``Nanny`` hands its process's settings to the worker process it starts,
+    so the workers of a ``LocalCluster`` started after this run without them too.
+    """
+    import dask  # heavy: Dask only when a cluster starts
+
+    dask.config.set(DASK_SETTINGS)
 
 
 def check_scheduler(address: str, option: str = "--scheduler") -> None:
@@ -101,6 +118,7 @@ def connect(
         return client, None
     # ":0": the scheduler's HTTP server on a free port (None still tried 8787 and
     # warned when another cluster held it).
+    quiet_dask()
     cluster = LocalCluster(
         n_workers=workers,
         threads_per_worker=1,

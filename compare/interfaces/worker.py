@@ -37,7 +37,7 @@ from typing import Annotated, Any
 
 import typer
 
-from compare.core.cluster import LocalWorker, read_worker, worker_file, write_worker
+from compare.core.cluster import LocalWorker, quiet_dask, read_worker, worker_file, write_worker
 from compare.core.files import versions
 from compare.interfaces.cli_common import BadInput, app, err, make_console
 from compare.outputs.run_cache import package_sources
@@ -99,6 +99,7 @@ def serve(path: Path, workers: int, idle_seconds: float) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    quiet_dask()
     cluster = LocalCluster(
         n_workers=workers,
         threads_per_worker=1,

@@ -10,27 +10,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from compare.core.defaults import DEFAULT
+from compare.interfaces.cli import main
 from compare.outputs.run_cache import reusable, run_key
 from compare.topics import get_topic
 
 SHORT = ["--draws", "200", "--tune", "200", "--chains", "2"]
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "compare.interfaces.cli", "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``bayes-compare run ARGS`` in this process.
+
+    The reuse is decided from the folder on disk, not from anything a process
+    holds, so a new process per command (32 CPU-s for the four, most of it
+    imports and model loads) checked nothing more.
+    """
+    code = main(["run", *args])
+    printed = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, printed.out, printed.err)
 
 
 def test_the_key_follows_the_content_not_the_objects() -> None:
@@ -55,26 +57,28 @@ def test_the_key_follows_the_content_not_the_objects() -> None:
 
 
 @pytest.mark.mcmc
-def test_an_unchanged_run_is_reused_and_any_change_resamples(tmp_path: Path) -> None:
+def test_an_unchanged_run_is_reused_and_any_change_resamples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "bb"
-    first = _run("beta-binomial", "--out", str(out), *SHORT)
+    first = _run(capsys, "beta-binomial", "--out", str(out), *SHORT)
     assert first.returncode in (0, 1, 2), first.stderr
     saved = (out / "result.json").read_bytes()
     doc = json.loads(saved)
     assert len(doc["run_key"]) == 64
 
-    again = _run("beta-binomial", "--out", str(out), *SHORT, "--json", "-")
+    again = _run(capsys, "beta-binomial", "--out", str(out), *SHORT, "--json", "-")
     assert again.returncode == first.returncode
     assert "reused the saved run" in again.stderr
     assert (out / "result.json").read_bytes() == saved  # not rewritten
     printed = json.loads(again.stdout)
     assert printed["verdict"] == doc["verdict"] and "run_key" not in printed
 
-    forced = _run("beta-binomial", "--out", str(out), *SHORT, "--force")
+    forced = _run(capsys, "beta-binomial", "--out", str(out), *SHORT, "--force")
     assert "reused" not in forced.stdout + forced.stderr
     assert json.loads((out / "result.json").read_bytes())["run_key"] == doc["run_key"]
 
-    reseeded = _run("beta-binomial", "--out", str(out), *SHORT, "--seed", "12345")
+    reseeded = _run(capsys, "beta-binomial", "--out", str(out), *SHORT, "--seed", "12345")
     assert "reused" not in reseeded.stdout + reseeded.stderr
     assert json.loads((out / "result.json").read_bytes())["run_key"] != doc["run_key"]
 

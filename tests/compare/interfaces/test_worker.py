@@ -139,14 +139,16 @@ def test_a_file_left_by_a_dead_worker_is_removed(tmp_path):
 # --- a user's scheduler: a real LocalCluster standing for it ------------------------------
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory):
-    """A 2-process LocalCluster, reached by its address as a user's scheduler would be."""
+    """A LocalCluster of one worker process, reached by its address as a user's scheduler
+    would be: the units still run in another process and come back as files (a second
+    worker process added its imports and model loads and checked nothing more)."""
     from distributed import LocalCluster
 
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     cwd = os.getcwd()
     os.chdir(elsewhere)  # the workers' folder is not the command's
     try:
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0")
+        cluster = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0")
     finally:
         os.chdir(cwd)
     yield cluster.scheduler_address

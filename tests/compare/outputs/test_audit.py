@@ -24,11 +24,18 @@ TOPICS = ["beta-binomial", "bayes-optimal"]
 METHODS = ["nutpie", "laplace"]
 
 
+def _profiling(dask_worker) -> bool:
+    """Whether Dask's statistical profiler runs in this worker (a ``Worker`` adds its
+    periodic callback ``profile`` when ``distributed.worker.profile.enabled``)."""
+    return "profile" in dask_worker.periodic_callbacks
+
+
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory):
     out = tmp_path_factory.mktemp("audit")
     client, cluster = connect(workers=2, scheduler=None)
     try:
+        profiling = client.run(_profiling)
         first = audit.run_audit(topics=TOPICS, methods=METHODS, seeds=1, out=out, client=client)
         again = audit.run_audit(
             topics=TOPICS, methods=METHODS, seeds=1, out=out, client=client, resume=True
@@ -36,7 +43,7 @@ def audited(tmp_path_factory):
     finally:
         client.close()
         cluster.close()
-    return out, first, again
+    return out, first, again, profiling
 
 
 def _by(rows):
@@ -45,7 +52,7 @@ def _by(rows):
 
 @pytest.mark.mcmc
 def test_the_matrix_runs_what_applies_and_says_why_not_elsewhere(audited):
-    out, first, _ = audited
+    out, first, _, _ = audited
     rows = _by(first.rows)
     assert set(rows) == {(t, m) for t in TOPICS for m in METHODS}
     na = rows[("bayes-optimal", "laplace")]
@@ -69,9 +76,20 @@ def test_the_matrix_runs_what_applies_and_says_why_not_elsewhere(audited):
     assert "| topic | nutpie | laplace |" in table and "| bayes-optimal |" in table
 
 
+def test_the_workers_run_without_dasks_profiler(audited):
+    """compare.core.cluster.DASK_SETTINGS reach the worker processes (docs/speed.md)."""
+    import distributed
+    import yaml
+
+    shipped = yaml.safe_load((Path(distributed.__file__).parent / "distributed.yaml").read_text())
+    assert shipped["distributed"]["worker"]["profile"]["enabled"] is True  # Dask's default: on
+    *_, profiling = audited
+    assert len(profiling) == 2 and not any(profiling.values()), profiling
+
+
 @pytest.mark.mcmc
 def test_resume_reruns_nothing(audited):
-    _, first, again = audited
+    _, first, again, _ = audited
     assert [r["status"] for r in again.rows] == [
         "n/a" if r["status"] == "n/a" else "reused" for r in first.rows
     ]
@@ -80,7 +98,7 @@ def test_resume_reruns_nothing(audited):
 
 @pytest.mark.mcmc
 def test_the_audit_page_in_a_browser(audited):
-    out, first, _ = audited
+    out, first, _, _ = audited
     driver = start_chromium(1100, 900)
     try:
         driver.get_log("browser")
