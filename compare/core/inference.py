@@ -36,13 +36,12 @@ import pymc as pm
 import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import linalg, optimize
-from threadpoolctl import threadpool_limits
 
 from compare.core.compiled_cache import jax_cache_dir
 from compare.core.defaults import Settings
 from compare.core.methods import APPROXIMATION, get_method
 from compare.core.registry import InputError
-from compare.core.sampling import MapFinder, set_model_data
+from compare.core.sampling import MapFinder, one_thread, set_model_data
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,7 +190,7 @@ class MethodModel:
             level = logger.level
             logger.setLevel(logging.ERROR)
             try:
-                with self.model, threadpool_limits(limits=1), warnings.catch_warnings():
+                with self.model, one_thread(), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     if self.method == "smc":
                         tree = pm.sample_smc(
@@ -251,7 +250,7 @@ class MethodModel:
         self, space: UnconstrainedSpace, settings: Settings, size: int, seed: int
     ) -> Approximation | tuple[np.ndarray, np.ndarray]:
         """The fitted Gaussian (mean, cov), or Pathfinder's draws (its q is not one Gaussian)."""
-        with threadpool_limits(limits=1), warnings.catch_warnings():
+        with one_thread(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if self.method in ("advi", "fullrank-advi"):
                 return _advi(self.model, self.method, settings.vi_steps, seed, space)

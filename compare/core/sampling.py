@@ -33,11 +33,29 @@ from pymc.step_methods.metropolis import CategoricalGibbsMetropolis
 from pytensor.compile.mode import Mode
 from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 from scipy import optimize
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from compare.core import compiled_cache
 from compare.core.agreement import posterior_array as posterior_array  # re-exported
 from compare.core.defaults import Settings
+
+_THREADPOOLS: list[ThreadpoolController] = []
+
+
+def one_thread() -> Any:
+    """A context in which every loaded BLAS runs one thread (nutpie runs the chains).
+
+    ``threadpool_limits`` finds the loaded libraries anew at each call (3.6 ms
+    in a process that has loaded the sampling stack: a conjugate calibration's
+    300 runs spent 1.5 of their 30 s in it); this finds them once per process,
+    after importing SciPy's BLAS, the last one sampling can call (numba's
+    linear algebra calls it).
+    """
+    if not _THREADPOOLS:
+        import scipy.linalg  # noqa: F401  # SciPy's OpenBLAS, loaded before the scan
+
+        _THREADPOOLS.append(ThreadpoolController())
+    return _THREADPOOLS[0].limit(limits=1)
 
 
 def flatten(values: dict[str, np.ndarray], variables: Sequence[str]) -> np.ndarray:
@@ -303,7 +321,7 @@ class CompiledModel:
             if progress is not None:
                 kwargs.update(progress_bar=True, progress_callback=progress)
             # One BLAS thread per chain: nutpie already runs chains in parallel.
-            with threadpool_limits(limits=1), warnings.catch_warnings():
+            with one_thread(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return compiled_cache.sample(compiled, **kwargs)
 
@@ -562,7 +580,7 @@ class StepModel:
             level = logger.level
             logger.setLevel(logging.ERROR)  # keep pm.sample's progress lines off the terminal
             try:
-                with self.model, threadpool_limits(limits=1), warnings.catch_warnings():
+                with self.model, one_thread(), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     tree = pm.sample(
                         draws=settings.draws,

@@ -55,3 +55,28 @@ def test_a_command_keeps_the_users_thread_count():
     """Power of the test above: the probe does see more than one thread."""
     threads = _blas_threads_of_a_command(OPENBLAS_NUM_THREADS="2")
     assert threads and set(threads) == {2}, threads
+
+
+def test_sampling_runs_every_loaded_blas_on_one_thread_whatever_the_users_count():
+    """compare.core.sampling.one_thread: NumPy's and SciPy's OpenBLAS at one thread while a
+    sampler runs (nutpie runs the chains in parallel), the user's count after; the
+    libraries are found once per process, not at every sample."""
+    import threadpoolctl
+
+    from compare.core import sampling
+
+    def blas() -> list[int]:
+        infos = threadpoolctl.threadpool_info()
+        return [i["num_threads"] for i in infos if i["user_api"] == "blas"]
+
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):  # as if the user chose 2
+        chosen = blas()
+        with sampling.one_thread():
+            inside = blas()
+        after = blas()
+        with sampling.one_thread():
+            assert blas() == inside
+    assert len(chosen) >= 2 and set(chosen) == {2}  # NumPy's and SciPy's, at the user's 2
+    assert inside == [1] * len(chosen)
+    assert after == chosen
+    assert len(sampling._THREADPOOLS) == 1
