@@ -42,8 +42,8 @@ _SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "inproc://")
 #: Dask settings of the clusters we start.  Dask's statistical profiler samples every
 #: thread's Python stack each 10 ms in every worker and on every event loop, for a
 #: dashboard page we never show; our units spend their time in compiled code it cannot
-#: see.  Off: `sbc beta-binomial --sims 100 --workers 2` 17.7 -> 16.2 CPU-s
-#: (docs/speed.md).  A user's own scheduler keeps its settings.
+#: see.  Off, `sbc beta-binomial --sims 100 --workers 2` took 16.1-16.2 CPU-s against
+#: 17.3-18.2 (docs/speed.md).  A user's own scheduler keeps its settings.
 DASK_SETTINGS = {"distributed.worker.profile.enabled": False}
 
 
