@@ -6,6 +6,7 @@ model cache so each PyMC model compiles once per session.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import zlib
@@ -16,17 +17,29 @@ import numpy as np
 import pytest
 
 from compare.core._blas_threads import one_blas_thread
+from compare.core._gc import fewer_collections
 
 # One BLAS thread in every test process, set before pytest-xdist starts its
 # workers (they and every subprocess inherit it): spare OpenBLAS threads spin
 # on the cores the other worker needs (compare/core/_blas_threads.py).
 one_blas_thread()
+# The garbage-collection thresholds of our own processes (compare/core/_gc.py).
+fewer_collections()
 
 
 def pytest_configure(config):
     # A developer's running local worker (`bayes-compare worker start`) must not
     # take the suite's runs: tests of the worker point this at their own file.
     os.environ["BAYES_COMPARE_WORKER_FILE"] = "off"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    """Freeze what the session made before pytest's last collection (its
+    unraisable-exception plugin runs ``gc.collect()`` at the end): a worker that
+    compiled dozens of models walked millions of objects there, 13 CPU-s over
+    both workers of `make test`; the process ends next."""
+    gc.freeze()
 
 
 @pytest.fixture

@@ -50,9 +50,11 @@ class _Process(multiprocessing.context.SpawnProcess):
     """A spawned process that ends with :func:`exit_now` once its target has returned."""
 
     def run(self) -> None:
+        from compare.core._gc import fewer_collections  # light
         from compare.core._scipy_docs import skip_capability_notes  # light
 
         skip_capability_notes()  # a worker of ours: SciPy's start without its doc rewriting
+        fewer_collections()  # and fewer full garbage collections (compare/core/_gc.py)
         super().run()
         from multiprocessing import util  # what multiprocessing runs after run() (its finalizers)
 

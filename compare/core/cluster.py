@@ -43,8 +43,12 @@ _SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "inproc://")
 #: thread's Python stack each 10 ms in every worker and on every event loop, for a
 #: dashboard page we never show; our units spend their time in compiled code it cannot
 #: see.  Off, `sbc beta-binomial --sims 100 --workers 2` took 16.1-16.2 CPU-s against
-#: 17.3-18.2 (docs/speed.md).  A user's own scheduler keeps its settings.
-DASK_SETTINGS = {"distributed.worker.profile.enabled": False}
+#: 17.3-18.2 (docs/speed.md).  The preload sets our garbage-collection thresholds in
+#: each worker process (compare/core/_gc.py).  A user's own scheduler keeps its settings.
+DASK_SETTINGS = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.worker.preload": ["compare.core._gc"],
+}
 
 
 def quiet_dask() -> None:

@@ -39,6 +39,7 @@ from rich.table import Table
 import compare.topics
 from compare.core import defaults
 from compare.core._blas_threads import one_blas_thread
+from compare.core._gc import fewer_collections
 from compare.core._quick_exit import exit_now, spawn_context
 from compare.core._scipy_docs import skip_capability_notes
 from compare.core.cluster import check_scheduler
@@ -1146,6 +1147,7 @@ def main(argv: list[str] | None = None) -> int:
     # processes and workers use (compare/core/_blas_threads.py).
     one_blas_thread()
     skip_capability_notes()  # ~0.27 s of SciPy's import (compare/core/_scipy_docs.py)
+    fewer_collections()  # fewer full garbage collections (compare/core/_gc.py)
     try:
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
         code = app(args=args, standalone_mode=False)

@@ -300,7 +300,9 @@ def status(
 
 
 if __name__ == "__main__":  # the worker's own process, started by `worker start`
+    from compare.core._gc import fewer_collections
     from compare.core._scipy_docs import skip_capability_notes
 
     skip_capability_notes()  # SciPy's start without its doc rewriting (_scipy_docs.py)
+    fewer_collections()  # fewer full garbage collections (compare/core/_gc.py)
     serve(Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]))

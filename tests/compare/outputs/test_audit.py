@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+from compare.core._gc import THRESHOLDS
 from compare.core.cluster import connect
 from compare.interfaces.cli import main
 from compare.outputs import audit, document
@@ -24,10 +25,13 @@ TOPICS = ["beta-binomial", "bayes-optimal"]
 METHODS = ["nutpie", "laplace"]
 
 
-def _profiling(dask_worker) -> bool:
+def _settings(dask_worker) -> tuple[bool, tuple[int, ...]]:
     """Whether Dask's statistical profiler runs in this worker (a ``Worker`` adds its
-    periodic callback ``profile`` when ``distributed.worker.profile.enabled``)."""
-    return "profile" in dask_worker.periodic_callbacks
+    periodic callback ``profile`` when ``distributed.worker.profile.enabled``), and
+    the worker process's garbage-collection thresholds."""
+    import gc
+
+    return "profile" in dask_worker.periodic_callbacks, gc.get_threshold()
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +41,7 @@ def audited(tmp_path_factory):
     # bytes; a second worker added its imports and model loads and checked nothing more.
     client, cluster = connect(workers=1, scheduler=None)
     try:
-        profiling = client.run(_profiling)
+        settings = client.run(_settings)
         first = audit.run_audit(topics=TOPICS, methods=METHODS, seeds=1, out=out, client=client)
         again = audit.run_audit(
             topics=TOPICS, methods=METHODS, seeds=1, out=out, client=client, resume=True
@@ -45,7 +49,7 @@ def audited(tmp_path_factory):
     finally:
         client.close()
         cluster.close()
-    return out, first, again, profiling
+    return out, first, again, settings
 
 
 def _by(rows):
@@ -78,15 +82,18 @@ def test_the_matrix_runs_what_applies_and_says_why_not_elsewhere(audited):
     assert "| topic | nutpie | laplace |" in table and "| bayes-optimal |" in table
 
 
-def test_the_workers_run_without_dasks_profiler(audited):
-    """compare.core.cluster.DASK_SETTINGS reach the worker processes (docs/speed.md)."""
+def test_the_workers_run_without_dasks_profiler_and_with_our_gc_thresholds(audited):
+    """compare.core.cluster.DASK_SETTINGS reach the worker processes (docs/speed.md):
+    no profiler (Dask's default is on), and compare/core/_gc.py's thresholds (Python's
+    default is 700, 10, 10) by the preload."""
     import distributed
     import yaml
 
     shipped = yaml.safe_load((Path(distributed.__file__).parent / "distributed.yaml").read_text())
-    assert shipped["distributed"]["worker"]["profile"]["enabled"] is True  # Dask's default: on
-    *_, profiling = audited
-    assert len(profiling) == 1 and not any(profiling.values()), profiling
+    assert shipped["distributed"]["worker"]["profile"]["enabled"] is True
+    assert THRESHOLDS != (700, 10, 10)
+    *_, settings = audited
+    assert list(settings.values()) == [(False, THRESHOLDS)], settings
 
 
 @pytest.mark.mcmc
