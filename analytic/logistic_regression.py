@@ -118,6 +118,10 @@ def log_joint(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, w: np.ndarray)
 
     ``log p(y | w) = w^T Phi^T y - sum_i softplus(phi_i^T w)`` (Bishop 2006,
     eq. 4.90 rewritten), computed in blocks of draws so memory stays bounded.
+    The softplus sum is ``sum_i max(eta_i, 0) + log1p(exp(-|eta_i|))``, with
+    ``sum max(eta, 0) = (sum eta + sum |eta|) / 2``, in place in the block: the
+    importance pool's 2^18 draws on breast-cancer (569 rows) took 2.55 s against
+    3.1 s through :func:`_softplus`'s four temporaries (2026-12-06).
     """
     w = np.asarray(w, dtype=float)
     d = phi.shape[1]
@@ -128,7 +132,13 @@ def log_joint(*, phi: np.ndarray, y: np.ndarray, prior_sd: float, w: np.ndarray)
     for start in range(0, flat.shape[0], step):
         block = flat[start : start + step]
         eta = block @ phi.T
-        out[start : start + step] = block @ phi_t_y - _softplus(eta).sum(axis=1)
+        total = eta.sum(axis=1)
+        eta = np.abs(eta, out=eta)
+        total += eta.sum(axis=1)
+        total *= 0.5
+        eta = np.log1p(np.exp(np.negative(eta, out=eta), out=eta), out=eta)
+        total += eta.sum(axis=1)
+        out[start : start + step] = block @ phi_t_y - total
     out -= 0.5 * np.sum(flat * flat, axis=1) / prior_sd**2
     out -= 0.5 * d * math.log(2.0 * math.pi * prior_sd**2)
     return out.reshape(w.shape[:-1])
