@@ -51,15 +51,18 @@ DASK_SETTINGS = {
 }
 
 
-def quiet_dask() -> None:
-    """Apply :data:`DASK_SETTINGS` in this process, before it starts a Dask server.
+def quiet_dask() -> Any:
+    """A context with :data:`DASK_SETTINGS`, to start a ``LocalCluster`` in.
 
-    A ``Nanny`` hands its process's settings to the worker process it starts,
-    so the workers of a ``LocalCluster`` started after this run without them too.
+    Each ``Nanny`` keeps a copy of the settings it was made with and hands it
+    to the worker processes it starts (and restarts), so the cluster's workers
+    run with them; the calling process's own settings are back as they were
+    after the block (a user's session that calls ``sbc`` keeps its Dask
+    configuration for the clusters it starts itself).
     """
     import dask  # heavy: Dask only when a cluster starts
 
-    dask.config.set(DASK_SETTINGS)
+    return dask.config.set(DASK_SETTINGS)
 
 
 def check_scheduler(address: str, option: str = "--scheduler") -> None:
@@ -122,14 +125,14 @@ def connect(
         return client, None
     # ":0": the scheduler's HTTP server on a free port (None still tried 8787 and
     # warned when another cluster held it).
-    quiet_dask()
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
+    with quiet_dask():
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
     return Client(cluster), cluster
 
 

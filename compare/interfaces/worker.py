@@ -99,17 +99,17 @@ def serve(path: Path, workers: int, idle_seconds: float) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    quiet_dask()
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        scheduler_port=0,
-        dashboard_address=None,
-        security=security,
-        silence_logs=logging.ERROR,
-    )
+    with quiet_dask():
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address=None,
+            security=security,
+            silence_logs=logging.ERROR,
+        )
     try:
         with Client(cluster) as client:
             client.run(_warm)

@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import dask
 import pytest
 
 from compare.core._gc import THRESHOLDS
-from compare.core.cluster import connect
+from compare.core.cluster import DASK_SETTINGS, connect
 from compare.interfaces.cli import main
 from compare.outputs import audit, document
 from tests.browser import load, start_chromium
@@ -40,8 +41,9 @@ def audited(tmp_path_factory):
     # One worker process: the cells still run away from this process and come back as
     # bytes; a second worker added its imports and model loads and checked nothing more.
     client, cluster = connect(workers=1, scheduler=None)
+    here = {key: dask.config.get(key) for key in DASK_SETTINGS}  # this process's, after
     try:
-        settings = client.run(_settings)
+        settings = {**client.run(_settings), "here": here}
         first = audit.run_audit(topics=TOPICS, methods=METHODS, seeds=1, out=out, client=client)
         again = audit.run_audit(
             topics=TOPICS, methods=METHODS, seeds=1, out=out, client=client, resume=True
@@ -93,7 +95,13 @@ def test_the_workers_run_without_dasks_profiler_and_with_our_gc_thresholds(audit
     assert shipped["distributed"]["worker"]["profile"]["enabled"] is True
     assert THRESHOLDS != (700, 10, 10)
     *_, settings = audited
+    here = settings.pop("here")
     assert list(settings.values()) == [(False, THRESHOLDS)], settings
+    # The process that started the cluster keeps Dask's own settings for its other clusters.
+    assert here == {
+        "distributed.worker.profile.enabled": True,
+        "distributed.worker.preload": [],
+    }, here
 
 
 @pytest.mark.mcmc
