@@ -83,6 +83,7 @@ bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/light_commands.py
 	$(PYTHON) benchmarks/second_run.py
 	$(PYTHON) benchmarks/blas_threads.py
+	$(PYTHON) benchmarks/ess.py
 	$(PYTHON) benchmarks/cluster.py
 	$(PYTHON) benchmarks/audit.py
 	$(PYTHON) benchmarks/suite.py

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from analytic import ExactPosterior
+from compare.core.ess import ess_mean
 
 
 def posterior_array(posterior: Any, variables: Sequence[str]) -> np.ndarray:
@@ -234,6 +235,33 @@ def _reference_variances(
     return var_sq, var_prod
 
 
+def _quantile_cuts(posterior: ExactPosterior) -> tuple[tuple[int, tuple[float, ...]], ...]:
+    """``(i, (q05, q50, q95))`` for each coordinate with a continuous closed-form
+    marginal (a discrete one has no P(x < q_p) = p; no marginal, moments only).
+
+    Memoised per posterior, as :func:`_reference_variances` is: a calibration
+    study checks one posterior a thousand times, and each frozen SciPy
+    distribution costs about a millisecond to build (its docstring is formatted
+    anew). A posterior that cannot be hashed is asked every time."""
+    try:
+        return _memoised_cuts(posterior)  # type: ignore[arg-type]
+    except TypeError:  # unhashable: a user's posterior that compares by value
+        return _cuts(posterior)
+
+
+def _cuts(posterior: ExactPosterior) -> tuple[tuple[int, tuple[float, ...]], ...]:
+    out = []
+    for i in range(len(posterior.parameters)):
+        marginal = posterior.marginal(i)
+        if marginal is None or _is_discrete(marginal):
+            continue
+        out.append((i, tuple(float(marginal.ppf(level)) for level in QUANTILE_LEVELS)))
+    return tuple(out)
+
+
+_memoised_cuts = lru_cache(maxsize=32)(_cuts)
+
+
 def agreement_test(
     draws: np.ndarray,
     posterior: ExactPosterior,
@@ -257,7 +285,6 @@ def agreement_test(
     n_reference : int
         Number of such reference draws.
     """
-    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
     from scipy import stats  # heavy: SciPy only when the maths runs
 
     draws = np.asarray(draws, dtype=float)
@@ -287,17 +314,11 @@ def agreement_test(
             series += [u[..., i] * u[..., j] for i, j in pairs]
 
     if not posterior.is_gaussian:
-        for i, name in enumerate(posterior.parameters):
-            marginal = posterior.marginal(i)
-            if marginal is None or _is_discrete(marginal):
-                # No closed-form marginal, or a discrete one (P(x < q_p) is not p):
-                # moments only.
-                continue
-            for level in QUANTILE_LEVELS:
-                cut = float(marginal.ppf(level))
+        for i, cuts in _quantile_cuts(posterior):
+            for level, cut in zip(QUANTILE_LEVELS, cuts):
                 specs.append(
                     _Spec(
-                        f"q{round(level * 100):02d}:{name}",
+                        f"q{round(level * 100):02d}:{posterior.parameters[i]}",
                         level,
                         float(np.sqrt(level * (1.0 - level))),
                     )
@@ -306,7 +327,7 @@ def agreement_test(
 
     n_draws = draws.shape[0] * draws.shape[1]
     stacked = np.stack(series)  # (quantity, chain, draw)
-    ess = np.asarray(array_stats.ess(stacked, method="mean"), dtype=float)
+    ess = ess_mean(stacked)
     # A quantity constant over all draws has no defined ESS; its deviation is
     # still real, so measure it against the nominal sample size.
     ess = np.where(np.isfinite(ess) & (ess > 0), ess, n_draws)

@@ -15,6 +15,7 @@ import analytic.bayes_optimal as bo
 import pymc_models.bayes_optimal as m_bo
 from compare.core.checks import Check, Extra, ExtraContext
 from compare.core.data import natural_sort, table_from_arrays
+from compare.core.ess import ess_mean
 from compare.core.registry import (
     BuiltinData,
     Calibration,
@@ -168,8 +169,6 @@ def bo_simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]):
 
 def bo_extras(ctx: ExtraContext) -> Extra:
     """Classifiers on new instances, the Gibbs bound, version space and support checks."""
-    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
-
     data: BOData = ctx.x
     sol = data.solution
     problem = data.problem
@@ -229,7 +228,7 @@ def bo_extras(ctx: ExtraContext) -> Extra:
         shown = slice(0, PREDICT_ROWS)
         series = problem.new_prob[h.ravel()][:, shown].T.reshape(-1, *h.shape)
         p_mcmc = series.mean(axis=(1, 2))
-        ess = np.asarray(array_stats.ess(series, method="mean"), dtype=float)
+        ess = ess_mean(series)
         sd = np.sqrt(cls.p_positive[shown] * (1 - cls.p_positive[shown]))
         with np.errstate(divide="ignore", invalid="ignore"):
             z = np.where(sd > 0, (p_mcmc - cls.p_positive[shown]) / (sd / np.sqrt(ess)), 0.0)
