@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from compare.core.ess import ess_bulk, ess_tail, rhat_rank
+
 
 @dataclass(frozen=True)
 class Check:
@@ -137,23 +139,15 @@ def mode_gaps(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pooled within-chain sd, and over ``sd x sqrt(1/ESS_i + 1/ESS_j)``
         with each chain's own bulk ESS.
     """
-    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
-
     chains, n, d = draws.shape
     if chains < 2 or n < 4:
         return np.zeros((0, d)), np.zeros((0, d))
     means = draws.mean(axis=1)  # (chain, d)
     within = np.sqrt(draws.var(axis=1, ddof=1).mean(axis=0))  # (d,)
+    # Each chain's own bulk ESS: every (chain, parameter) a quantity of one chain.
+    per_chain = np.transpose(draws, (0, 2, 1)).reshape(chains * d, 1, n)
     with np.errstate(all="ignore"):
-        ess = np.stack(
-            [
-                np.asarray(
-                    array_stats.ess(np.moveaxis(draws[c : c + 1], -1, 0), method="bulk"),
-                    dtype=float,
-                )
-                for c in range(chains)
-            ]
-        )  # (chain, d)
+        ess = ess_bulk(per_chain).reshape(chains, d)
         ess = np.where(np.isfinite(ess) & (ess > 1), ess, 1.0)
         i, j = np.triu_indices(chains, k=1)
         spread = np.abs(means[i] - means[j])
@@ -172,16 +166,14 @@ def diagnose(draws: np.ndarray, divergences: int, settings: Any) -> Diagnosis:
     settings : compare.core.defaults.Settings
         ``rhat_max``, ``ess_min`` and ``mode_gap_sd`` are read.
     """
-    from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
-
     arr = np.moveaxis(draws, -1, 0)  # (d, chain, draw)
     with np.errstate(all="ignore"):
-        rhat = np.asarray(array_stats.rhat(arr, method="rank"), dtype=float)
-        ess_bulk = np.asarray(array_stats.ess(arr, method="bulk"), dtype=float)
-        ess_tail = np.asarray(array_stats.ess(arr, method="tail", prob=(0.05, 0.95)), dtype=float)
+        rhat = rhat_rank(arr)
+        bulk = ess_bulk(arr)
+        tail = ess_tail(arr, prob=(0.05, 0.95))
     worst_rhat = float(np.max(np.nan_to_num(rhat, nan=np.inf)))
-    min_bulk = float(np.min(np.nan_to_num(ess_bulk, nan=0.0)))
-    min_tail = float(np.min(np.nan_to_num(ess_tail, nan=0.0)))
+    min_bulk = float(np.min(np.nan_to_num(bulk, nan=0.0)))
+    min_tail = float(np.min(np.nan_to_num(tail, nan=0.0)))
     gap_sd, gap_se = mode_gaps(draws)
     gap = float(np.max(gap_sd)) if gap_sd.size else 0.0
     separated = bool(np.any((gap_sd > settings.mode_gap_sd) & (gap_se > MODE_GAP_SE)))
@@ -196,8 +188,8 @@ def diagnose(draws: np.ndarray, divergences: int, settings: Any) -> Diagnosis:
         state = SHORT
     return Diagnosis(
         rhat=rhat,
-        ess_bulk=ess_bulk,
-        ess_tail=ess_tail,
+        ess_bulk=bulk,
+        ess_tail=tail,
         worst_rhat=worst_rhat,
         min_bulk=min_bulk,
         min_tail=min_tail,

@@ -1,32 +1,38 @@
-"""The effective sample size for the mean, for many quantities at once.
+"""ArviZ's convergence diagnostics for many quantities at once.
 
-``ess_mean(series)`` is ``arviz_stats.base.array_stats.ess(series,
-method="mean")``: split chains, FFT autocovariances, Geyer's initial positive
-and initial monotone sequences (Vehtari et al. 2021, "Rank-normalization,
-folding, and localization", eqs. 10-11 without the rank normalisation;
-arviz-stats ``_DiagnosticsBase._ess``), ``tau >= 1 / log10(n)``.
+``ess_mean``, ``ess_bulk``, ``ess_tail`` and ``rhat_rank`` are
+``arviz_stats.base.array_stats.ess(series, method="mean" | "bulk" | "tail")``
+and ``rhat(series, method="rank")``: split chains, rank normalisation,
+autocovariances, Geyer's initial positive and initial monotone sequences,
+``tau >= 1 / log10(n)`` (Vehtari et al. 2021, "Rank-normalization, folding,
+and localization", eqs. 10-11; arviz-stats ``_DiagnosticsBase``).
 
 Why
 ---
 ArviZ loops in Python over the quantities (``make_ufunc``), each with its own
-FFT and its own ``while`` loop over the lags. The agreement test asks for
-tens to a thousand quantities per check (a classifier's 946 covariances), and
-a calibration study asks thousands of times: ``test_iid_null_is_calibrated``
-spent half its time there. Here one FFT serves every quantity and the two
-sequences are array operations over the lags: the same numbers (equal to
-ArviZ's to round-off, ``tests/compare/core/test_ess.py``), the speed-up is
-printed by ``benchmarks/ess.py``.
+FFT of every lag and its own ``while`` loop over them. The agreement test asks
+for tens to a thousand quantities per check (a classifier's 946 covariances),
+every run diagnoses each parameter, and a calibration study does both
+thousands of times: ``test_iid_null_is_calibrated`` spent half its time in
+ArviZ's ESS. Here the first lags are dot products over every quantity at once,
+the sequences are array operations, and only quantities whose sequence runs
+past those lags get one batched FFT: the same numbers (equal to ArviZ's to
+round-off, ``tests/compare/core/test_ess.py``); ``benchmarks/ess.py`` prints
+the speed-up.
 
-Quantities that ArviZ treats as special cases (fewer than 4 draws, a
-non-finite value, a constant series) go to ArviZ itself, one by one, so every
-answer is ArviZ's.
+Quantities that ArviZ treats as special cases (fewer than 4 draws, one chain
+for R-hat, a non-finite value, a constant series) go to ArviZ itself, one by
+one, so every answer is ArviZ's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-__all__ = ["ess_mean"]
+__all__ = ["ess_bulk", "ess_mean", "ess_tail", "rhat_rank"]
 
 
 def ess_mean(series: np.ndarray) -> np.ndarray:
@@ -41,29 +47,133 @@ def ess_mean(series: np.ndarray) -> np.ndarray:
     array of shape (quantity,)
         NaN where ArviZ gives NaN (a NaN draw, fewer than 4 draws).
     """
+    return _each(series, "mean", lambda x: _ess_split(_split_chains(x)))
+
+
+def ess_bulk(series: np.ndarray) -> np.ndarray:
+    """ArviZ's ``ess(method="bulk")``: the ESS of the rank-normalised split chains.
+
+    Parameters
+    ----------
+    series : array of shape (quantity, chain, draw)
+
+    Returns
+    -------
+    array of shape (quantity,)
+    """
+    return _each(series, "bulk", lambda x: _ess_split(_z_scale(_split_chains(x))))
+
+
+def ess_tail(series: np.ndarray, prob: tuple[float, float] = (0.05, 0.95)) -> np.ndarray:
+    """ArviZ's ``ess(method="tail", prob=prob)``: the smaller ESS of the indicators
+    ``x <= q`` at the two quantiles ``prob`` (NumPy's linear quantiles of all draws).
+
+    Parameters
+    ----------
+    series : array of shape (quantity, chain, draw)
+    prob : (low, high)
+
+    Returns
+    -------
+    array of shape (quantity,)
+    """
+
+    def tail(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cuts = np.quantile(x.reshape(len(x), -1), prob, axis=1)  # (2, quantity)
+        below = x[None] <= cuts[:, :, None, None]  # (2, quantity, chain, draw)
+        ess = ess_mean(below.reshape(-1, *x.shape[1:]).astype(float)).reshape(2, -1)
+        return ess.min(axis=0), np.ones(len(x), dtype=bool)
+
+    return _each(series, "tail", tail, prob=prob)
+
+
+def rhat_rank(series: np.ndarray) -> np.ndarray:
+    """ArviZ's ``rhat(method="rank")``: the larger split R-hat of the rank-normalised
+    draws and of the rank-normalised distances from the median (Vehtari et al. 2021).
+
+    Parameters
+    ----------
+    series : array of shape (quantity, chain, draw)
+
+    Returns
+    -------
+    array of shape (quantity,)
+        NaN where ArviZ gives NaN (one chain, fewer than 4 draws, a NaN draw).
+    """
+
+    def rank(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        y = _split_chains(x)
+        median = np.median(y.reshape(len(y), -1), axis=1)[:, None, None]
+        with np.errstate(divide="ignore", invalid="ignore"):  # such quantities go to ArviZ
+            rhat = np.maximum(_rhat(_z_scale(y)), _rhat(_z_scale(np.abs(y - median))))
+        return rhat, np.isfinite(rhat)
+
+    return _each(series, "rank", rank, min_chains=2)
+
+
+def _each(
+    series: np.ndarray,
+    method: str,
+    fast: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    *,
+    min_chains: int = 1,
+    **kwargs: Any,
+) -> np.ndarray:
+    """``fast`` on the quantities that are ArviZ's general case (>= 4 draws,
+    ``min_chains``, finite values); ArviZ itself, one quantity at a time, on the
+    others and on those ``fast`` marks as not its case (a constant series)."""
     x = np.asarray(series, dtype=float)
     if x.ndim != 3:
         raise ValueError(f"series must have shape (quantity, chain, draw), got {x.shape}")
-    n_q, _, n_draw = x.shape
+    n_q, n_chain, n_draw = x.shape
     out = np.full(n_q, np.nan)
-    if n_q == 0:
-        return out
-    half = n_draw // 2
-    # The fast path needs what ArviZ's general case needs: >= 4 draws, finite
-    # values, a series that is not constant (ArviZ's test: range < resolution).
-    # The fast path is ArviZ's general case: >= 4 draws, finite values and (checked
-    # on the split chains, as ArviZ checks) not a constant series.
-    fast = np.zeros(n_q, dtype=bool)
-    if n_draw >= 4:
-        fast = np.isfinite(x).all(axis=(1, 2))
-    if fast.any():
-        values, ok = _ess_split(x[fast], half)
-        idx = np.flatnonzero(fast)
+    general = np.zeros(n_q, dtype=bool)
+    if n_draw >= 4 and n_chain >= min_chains:
+        general = np.isfinite(x).all(axis=(1, 2))
+    if general.any():
+        values, ok = fast(x[general])
+        idx = np.flatnonzero(general)
         out[idx[ok]] = values[ok]
-        fast[idx[~ok]] = False
-    for q in np.flatnonzero(~fast):
-        out[q] = _arviz_ess_mean(x[q])
+        general[idx[~ok]] = False
+    for q in np.flatnonzero(~general):
+        out[q] = _arviz(method, x[q], **kwargs)
     return out
+
+
+def _z_scale(y: np.ndarray) -> np.ndarray:
+    """ArviZ's ``_z_scale`` of each quantity of ``y`` (quantity, chain, draw): the
+    normal quantiles of its average ranks over all its draws, Blom's offset 3/8.
+    ``ndtri`` is what ``scipy.stats.norm.ppf`` computes inside (0, 1), where these
+    probabilities lie, without its argument checks."""
+    from scipy.special import ndtri  # heavy: SciPy only when draws are checked
+
+    flat = y.reshape(len(y), -1)
+    ranks = _average_ranks(flat)
+    return ndtri((ranks - 3 / 8) / (flat.shape[1] - 2 * 3 / 8 + 1)).reshape(y.shape)
+
+
+def _average_ranks(flat: np.ndarray) -> np.ndarray:
+    """``scipy.stats.rankdata(flat, method="average", axis=1)`` for finite values:
+    ranks from 1, ties given their mean rank (whole and half numbers, so exact)."""
+    n_q, n = flat.shape
+    order = np.argsort(flat, axis=1)
+    ordered = np.take_along_axis(flat, order, axis=1)
+    first = np.ones((n_q, n), dtype=bool)  # where a run of equal values starts
+    first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    starts = np.flatnonzero(first)  # over all rows: a row always starts a run
+    counts = np.diff(np.append(starts, n_q * n))
+    mean_rank = (starts % n) + (counts + 1) / 2.0
+    ranks = np.empty((n_q, n))
+    np.put_along_axis(ranks, order, mean_rank[np.cumsum(first) - 1].reshape(n_q, n), axis=1)
+    return ranks
+
+
+def _rhat(y: np.ndarray) -> np.ndarray:
+    """ArviZ's ``_rhat`` of each quantity of split chains ``y`` (quantity, chain, draw)."""
+    n = y.shape[2]
+    between = n * np.var(y.mean(axis=2), axis=1, ddof=1)
+    within = np.var(y, axis=2, ddof=1).mean(axis=1)
+    return np.sqrt((between / within + n - 1) / n)
 
 
 #: The lags computed directly, as dot products, before the FFT: Geyer's sequence
@@ -73,12 +183,12 @@ def ess_mean(series: np.ndarray) -> np.ndarray:
 DIRECT_LAGS = 12
 
 
-def _ess_split(x: np.ndarray, half: int) -> tuple[np.ndarray, np.ndarray]:
-    """ESS of each quantity of ``x`` (quantity, chain, draw), its chains split in two
-    halves of ``half`` draws as ArviZ's ``_split_chains`` does; and whether each is
-    ArviZ's general case (not constant after the split, a positive variance)."""
+def _ess_split(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ArviZ's ``_ess`` of each quantity of the split chains ``y`` (quantity, chain,
+    half); and whether each is ArviZ's general case (not constant, as ArviZ checks
+    after the split, and a positive variance)."""
     with np.errstate(over="ignore", invalid="ignore"):  # such quantities go to ArviZ
-        return _ess_split_finite(_split_chains(x, half))
+        return _ess_split_finite(y)
 
 
 def _ess_split_finite(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,9 +267,11 @@ def _geyer_tau(rho: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return -1.0 + 2.0 * total + after, done
 
 
-def _split_chains(x: np.ndarray, half: int) -> np.ndarray:
-    """ArviZ's split chains: each chain's first and last ``half`` draws as two chains,
-    the first halves first; (quantity, chain, draw) -> (quantity, 2 chain, half)."""
+def _split_chains(x: np.ndarray) -> np.ndarray:
+    """ArviZ's split chains: each chain's first and last halves (the middle draw of
+    an odd number dropped) as two chains, the first halves first:
+    (quantity, chain, draw) -> (quantity, 2 chain, draw // 2)."""
+    half = x.shape[2] // 2
     return np.concatenate([x[:, :, :half], x[:, :, -half:]], axis=1)
 
 
@@ -169,8 +281,14 @@ def _monotone(pairs: np.ndarray) -> np.ndarray:
     return np.minimum.accumulate(pairs, axis=1)
 
 
-def _arviz_ess_mean(values: np.ndarray) -> float:
-    """ArviZ's own answer for one quantity (chain, draw)."""
+def _arviz(method: str, values: np.ndarray, **kwargs: Any) -> float:
+    """ArviZ's own answer for one quantity (chain, draw): ``rhat`` for ``"rank"``,
+    else ``ess`` by ``method``."""
     from arviz_stats.base import array_stats  # heavy: ArviZ only when draws are checked
 
-    return float(np.asarray(array_stats.ess(values, method="mean"), dtype=float))
+    with np.errstate(all="ignore"):
+        if method == "rank":
+            value = array_stats.rhat(values, method="rank")
+        else:
+            value = array_stats.ess(values, method=method, **kwargs)
+    return float(np.asarray(value, dtype=float))
