@@ -1,4 +1,7 @@
-"""`make bench`: our ESS for the mean (compare/core/ess.py) against ArviZ's, side by side.
+"""`make bench`: our diagnostics (compare/core/ess.py) against ArviZ's, side by side.
+
+First the ESS for the mean of the agreement test, then a run's diagnosis
+(compare/core/checks.py's ``diagnose``: rank R-hat, bulk and tail ESS).
 
 The workloads are what the agreement check asks for: a Gaussian posterior's
 quantities (12 series), a Dirichlet's with its quantile indicators (21) and a
@@ -17,7 +20,7 @@ import _timing  # one BLAS thread: import it before numpy
 import numpy as np
 from arviz_stats.base import array_stats
 
-from compare.core.ess import ess_mean
+from compare.core.ess import ess_bulk, ess_mean, ess_tail, rhat_rank
 
 REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
 
@@ -56,10 +59,33 @@ def main() -> None:
 
         t_arviz = _timing.best(arviz, REPEAT) / calls
         t_ours = _timing.best(ours, REPEAT) / calls
-        print(
-            f"  {name:30s} ArviZ {t_arviz * 1e3:8.2f} ms  ours {t_ours * 1e3:8.2f} ms"
-            f"  {t_arviz / t_ours:5.2f}x faster"
-        )
+        _line(name, t_arviz, t_ours)
+    print("A run's diagnosis: rank R-hat, bulk and tail ESS (ArviZ's rhat and ess, 3 calls)")
+    for d, calls in ((3, 100), (44, 10)):
+        series = rng.standard_normal((d, 4, 1000))
+
+        def arviz_diagnosis(series: np.ndarray = series, calls: int = calls) -> None:
+            for _ in range(calls):
+                array_stats.rhat(series, method="rank")
+                array_stats.ess(series, method="bulk")
+                array_stats.ess(series, method="tail", prob=(0.05, 0.95))
+
+        def our_diagnosis(series: np.ndarray = series, calls: int = calls) -> None:
+            for _ in range(calls):
+                rhat_rank(series)
+                ess_bulk(series)
+                ess_tail(series)
+
+        t_arviz = _timing.best(arviz_diagnosis, REPEAT) / calls
+        t_ours = _timing.best(our_diagnosis, REPEAT) / calls
+        _line(f"{d} parameters, 4 x 1000 draws", t_arviz, t_ours)
+
+
+def _line(name: str, t_arviz: float, t_ours: float) -> None:
+    print(
+        f"  {name:30s} ArviZ {t_arviz * 1e3:8.2f} ms  ours {t_ours * 1e3:8.2f} ms"
+        f"  {t_arviz / t_ours:5.2f}x faster"
+    )
 
 
 if __name__ == "__main__":
