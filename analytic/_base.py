@@ -40,6 +40,13 @@ class ExactPosterior(Protocol):
         Every marginal has finite raw moments of all orders r < moments_below
         (``inf`` for bounded, normal and gamma posteriors).  The compare layer
         tests a moment only where the moments its null variance needs exist.
+
+    A posterior may also have ``elliptical_kurtosis`` (float): the kurtosis
+    parameter kappa of an elliptical distribution (Muirhead 1982, sec. 1.6),
+    whose whitened coordinates u have ``E[u_i^4] = 3 (1 + kappa)`` and
+    ``E[u_i^2 u_j^2] = 1 + kappa`` (i != j); 0 for a Gaussian. The compare
+    layer then takes the null variances of its second-moment tests in closed
+    form instead of from exact draws.
     """
 
     @property

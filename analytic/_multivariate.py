@@ -125,6 +125,14 @@ class MultivariateT:
         return float(self.df)
 
     @property
+    def elliptical_kurtosis(self) -> float | None:
+        """kappa = 2 / (df - 4) (df > 4): with t = z / sqrt(g), g ~ Gamma(df/2, rate
+        df/2), the whitened u = t sqrt((df - 2) / df) has E[u_i^4] = 3 (df - 2) /
+        (df - 4) = 3 (1 + kappa) and E[u_i^2 u_j^2] = (df - 2) / (df - 4) = 1 + kappa
+        (E[1/g^2] = df^2 / ((df - 2)(df - 4))). None when df <= 4 (no fourth moment)."""
+        return 2.0 / (self.df - 4.0) if self.df > 4 else None
+
+    @property
     def mean(self) -> np.ndarray:
         return self.loc if self.df > 1 else np.full(self.loc.size, np.inf)
 

@@ -190,15 +190,19 @@ def _square_null_variances(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Null variances of ``u_i^2`` and ``u_i u_j`` (pairs in ``_pairs`` order).
 
-    Closed form for Gaussian posteriors (2 and 1) and for one free coordinate
-    (excess kurtosis + 2); otherwise from ``n_reference`` exact iid draws,
-    memoised per posterior because the runner and calibration studies ask
-    for the same posterior many times.
+    Closed form for Gaussian posteriors (2 and 1), elliptical ones (2 + 3 kappa
+    and 1 + kappa, from their ``elliptical_kurtosis`` kappa: a multivariate t)
+    and one free coordinate (excess kurtosis + 2); otherwise from
+    ``n_reference`` exact iid draws, memoised per posterior because the runner
+    and calibration studies ask for the same posterior many times.
     """
     free = np.asarray(posterior.free, dtype=int)
     f = free.size
     if posterior.is_gaussian:
         return np.full(f, 2.0), np.ones(len(_pairs(f)))
+    kappa = getattr(posterior, "elliptical_kurtosis", None)
+    if kappa is not None and np.isfinite(kappa):
+        return np.full(f, 2.0 + 3.0 * kappa), np.full(len(_pairs(f)), 1.0 + kappa)
     if f == 1:
         excess = _excess_kurtosis(posterior.marginal(int(free[0])))
         if excess is not None:
