@@ -36,47 +36,21 @@ __all__ = ["ess_bulk", "ess_mean", "ess_tail", "rhat_rank"]
 
 
 def ess_mean(series: np.ndarray) -> np.ndarray:
-    """ArviZ's ``ess(method="mean")`` of each quantity.
-
-    Parameters
-    ----------
-    series : array of shape (quantity, chain, draw)
-
-    Returns
-    -------
-    array of shape (quantity,)
-        NaN where ArviZ gives NaN (a NaN draw, fewer than 4 draws).
-    """
+    """ArviZ's ``ess(method="mean")`` of each quantity of ``series`` (quantity, chain,
+    draw): an array of shape (quantity,), NaN where ArviZ gives NaN (a NaN draw,
+    fewer than 4 draws). So for the functions below."""
     return _each(series, "mean", lambda x: _ess_split(_split_chains(x)))
 
 
 def ess_bulk(series: np.ndarray) -> np.ndarray:
-    """ArviZ's ``ess(method="bulk")``: the ESS of the rank-normalised split chains.
-
-    Parameters
-    ----------
-    series : array of shape (quantity, chain, draw)
-
-    Returns
-    -------
-    array of shape (quantity,)
-    """
+    """ArviZ's ``ess(method="bulk")``: the ESS of the rank-normalised split chains."""
     return _each(series, "bulk", lambda x: _ess_split(_z_scale(_split_chains(x))))
 
 
 def ess_tail(series: np.ndarray, prob: tuple[float, float] = (0.05, 0.95)) -> np.ndarray:
     """ArviZ's ``ess(method="tail", prob=prob)``: the smaller ESS of the indicators
-    ``x <= q`` at the two quantiles ``prob`` (NumPy's linear quantiles of all draws).
-
-    Parameters
-    ----------
-    series : array of shape (quantity, chain, draw)
-    prob : (low, high)
-
-    Returns
-    -------
-    array of shape (quantity,)
-    """
+    ``x <= q`` at the two quantiles ``prob`` = (low, high), NumPy's linear quantiles
+    of all the quantity's draws."""
 
     def tail(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         cuts = np.quantile(x.reshape(len(x), -1), prob, axis=1)  # (2, quantity)
@@ -89,17 +63,8 @@ def ess_tail(series: np.ndarray, prob: tuple[float, float] = (0.05, 0.95)) -> np
 
 def rhat_rank(series: np.ndarray) -> np.ndarray:
     """ArviZ's ``rhat(method="rank")``: the larger split R-hat of the rank-normalised
-    draws and of the rank-normalised distances from the median (Vehtari et al. 2021).
-
-    Parameters
-    ----------
-    series : array of shape (quantity, chain, draw)
-
-    Returns
-    -------
-    array of shape (quantity,)
-        NaN where ArviZ gives NaN (one chain, fewer than 4 draws, a NaN draw).
-    """
+    draws and of the rank-normalised distances from the median (Vehtari et al. 2021);
+    NaN for one chain, as ArviZ."""
 
     def rank(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = _split_chains(x)
