@@ -51,18 +51,27 @@ DASK_SETTINGS = {
 }
 
 
-def quiet_dask() -> Any:
-    """A context with :data:`DASK_SETTINGS`, to start a ``LocalCluster`` in.
+def local_cluster(*, workers: int | None, **options: Any) -> Any:
+    """A new ``LocalCluster`` of ``workers`` processes, one thread each, its logs
+    quiet, started with :data:`DASK_SETTINGS` (``options`` go to ``LocalCluster``).
 
     Each ``Nanny`` keeps a copy of the settings it was made with and hands it
     to the worker processes it starts (and restarts), so the cluster's workers
     run with them; the calling process's own settings are back as they were
-    after the block (a user's session that calls ``sbc`` keeps its Dask
+    after the start (a user's session that calls ``sbc`` keeps its Dask
     configuration for the clusters it starts itself).
     """
     import dask  # heavy: Dask only when a cluster starts
+    from distributed import LocalCluster  # heavy: Dask only when a cluster starts
 
-    return dask.config.set(DASK_SETTINGS)
+    with dask.config.set(DASK_SETTINGS):
+        return LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            silence_logs=logging.ERROR,
+            **options,
+        )
 
 
 def check_scheduler(address: str, option: str = "--scheduler") -> None:
@@ -100,7 +109,7 @@ def connect(
         without workers after :data:`WORKER_TIMEOUT` seconds.
     """
 
-    from distributed import Client, LocalCluster  # heavy: Dask only when a cluster runs
+    from distributed import Client  # heavy: Dask only when a cluster runs
 
     if scheduler is not None:
         check_scheduler(scheduler)
@@ -125,14 +134,7 @@ def connect(
         return client, None
     # ":0": the scheduler's HTTP server on a free port (None still tried 8787 and
     # warned when another cluster held it).
-    with quiet_dask():
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=logging.ERROR,
-        )
+    cluster = local_cluster(workers=workers, dashboard_address=":0")
     return Client(cluster), cluster
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -37,7 +36,7 @@ from typing import Annotated, Any
 
 import typer
 
-from compare.core.cluster import LocalWorker, quiet_dask, read_worker, worker_file, write_worker
+from compare.core.cluster import LocalWorker, local_cluster, read_worker, worker_file, write_worker
 from compare.core.files import versions
 from compare.interfaces.cli_common import BadInput, app, err, make_console
 from compare.outputs.run_cache import package_sources
@@ -84,7 +83,7 @@ def _models_in_memory() -> int:
 def serve(path: Path, workers: int, idle_seconds: float) -> None:
     """The worker's own process: start the cluster, describe it in ``path``, wait, clean up."""
     import dask  # heavy: Dask only in the worker's own process
-    from distributed import Client, LocalCluster  # heavy: Dask only in the worker's process
+    from distributed import Client  # heavy: Dask only in the worker's process
     from distributed.security import Security  # heavy: Dask (and cryptography)
 
     security = Security.temporary()
@@ -99,17 +98,13 @@ def serve(path: Path, workers: int, idle_seconds: float) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    with quiet_dask():
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            scheduler_port=0,
-            dashboard_address=None,
-            security=security,
-            silence_logs=logging.ERROR,
-        )
+    cluster = local_cluster(
+        workers=workers,
+        host="127.0.0.1",
+        scheduler_port=0,
+        dashboard_address=None,
+        security=security,
+    )
     try:
         with Client(cluster) as client:
             client.run(_warm)
