@@ -8,8 +8,9 @@ topics' models compiled with nutpie (``compiled_cache.compile_pymc_model``),
 
 - eager: numba as released (``BAYES_COMPARE_EAGER_NUMBA=1``), the reference;
 - lazy: with the patch, what every command runs (and with
-  compare/core/_numba_lock_events.py, which the same switch turns off: no
-  event broadcast around each call into LLVM);
+  compare/core/_numba_lock_events.py and compare/core/_numba_slice_error.py,
+  which the same switch turns off: no event broadcast around each call into
+  LLVM, no string formatting compiled for the slice-assignment error);
 
 then each side again in a new process that loads the compiled models from
 the cache it filled, and samples our default run (4 chains x (1000 + 2000)

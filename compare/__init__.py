@@ -24,6 +24,7 @@ from compare.core import (  # noqa: F401
     _numba_cache,
     _numba_lazy_code,
     _numba_lock_events,
+    _numba_slice_error,
     _pytensor_setup,
 )
 
@@ -39,6 +40,10 @@ _numba_lazy_code.install()
 
 # Before numba compiles anything: no event broadcast around each call into LLVM (see module).
 _numba_lock_events.install()
+
+# Before numba compiles anything: no string formatting compiled for an error that
+# never happens (see module).
+_numba_slice_error.install()
 
 # Before xarray builds an array: no Dask import to learn that nothing is a Dask array.
 _lazy_dask.install()

@@ -92,7 +92,7 @@ from typing import Any
 
 import numpy as np
 
-from compare.core import _numba_lazy_code
+from compare.core import _numba_lazy_code, _numba_slice_error
 from compare.core._nutpie_trace import faster_conversion
 
 #: Bumped when the file layout or the key's recipe changes.
@@ -209,6 +209,7 @@ def _environment() -> dict[str, Any]:
         "numba_opt": getattr(numba.config, "OPT", None),
         # The machine code differs with numba's optimisation of callees (see module).
         "numba_lazy_code": _numba_lazy_code.tag(),
+        "numba_slice_error": _numba_slice_error.tag(),
         "nutpie_extraction": os.environ.get(NUTPIE_EXTRACTION_ENV) == "1",
     }
 
