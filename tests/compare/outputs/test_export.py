@@ -264,13 +264,24 @@ def test_exported_model_builds_from_its_data_and_has_the_exact_density(tmp_path,
         from scipy.special import logsumexp
 
         assert topic == "bayes-optimal", free
+        # One evaluation of the density vectorised over the 1,944 configurations (a
+        # call per configuration took 7 s with the Python linker).
+        import pytensor
+        import pytensor.tensor as pt
+        from pytensor.graph.replace import vectorize_graph
+
         supports = [range(k) for k in args["factors"]] + [range(2)] * bool(args["has_empty"])
-        logp = model.compile_logp(mode=EVAL_MODE)
-        values = [
-            float(logp(dict(zip(free, map(np.asarray, config)))))
-            for config in itertools.product(*supports)
-        ]
-        assert logsumexp(values) == pytest.approx(exact["log_evidence"], rel=1e-8)
+        configs = np.array(list(itertools.product(*supports))).T
+        values = [model.rvs_to_values[rv] for rv in model.free_RVs]
+        batched = [pt.vector(dtype=v.dtype) for v in values]
+        logp = pytensor.function(
+            batched,
+            vectorize_graph(model.logp(), replace=dict(zip(values, batched))),
+            mode=EVAL_MODE,
+        )
+        densities = logp(*(c.astype(v.dtype) for c, v in zip(configs, values, strict=True)))
+        assert densities.shape == (configs.shape[1],)
+        assert logsumexp(densities) == pytest.approx(exact["log_evidence"], rel=1e-8)
         return
     logp = model.compile_logp(jacobian=False, mode=EVAL_MODE)
     shapes = variable_shapes(model, t.variables)
