@@ -69,7 +69,7 @@ def _warm() -> int:
     """Run on each worker process at start: the imports a run needs, paid once."""
     import compare.core.runner  # heavy: ArviZ, SciPy; the point of warming
     import compare.core.sampling  # heavy: PyMC, nutpie; the point of warming
-    import compare.outputs.document  # noqa: F401  # heavy: xarray, h5netcdf; the point of warming
+    import compare.outputs.document  # noqa: F401  # heavy: xarray, netCDF4; the point of warming
 
     return os.getpid()
 

@@ -30,7 +30,7 @@ from scipy import stats
 
 from analytic.gaussian_process import kernel_matrix
 from compare.core.agreement import posterior_array
-from compare.core.files import atomic_write, versions
+from compare.core.files import NETCDF_ENGINE, atomic_write, versions
 from compare.outputs._hypergeom import fast_rank_test
 from compare.outputs.document import DRAWS_FILE, RESULT_FILE
 from compare.outputs.run_cache import package_sources
@@ -68,7 +68,7 @@ class SavedRun:
 
     @cached_property
     def tree(self) -> xr.DataTree:
-        with xr.open_datatree(self.directory / DRAWS_FILE) as tree:
+        with xr.open_datatree(self.directory / DRAWS_FILE, engine=NETCDF_ENGINE) as tree:
             return tree.load()
 
     @property
@@ -83,7 +83,9 @@ class SavedRun:
             read = self.__dict__.setdefault("_groups", {})
             if name not in read:
                 try:
-                    with xr.open_dataset(self.directory / DRAWS_FILE, group=name) as dataset:
+                    with xr.open_dataset(
+                        self.directory / DRAWS_FILE, group=name, engine=NETCDF_ENGINE
+                    ) as dataset:
                         read[name] = dataset.load()
                 except OSError:  # no such group, or no readable file: as the tree says
                     read[name] = None

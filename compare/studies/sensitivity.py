@@ -35,7 +35,7 @@ import xarray as xr
 from analytic import sensitivity as asens
 from compare.core.data import check_array
 from compare.core.defaults import DEFAULT, Settings
-from compare.core.files import DRAWS_FILE, atomic_write, dumps
+from compare.core.files import DRAWS_FILE, NETCDF_ENGINE, atomic_write, dumps
 from compare.core.files import clean as _clean
 from compare.core.registry import (
     REGISTRY,
@@ -1176,7 +1176,7 @@ def for_run(run_dir: str | Path, doc: Mapping[str, Any]) -> dict[str, Any] | Non
     out = {**to_document(result), "generated_by": "report"}
     draws_file = run_dir / DRAWS_FILE
     if declaration.power_scaled is not None and draws_file.is_file():
-        with xr.open_datatree(draws_file) as tree:
+        with xr.open_datatree(draws_file, engine=NETCDF_ENGINE) as tree:
             ps = power_scaling(
                 topic, data=data, hyper=hyper, source=source, tree=tree.load(), exact_densities=True
             )

@@ -199,7 +199,7 @@ def test_recover_run_is_a_no_op_on_a_clean_folder(old_folder):
 #: running `bayes-compare <args>` (cli.main, then the exit code) with its own environment,
 #: folder and stderr.  A child is the real command in its own process, killed by a real
 #: SIGKILL; forking skips the imports each new interpreter paid (the 11 runs measured 42-44
-#: CPU-s in new interpreters, 12 forked: docs/speed.md).  h5py/h5netcdf are left to the child: the first netCDF write of
+#: CPU-s in new interpreters, 12 forked: docs/speed.md).  netCDF4 is left to the child: the first netCDF write of
 #: a process imports them, as a fresh `bayes-compare run` does (WRITE_SECONDS below).
 _ZYGOTE = """
 import json, os, signal, sys
@@ -209,7 +209,7 @@ one_blas_thread()
 skip_capability_notes()
 import compare.core.runner, compare.core.sampling, nutpie, numba, scipy.stats, arviz_stats
 from compare.interfaces.cli import main
-assert "h5netcdf" not in sys.modules
+assert "netCDF4" not in sys.modules
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
 for line in sys.stdin:
     request = json.loads(line)
@@ -320,7 +320,7 @@ def _wait_stopped(proc: _Forked, timeout: float = 600.0) -> None:
 
 
 #: Kills after resuming at "staging" fall in [0, WRITE_SECONDS): the first netCDF write
-#: of a process also imports h5py/h5netcdf (1-3 s on a loaded 2-core machine).
+#: of a process also imports netCDF4 (h5py/h5netcdf took 1-3 s on a loaded 2-core machine).
 WRITE_SECONDS = 4.0
 #: Kills after resuming at "draws-staged" fall in [0, COMMIT_SECONDS): the checksum, the
 #: JSON, the fsyncs, the commit rename and the roll-forward (~0.05-0.3 s).
