@@ -14,8 +14,9 @@ PyTensor's shape checks and nutpie's fixed-size buffers never let happen.
 
 Measured (2026-12-06, 2 cores; each in a new process with empty caches,
 ``compiled_cache.compile_pymc_model`` on the topic's first builtin data set):
-naive Bayes' model compiled in 24.3 s with the message and 19.3 s without;
-with PyTensor's per-node numba cache already warm, 6.7 and 5.1 s. A second
+naive Bayes' model compiled in 24.1-26.2 s with the message and 19.7-20.4 s
+without (three pairs back to back); with PyTensor's per-node numba cache
+already warm, 6.7 and 5.1 s. A second
 model in the same process gains nothing (the classifier after naive Bayes:
 25.5 and 25.9 s), since numba keeps what it compiled in memory.
 ``benchmarks/compile.py`` (``make bench``) measures it with
@@ -27,10 +28,9 @@ When ``numba.np.arrayobj`` is imported, its module global
 ``raise_with_shape_context`` (which ``fancy_setslice`` looks up each time it
 lowers an assignment) becomes a stub whose only implementation is numba's own
 for targets other than the CPU: ``ValueError("cannot assign slice from input
-of different size")``. The error is raised where it was, with that message;
-nothing else in the machine code changes, but the code does, so
-:data:`TAG` joins numba's cache keys (``magic_tuple``) and
-``compiled_cache``'s. ``BAYES_COMPARE_EAGER_NUMBA=1`` leaves numba as
+of different size")``. The error is raised where it was, with that message.
+The machine code differs from numba's in that branch only, so :data:`TAG`
+joins numba's cache keys (``magic_tuple``) and ``compiled_cache``'s. ``BAYES_COMPARE_EAGER_NUMBA=1`` leaves numba as
 released, as it does for :mod:`compare.core._numba_lazy_code`.
 """
 
