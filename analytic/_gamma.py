@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from analytic._frozen import freeze
+
 
 @dataclass(frozen=True)
 class GammaPosterior:
@@ -26,7 +28,7 @@ class GammaPosterior:
     def marginal(self, index: int = 0) -> Any:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
-        return stats.gamma(self.shape, scale=1.0 / self.rate)
+        return freeze(stats.gamma, self.shape, scale=1.0 / self.rate)
 
     @property
     def mean(self) -> np.ndarray:

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from analytic._frozen import freeze
+
 
 def cholesky(matrix: np.ndarray, name: str) -> np.ndarray:
     """Lower Cholesky factor, or a ValueError naming the matrix and the remedy."""
@@ -89,7 +91,7 @@ class MultivariateNormal:
     def marginal(self, index: int) -> Any:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
-        return stats.norm(self.mean[index], np.sqrt(self.cov[index, index]))
+        return freeze(stats.norm, self.mean[index], np.sqrt(self.cov[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
@@ -153,7 +155,9 @@ class MultivariateT:
     def marginal(self, index: int) -> Any:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
-        return stats.t(self.df, loc=self.loc[index], scale=np.sqrt(self.scale[index, index]))
+        return freeze(
+            stats.t, self.df, loc=self.loc[index], scale=np.sqrt(self.scale[index, index])
+        )
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)

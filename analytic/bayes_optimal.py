@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from analytic._base import ExactAnswer
+from analytic._frozen import freeze
 
 #: Largest hypothesis space :func:`conjunctions` enumerates.
 MAX_HYPOTHESES = 200_000
@@ -523,7 +524,7 @@ class BucketPosterior:
         """Bernoulli(p_index); discrete, so the agreement test tests moments only."""
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
-        return stats.bernoulli(self.probs[index])
+        return freeze(stats.bernoulli, self.probs[index])
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         """log P(bucket) at one-hot ``x`` of shape (..., B); -inf elsewhere."""

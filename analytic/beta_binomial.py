@@ -28,6 +28,7 @@ from analytic._base import (
     require_positive,
     scaled_shape,
 )
+from analytic._frozen import freeze
 
 PARAMETERS = ("p",)
 
@@ -66,7 +67,7 @@ class BetaPosterior:
     def marginal(self, index: int = 0) -> Any:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
-        return stats.beta(self.a, self.b)
+        return freeze(stats.beta, self.a, self.b)
 
     @property
     def mean(self) -> np.ndarray:
@@ -127,7 +128,7 @@ def solve(*, x: np.ndarray, a: float, b: float) -> ExactAnswer:
         posterior=post,
         mle=None if suff.n == 0 else np.array([suff.successes / suff.n]),
         log_evidence=float(special.betaln(post.a, post.b) - special.betaln(a, b)),
-        predictive=stats.bernoulli(float(post.mean[0])),
+        predictive=freeze(stats.bernoulli, float(post.mean[0])),
     )
 
 

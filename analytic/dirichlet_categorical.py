@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from analytic._base import ConjugatePath, ExactAnswer, central_interval, check_power
+from analytic._frozen import freeze
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class DirichletPosterior:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
         a0 = self.alpha.sum()
-        return stats.beta(self.alpha[index], a0 - self.alpha[index])
+        return freeze(stats.beta, self.alpha[index], a0 - self.alpha[index])
 
     @property
     def mean(self) -> np.ndarray:

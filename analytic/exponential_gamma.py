@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from analytic._base import ExactAnswer, as_data, require_drawable, require_positive
+from analytic._frozen import freeze
 from analytic._gamma import GammaPosterior
 from analytic.sensitivity import COMPONENTS, ConjugatePath
 
@@ -95,7 +96,7 @@ def solve(*, x: np.ndarray, shape: float, rate: float) -> ExactAnswer:
         posterior=post,
         mle=None if suff.n == 0 or suff.total == 0 else np.array([suff.n / suff.total]),
         log_evidence=float(log_ev),
-        predictive=stats.lomax(post.shape, scale=post.rate),
+        predictive=freeze(stats.lomax, post.shape, scale=post.rate),
     )
 
 

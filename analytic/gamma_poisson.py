@@ -28,6 +28,7 @@ from analytic._base import (
     require_positive,
     scaled_shape,
 )
+from analytic._frozen import freeze
 from analytic._gamma import GammaPosterior
 
 #: Largest Poisson mean numpy's generator draws from ("lam value too large" beyond).
@@ -97,7 +98,7 @@ def solve(*, x: np.ndarray, shape: float, rate: float) -> ExactAnswer:
         posterior=post,
         mle=None if suff.n == 0 else np.array([suff.total / suff.n]),
         log_evidence=float(log_ev),
-        predictive=stats.nbinom(post.shape, post.rate / (post.rate + 1.0)),
+        predictive=freeze(stats.nbinom, post.shape, post.rate / (post.rate + 1.0)),
     )
 
 

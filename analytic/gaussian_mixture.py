@@ -97,6 +97,7 @@ from typing import Any, cast
 import numpy as np
 
 from analytic._base import ExactAnswer
+from analytic._frozen import freeze
 from analytic._multivariate import student_t_logpdf
 from analytic._normal_wishart import (
     Groups,
@@ -1088,20 +1089,23 @@ class MixturePosterior:
         if not 0 <= index < len(self.parameters):
             raise IndexError(f"index must be in 0..{len(self.parameters) - 1}, got {index}")
         if index < k_count:
-            return stats.beta(self.alpha[index], self.alpha.sum() - self.alpha[index])
+            return freeze(stats.beta, self.alpha[index], self.alpha.sum() - self.alpha[index])
         index -= k_count
         if index < k_count * d:
             k, j = divmod(index, d)
             dof = self.t_dof[k]
-            return stats.t(
-                dof, loc=self.m[k, j], scale=math.sqrt(self.psi[k, j, j] / (self.kappa[k] * dof))
+            return freeze(
+                stats.t,
+                dof,
+                loc=self.m[k, j],
+                scale=math.sqrt(self.psi[k, j, j] / (self.kappa[k] * dof)),
             )
         index -= k_count * d
         k, rest = divmod(index, d * d)
         i, j = divmod(rest, d)
         if i != j:
             return None
-        return stats.gamma(0.5 * self.nu[k], scale=2.0 * self.scale[k, i, i])
+        return freeze(stats.gamma, 0.5 * self.nu[k], scale=2.0 * self.scale[k, i, i])
 
     # --- density and draws
 

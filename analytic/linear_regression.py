@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from analytic._base import ConjugatePath, ExactAnswer, as_data, check_power, require_positive
+from analytic._frozen import freeze
 from analytic.sensitivity import gaussian_linear_path
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -550,7 +551,7 @@ class GaussianPosterior:
     def marginal(self, index: int) -> Any:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
-        return stats.norm(self.mean[index], math.sqrt(self.cov[index, index]))
+        return freeze(stats.norm, self.mean[index], math.sqrt(self.cov[index, index]))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
         """Log density at ``x`` of shape (..., d); returns shape (...).

@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from analytic._base import ExactAnswer, check_power, require_drawable, require_positive
+from analytic._frozen import freeze
 from analytic.linear_regression import (
     MLE,
     Stats,
@@ -135,9 +136,9 @@ class NIGRegressionPosterior:
         if not 0 <= index <= self.d:
             raise ValueError(f"index must be in 0..{self.d}, got {index!r}")
         if index == self.d:
-            return stats.invgamma(self.alpha, scale=self.beta)
+            return freeze(stats.invgamma, self.alpha, scale=self.beta)
         scale = math.sqrt(self.beta / self.alpha * self.scale_cov[index, index])
-        return stats.t(2.0 * self.alpha, loc=self.loc[index], scale=scale)
+        return freeze(stats.t, 2.0 * self.alpha, loc=self.loc[index], scale=scale)
 
     @property
     def mean(self) -> np.ndarray:

@@ -35,6 +35,7 @@ from analytic._base import (
     require_finite,
     require_positive,
 )
+from analytic._frozen import freeze
 from analytic.normal_known_variance import Stats, sufficient_stats
 
 PARAMETERS = ("mu", "sigma2")
@@ -62,10 +63,13 @@ class NIGPosterior:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
         if index == 0:
-            return stats.t(
-                2 * self.alpha, loc=self.mu, scale=np.sqrt(self.beta / (self.alpha * self.kappa))
+            return freeze(
+                stats.t,
+                2 * self.alpha,
+                loc=self.mu,
+                scale=np.sqrt(self.beta / (self.alpha * self.kappa)),
             )
-        return stats.invgamma(self.alpha, scale=self.beta)
+        return freeze(stats.invgamma, self.alpha, scale=self.beta)
 
     @property
     def mean(self) -> np.ndarray:
@@ -155,7 +159,7 @@ def solve(*, x: np.ndarray, mu0: float, kappa0: float, alpha0: float, beta0: flo
         posterior=post,
         mle=None if suff.n == 0 else np.array([suff.mean, suff.m2 / suff.n]),
         log_evidence=float(log_ev),
-        predictive=stats.t(2 * post.alpha, loc=post.mu, scale=pred_scale),
+        predictive=freeze(stats.t, 2 * post.alpha, loc=post.mu, scale=pred_scale),
     )
 
 

@@ -30,6 +30,7 @@ from analytic._base import (
     require_finite,
     require_positive,
 )
+from analytic._frozen import freeze
 
 PARAMETERS = ("mu",)
 
@@ -80,7 +81,7 @@ class NormalPosterior:
     def marginal(self, index: int = 0) -> Any:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
-        return stats.norm(self.loc, self.sd)
+        return freeze(stats.norm, self.loc, self.sd)
 
     @property
     def mean(self) -> np.ndarray:
@@ -136,7 +137,7 @@ def solve(*, x: np.ndarray, prior_mean: float, prior_sd: float, noise_sd: float)
         posterior=post,
         mle=None if n == 0 else np.array([suff.mean]),
         log_evidence=float(log_ev),
-        predictive=stats.norm(post.loc, np.sqrt(post.sd**2 + s2)),
+        predictive=freeze(stats.norm, post.loc, np.sqrt(post.sd**2 + s2)),
     )
 
 

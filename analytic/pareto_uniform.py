@@ -28,6 +28,7 @@ from analytic._base import (
     require_drawable,
     require_positive,
 )
+from analytic._frozen import freeze
 
 PARAMETERS = ("theta",)
 
@@ -70,7 +71,7 @@ class ParetoPosterior:
     def marginal(self, index: int = 0) -> Any:
         from scipy import stats  # heavy: SciPy (0.5 s) only when the maths runs
 
-        return stats.pareto(self.shape, scale=self.scale)
+        return freeze(stats.pareto, self.shape, scale=self.scale)
 
     @property
     def mean(self) -> np.ndarray:
