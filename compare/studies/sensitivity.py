@@ -33,6 +33,7 @@ import numpy as np
 import xarray as xr
 
 from analytic import sensitivity as asens
+from compare.core.agreement import posterior_array
 from compare.core.data import check_array
 from compare.core.defaults import DEFAULT, Settings
 from compare.core.files import DRAWS_FILE, NETCDF_ENGINE, atomic_write, dumps
@@ -642,8 +643,6 @@ def power_scaling(
     x, hyper = _prepare(topic, data, hyper, source)
     psense_prior = psense_lik = lower = upper = None
     if tree is not None:
-        from compare.core.sampling import posterior_array  # heavy: PyMC via the sampler
-
         tree = with_log_densities(topic, x=x, hyper=hyper, tree=tree, exact=exact_densities)
         draws = posterior_array(tree.posterior, topic.variables)
         flat = draws.reshape(-1, draws.shape[-1])
@@ -685,8 +684,6 @@ def with_log_densities(
     """
     s = declared(topic)
     if exact or (s is not None and s.log_densities is not None):
-        from compare.core.sampling import posterior_array  # heavy: PyMC via the sampler
-
         theta = posterior_array(tree.posterior, topic.variables)
         log_prior, log_lik = _exact_log_densities(topic, x, hyper, theta)
         dims = ("chain", "draw")

@@ -164,6 +164,31 @@ def test_export_input_checks_import_no_sampler(tmp_path):
     assert not (tmp_path / "pdb").exists()
 
 
+def test_the_reports_power_scaling_of_saved_draws_imports_no_sampler(tmp_path):
+    """The report's sensitivity figure (``sensitivity.for_run``) power-scales a saved
+    run's draws with the exact log densities: no PyMC.  (It imported the sampler
+    for ``posterior_array`` alone, 1.0-1.4 s in each of the report's figure workers.)
+    Draws from the exact posterior stand in for a run's."""
+    body = (
+        "import numpy as np, xarray as xr\n"
+        "from compare.topics import get_topic\n"
+        "from compare.studies.sensitivity import power_scaling\n"
+        "topic = get_topic('beta-binomial')\n"
+        "ds = topic.builtin[0]\n"
+        "x, hyper = topic.prepare(ds.load(), topic.hyper(dataset=ds))\n"
+        "m = topic.solve(x=x, **hyper).posterior.marginal(0)\n"
+        "p = m.rvs(size=(2, 200), random_state=1)\n"
+        "post = xr.Dataset({'p': (('chain', 'draw'), p)},\n"
+        "                  coords={'chain': [0, 1], 'draw': np.arange(200)})\n"
+        "tree = xr.DataTree.from_dict({'posterior': post})\n"
+        "ps = power_scaling(topic, data=ds.load(), hyper=topic.hyper(dataset=ds),\n"
+        "                   tree=tree, exact_densities=True)\n"
+        "assert ps.psense_prior is not None\n"
+    )
+    loaded, _ = _heavy_loaded(body, tmp_path)
+    assert loaded == []
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="the export checks its PyMC model file builds with the data (PyMC, numba) "
