@@ -9,6 +9,7 @@ scipy's Boost sums), so 1e-10 for both.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -22,16 +23,39 @@ from compare.outputs._hypergeom import cdf, fast_rank_test, pmf
 TOL = 1e-10
 
 
+@functools.cache
+def _masses(M: int, n: int, N: int) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
+    """Support start, the masses comb(n, j) comb(M - n, N - j) over the support and their
+    running sums (exact integers), and comb(M, N).  Each mass from the one before,
+    times ``(n - j)(N - j) / ((j + 1)(M - n - N + j + 1))``: an integer ratio, so the
+    floor division is exact (2,000 big binomials per case took 4 s)."""
+    lo, hi = max(0, N + n - M), min(n, N)
+    mass = math.comb(n, lo) * math.comb(M - n, N - lo)
+    masses, sums, total = [], [], 0
+    for j in range(lo, hi + 1):
+        masses.append(mass)
+        total += mass
+        sums.append(total)
+        if j < hi:
+            mass = mass * (n - j) * (N - j) // ((j + 1) * (M - n - N + j + 1))
+    return lo, tuple(masses), tuple(sums), math.comb(M, N)
+
+
 def exact(x: int, M: int, n: int, N: int) -> tuple[float, float]:
     """pmf and cdf as exact rationals, rounded once."""
-    lo, hi = max(0, N + n - M), min(n, N)
-    den = math.comb(M, N)
+    lo, masses, sums, den = _masses(M, n, N)
+    hi = lo + len(masses) - 1
+    mass = masses[x - lo] if lo <= x <= hi else 0
+    below = sums[min(x, hi) - lo] if x >= lo else 0
+    return float(Fraction(mass, den)), float(Fraction(below, den))
 
-    def mass(j: int) -> int:
-        return math.comb(n, j) * math.comb(M - n, N - j) if lo <= j <= hi else 0
 
-    below = sum(mass(j) for j in range(lo, min(x, hi) + 1))
-    return float(Fraction(mass(x), den)), float(Fraction(below, den))
+def test_the_recurrence_gives_the_binomials():
+    """The table's masses are the products of binomials they stand for."""
+    for M, n, N in ((40, 10, 20), (8000, 300, 6003), (7, 3, 7)):
+        lo, masses, _, _ = _masses(M, n, N)
+        for j in (lo, lo + 1, lo + len(masses) // 2, lo + len(masses) - 1):
+            assert masses[j - lo] == math.comb(n, j) * math.comb(M - n, N - j)
 
 
 CASES = [
