@@ -508,10 +508,25 @@ def _grid(n: int) -> np.ndarray:
 
 
 def _tail_statistic(counts: np.ndarray, n: int, z: np.ndarray) -> np.ndarray:
-    """Smallest two-sided binomial tail probability of ECDF counts (..., K-1) at z."""
-    lower = special.bdtr(counts, n, z)
-    # P(count >= c) = 1 - P(count <= c - 1); bdtr is NaN below 0, where it is 1.
-    upper = np.where(counts > 0, 1.0 - special.bdtr(np.maximum(counts - 1, 0), n, z), 1.0)
+    """Smallest two-sided binomial tail probability of ECDF counts (..., K-1) at z.
+
+    Many rows of counts (the Monte Carlo null's 4000) read the binomial CDF from a
+    table over every count 0..n at each grid point, the same ``bdtr`` values
+    computed once each: (n + 1)(K - 1) evaluations instead of 2 per count (4000
+    rows: 0.70 -> 0.035 s for n = 300, 1.13 -> 0.08 s for n = 1000).
+    """
+    counts = np.asarray(counts)
+    if counts.size > (n + 1) * z.size:
+        cdf = special.bdtr(np.arange(n + 1)[None, :], n, z[:, None])  # (K-1, n+1)
+        # P(count >= c) = 1 - P(count <= c - 1), and 1 at c = 0.
+        at_least = np.ones_like(cdf)
+        at_least[:, 1:] = 1.0 - cdf[:, :-1]
+        column = np.arange(z.size)
+        lower, upper = cdf[column, counts], at_least[column, counts]
+    else:
+        lower = special.bdtr(counts, n, z)
+        # bdtr is NaN below 0, where P(count >= c) is 1.
+        upper = np.where(counts > 0, 1.0 - special.bdtr(np.maximum(counts - 1, 0), n, z), 1.0)
     return np.minimum(lower.min(axis=-1), upper.min(axis=-1))
 
 

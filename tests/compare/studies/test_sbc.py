@@ -493,3 +493,19 @@ def test_cli_killed_mid_run_then_resumed(client, tmp_path):
     doc = json.loads((out / sbc.DOCUMENT).read_text())
     assert doc["throughput"]["resumed_from"] == kept.size
     assert doc["throughput"]["sims_this_run"] == 96 - kept.size
+
+
+@pytest.mark.parametrize("n", [2, 7, 300])
+def test_the_tabulated_tail_statistic_is_the_row_by_row_one(n):
+    """The Monte Carlo null reads ``bdtr`` from a table (``sbc._tail_statistic``); one
+    row of counts computes it directly.  The same values, bit for bit, at every row,
+    and a planted off-by-one in the table's counts is seen."""
+    z = sbc._grid(n)
+    k = z.size + 1
+    rng = np.random.default_rng(n)
+    counts = np.cumsum(rng.multinomial(n, np.full(k, 1.0 / k), size=500), axis=1)[:, :-1]
+    table = sbc._tail_statistic(counts, n, z)
+    rows = np.array([sbc._tail_statistic(row, n, z) for row in counts])
+    np.testing.assert_array_equal(table, rows)
+    shifted = sbc._tail_statistic(np.minimum(counts + 1, n), n, z)
+    assert not np.array_equal(shifted, rows)
