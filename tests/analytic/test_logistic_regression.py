@@ -298,3 +298,43 @@ def test_predictive_from_a_prefix_of_the_pool(rng):
     for bad in (0, 3 * 2**8, 2 * SMALL_POOL):
         with pytest.raises(ValueError, match=rf"power of two .* {SMALL_POOL} draws, got {bad}"):
             answer.predictive.prob(rows, draws=bad)
+
+
+def test_a_reference_is_computed_once_per_input_and_shared_read_only(rng, monkeypatch):
+    """``reference`` keeps its last ``REFERENCES_KEPT`` results by their inputs' bytes:
+    the same data and prior are served the same objects (read-only, so no caller can
+    change another's), and any changed input (one label, the prior, the seed, the
+    pool's size) is computed anew.  Power: the counter sees every computation."""
+    computed = []
+    real = alr._reference
+
+    def counting(*args):
+        computed.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(alr, "_reference", counting)
+    monkeypatch.setattr(alr, "_REFERENCES", type(alr._REFERENCES)())
+    phi, y = _data(rng, n=60, p=3)
+    first = alr.solve(phi=phi, y=y, prior_sd=PRIOR_SD, reference_draws=SMALL_POOL)
+    again = alr.solve(phi=phi.copy(), y=y.copy(), prior_sd=PRIOR_SD, reference_draws=SMALL_POOL)
+    assert len(computed) == 1
+    assert again.posterior.reference is first.posterior.reference
+    with pytest.raises(ValueError, match="read-only"):
+        first.posterior.reference.mean[0] = 0.0
+    flipped = y.copy()
+    flipped[0] = 1.0 - flipped[0]
+    changes = [
+        {"phi": phi, "y": flipped, "prior_sd": PRIOR_SD, "reference_draws": SMALL_POOL},
+        {"phi": phi, "y": y, "prior_sd": 2 * PRIOR_SD, "reference_draws": SMALL_POOL},
+        {"phi": phi, "y": y, "prior_sd": PRIOR_SD, "reference_draws": 2 * SMALL_POOL},
+    ]
+    for i, kwargs in enumerate(changes, start=2):
+        alr.solve(**kwargs)
+        assert len(computed) == i, kwargs
+    assert len(alr._REFERENCES) == alr.REFERENCES_KEPT
+    alr.reference(
+        phi=phi, y=y, prior_sd=PRIOR_SD, approx=first.posterior.laplace, draws=SMALL_POOL, seed=1
+    )
+    assert len(computed) == 5  # another seed; and the first inputs were dropped since
+    alr.solve(phi=phi, y=y, prior_sd=PRIOR_SD, reference_draws=SMALL_POOL)
+    assert len(computed) == 6
