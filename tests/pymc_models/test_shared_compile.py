@@ -16,6 +16,8 @@ difference) has another key.
 
 from __future__ import annotations
 
+import functools
+
 import pymc as pm
 import pytensor.tensor as pt
 
@@ -38,8 +40,15 @@ def _model(topic_name: str, data_set: str | None = None):
     return topic.build_model(**topic.structure(x, hyper))
 
 
+@functools.cache
+def _key(topic_name: str, data_set: str | None = None) -> str | None:
+    """The compiled model's key of :func:`_model` (each builds the graphs: 2-4 s for the
+    Normal-Wishart models), once per module."""
+    return compiled_cache.model_key(_model(topic_name, data_set))
+
+
 def test_the_classifier_and_the_complete_data_mixture_are_one_compiled_model():
-    keys = {name: compiled_cache.model_key(_model(name)) for name in SHARED}
+    keys = {name: _key(name) for name in SHARED}
     assert None not in keys.values(), keys
     assert len(set(keys.values())) == 1, (
         f"{keys}: these models are no longer one graph, so each costs its own cold compile "
@@ -49,7 +58,7 @@ def test_the_classifier_and_the_complete_data_mixture_are_one_compiled_model():
 
 
 def test_naive_bayes_categorical_data_sets_are_one_compiled_model():
-    keys = {ds: compiled_cache.model_key(_model("naive-bayes", ds)) for ds in CATEGORICAL}
+    keys = {ds: _key("naive-bayes", ds) for ds in CATEGORICAL}
     assert None not in keys.values(), keys
     assert len(set(keys.values())) == 1, (
         f"{keys}: each data set is its own graph and cold compile (~30 s); the "
@@ -59,7 +68,7 @@ def test_naive_bayes_categorical_data_sets_are_one_compiled_model():
 
 def test_a_planted_difference_gives_another_key():
     model = _model(SHARED[1])
-    real = compiled_cache.model_key(model)
+    real = _key(SHARED[1])
     with model:
         pm.Potential("planted", 0.1 * pt.sum(model["mu"]))
     assert compiled_cache.model_key(model) not in (real, None)
