@@ -730,7 +730,10 @@ def reference(
     :data:`REFERENCES_KEPT` results are kept, by the bytes of every input, and
     served again (their arrays read-only) for the same inputs.
     """
-    key = _reference_key(phi, y, prior_sd, approx, method, draws, proposal_df, seed)
+    key = _reference_key(
+        (phi, y, approx.mean, approx.prec_chol),
+        (float(prior_sd), method, int(draws), float(proposal_df), seed),
+    )
     with _REFERENCES_LOCK:
         if key in _REFERENCES:
             _REFERENCES.move_to_end(key)
@@ -757,24 +760,16 @@ _REFERENCES: collections.OrderedDict[str, tuple[Reference, ImportancePool]] = (
 _REFERENCES_LOCK = threading.Lock()
 
 
-def _reference_key(
-    phi: np.ndarray,
-    y: np.ndarray,
-    prior_sd: float,
-    approx: Laplace,
-    method: str,
-    draws: int,
-    proposal_df: float,
-    seed: int,
-) -> str:
+def _reference_key(arrays: tuple[np.ndarray, ...], settings: tuple[Any, ...]) -> str:
     """SHA-256 of everything :func:`_reference` reads: the arrays' bytes, shapes and
-    types, the Laplace approximation it centres the proposal on, and the settings."""
+    types (the data, and the Laplace approximation it centres the proposal on), and
+    the settings' ``repr``."""
     digest = hashlib.sha256()
-    for arr in (phi, y, approx.mean, approx.prec_chol):
+    for arr in arrays:
         arr = np.ascontiguousarray(arr)
         digest.update(f"{arr.dtype.str}{arr.shape}".encode())
         digest.update(arr.tobytes())
-    digest.update(repr((float(prior_sd), method, int(draws), float(proposal_df), seed)).encode())
+    digest.update(repr(settings).encode())
     return digest.hexdigest()
 
 
