@@ -57,10 +57,11 @@ def _classes() -> dict[str, type]:
     if not _CLASSES:
         from scipy.stats import _distn_infrastructure as infra  # heavy: SciPy
 
+        made = {}
         for kind in ("Continuous", "Discrete"):
-            base = getattr(infra, f"rv_{kind.lower()}_frozen")
+            base = getattr(infra, f"rv_{kind.lower()}_frozen")  # AttributeError if gone
             name = f"Shared{kind}Frozen"
-            _CLASSES[name] = type(
+            made[name] = type(
                 name,
                 (base,),
                 {
@@ -71,6 +72,7 @@ def _classes() -> dict[str, type]:
                     "random_state": property(_get_random_state, _set_random_state),
                 },
             )
+        _CLASSES.update(made)
     return _CLASSES
 
 
@@ -93,9 +95,13 @@ def freeze(dist: Any, *args: Any, **kwds: Any) -> Any:
     """
     from scipy.stats import rv_continuous, rv_discrete  # heavy: SciPy
 
+    try:
+        classes = _classes()
+    except AttributeError:  # a SciPy without the frozen classes: its own freeze
+        return dist(*args, **kwds)
     if hasattr(dist, "_parse_args") and hasattr(dist, "_get_support"):
         if isinstance(dist, rv_continuous):
-            return _classes()["SharedContinuousFrozen"](dist, *args, **kwds)
+            return classes["SharedContinuousFrozen"](dist, *args, **kwds)
         if isinstance(dist, rv_discrete):
-            return _classes()["SharedDiscreteFrozen"](dist, *args, **kwds)
+            return classes["SharedDiscreteFrozen"](dist, *args, **kwds)
     return dist(*args, **kwds)
