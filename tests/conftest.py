@@ -18,6 +18,7 @@ import pytest
 
 from compare.core._blas_threads import one_blas_thread
 from compare.core._gc import fewer_collections
+from compare.core._pytensor_setup import skip_creation_traces
 
 # One BLAS thread in every test process, set before pytest-xdist starts its
 # workers (they and every subprocess inherit it): spare OpenBLAS threads spin
@@ -25,6 +26,9 @@ from compare.core._gc import fewer_collections
 one_blas_thread()
 # The garbage-collection thresholds of our own processes (compare/core/_gc.py).
 fewer_collections()
+# No creation stack on each PyTensor variable, as in our commands (and in every
+# process the suite starts: it goes through PYTENSOR_FLAGS; _pytensor_setup.py).
+skip_creation_traces()
 
 
 def pytest_configure(config):

@@ -40,6 +40,7 @@ import compare.topics
 from compare.core import defaults
 from compare.core._blas_threads import one_blas_thread
 from compare.core._gc import fewer_collections
+from compare.core._pytensor_setup import skip_creation_traces
 from compare.core._quick_exit import exit_now, spawn_context
 from compare.core._scipy_docs import skip_capability_notes
 from compare.core.cluster import check_scheduler
@@ -1148,6 +1149,7 @@ def main(argv: list[str] | None = None) -> int:
     one_blas_thread()
     skip_capability_notes()  # ~0.27 s of SciPy's import (compare/core/_scipy_docs.py)
     fewer_collections()  # fewer full garbage collections (compare/core/_gc.py)
+    skip_creation_traces()  # no creation stack on each PyTensor variable (_pytensor_setup.py)
     try:
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
         code = app(args=args, standalone_mode=False)

@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from compare.core._pytensor_setup import configure_pytensor
+import pytest
+
+from compare.core._pytensor_setup import configure_pytensor, skip_creation_traces
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -101,3 +103,54 @@ def test_planted_warning_is_seen(tmp_path):
         timeout=300,
     )
     assert "could not link to a BLAS" in proc.stderr
+
+
+def test_creation_traces_are_skipped_unless_the_user_set_a_limit(tmp_path):
+    env = {"PYTENSORRC": str(tmp_path / "absent.rc"), "PYTENSOR_FLAGS": "compiledir=/x"}
+    assert skip_creation_traces(environ=env) is True
+    assert env["PYTENSOR_FLAGS"] == "compiledir=/x,traceback__limit=0"
+    assert skip_creation_traces(environ=env) is False  # once
+    assert env["PYTENSOR_FLAGS"] == "compiledir=/x,traceback__limit=0"
+    env = {"PYTENSORRC": str(tmp_path / "absent.rc"), "PYTENSOR_FLAGS": "traceback__limit=8"}
+    assert skip_creation_traces(environ=env) is False
+    assert env["PYTENSOR_FLAGS"] == "traceback__limit=8"
+    rc = tmp_path / "pytensorrc"
+    rc.write_text("[traceback]\nlimit = 3\n", encoding="utf-8")
+    env = {"PYTENSORRC": str(rc)}
+    assert skip_creation_traces(environ=env) is False
+    assert "PYTENSOR_FLAGS" not in env
+
+
+@pytest.mark.parametrize("command", [True, False])
+def test_a_command_records_no_creation_stacks_and_the_library_keeps_them(tmp_path, command):
+    """In a new process: after the command line's entry point, a new PyTensor
+    variable carries no creation stack, and neither does one in a process the
+    command starts (it inherits PYTENSOR_FLAGS); a process that only imports
+    the library (the user's session) keeps PyTensor's default of 8 frames."""
+    env = dict(os.environ)
+    env.pop("PYTENSOR_FLAGS", None)
+    env["PYTENSORRC"] = str(tmp_path / "no.rc")
+    child = "import subprocess, sys; print(subprocess.run([sys.executable, '-c', SHOW], capture_output=True, text=True).stdout.strip())"
+    code = "\n".join(
+        [
+            "import compare",
+            *(["from compare.interfaces.cli import main", "main(['list'])"] if command else []),
+            "SHOW = 'import pytensor, pytensor.tensor as pt; print(pytensor.config.traceback__limit, bool(pt.scalar().tag.trace))'",
+            "exec(SHOW)",
+            child,
+        ]
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = proc.stdout.strip().splitlines()[-2:]
+    if command:
+        assert lines == ["0 False", "0 False"], proc.stdout
+    else:
+        assert lines == ["8 True", "8 True"], proc.stdout
