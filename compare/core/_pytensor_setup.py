@@ -31,15 +31,15 @@ code that created it (``traceback__limit`` frames, 8 by default: a walk up
 the stack past PyTensor's own frames and a source-line read per kept frame),
 to print it when a node fails at run time. Building and loading the graphs of
 the 15 topics' models in a process with their machine code cached: 11.6-13.2
-CPU-s with the recording, 10.4-11.1 without (three interleaved pairs,
-2026-12-07); in a profile of the whole test suite it was 2.9% of the CPU.
+CPU-s with the recording, 10.4-11.1 without (alternating, three runs with and two
+without, 2026-12-07); in a profile of the whole test suite it was 2.9% of the CPU.
 The models our commands build are our own, and their failures are reported in
 our words, so :func:`skip_creation_traces` sets ``traceback__limit=0`` in the
 processes of ours (the command line, and through the environment every process
 it starts; the test suite), unless the user chose a value. A process the user
 owns (their session calling :func:`compare.check`, their pytest run with our
-plugin) keeps PyTensor's default. A user debugging their own ``--model`` file
-gets the stacks back with ``PYTENSOR_FLAGS=traceback__limit=8``.
+plugin) keeps PyTensor's default. A user debugging their own ``--topic-file``
+model gets the stacks back with ``PYTENSOR_FLAGS=traceback__limit=8``.
 """
 
 from __future__ import annotations
