@@ -7,6 +7,9 @@ the local worker), and xarray asks for them whenever they are installed:
 
 * every ``DataArray`` built asks ``isinstance(data, array_type("dask"))``,
   and the first ask imports ``dask.array`` (0.45 s);
+* every index built from an array (each coordinate of a ``Dataset``) asks
+  ``is_dask_collection(values)``, which imports ``dask.base`` (0.19 s, with
+  Jinja2 and psutil) to ask the array for a Dask graph;
 * ``to_netcdf`` asks ``get_dask_scheduler()`` (whether to close the file
   between chunked writes, and which write lock to take), and Dask answers by
   importing ``distributed`` to look for a client (0.3 s more).
@@ -19,6 +22,9 @@ Neither question needs the import to be answered right:
 * an object can only be a ``dask.array.Array`` once ``dask.array`` is
   imported, so until then the answer is "no Dask array type" (``()``), and
   afterwards it is xarray's own (:class:`_LazyDaskModule`);
+* Dask calls an object a collection only if it has ``__dask_graph__``, so an
+  object without one is answered "no" without the import
+  (:func:`_lazy_collection_check`), and anything else as before;
 * a Dask client, or a Dask worker's task, exists in a process only once
   ``distributed`` is imported; until then xarray's answer is ``"threaded"``
   (:func:`without_distributed_probe`).
@@ -31,7 +37,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
@@ -68,11 +74,29 @@ class _LazyDaskModule:
         return getattr(self._resolve(), name)
 
 
+def _lazy_collection_check(real: Callable[[object], bool]) -> Callable[[object], bool]:
+    """xarray's ``is_dask_collection`` that imports Dask only for an object with a
+    ``__dask_graph__`` attribute (Dask's own answer for any other object is False)."""
+
+    def is_dask_collection(x: object) -> bool:
+        if "dask" not in sys.modules and not hasattr(x, "__dask_graph__"):
+            return False
+        return real(x)
+
+    is_dask_collection.lazy = True  # type: ignore[attr-defined]
+    return is_dask_collection
+
+
 def patch(pycompat: ModuleType) -> None:
     """Answer xarray's Dask array checks without importing Dask (see the module)."""
     cache = getattr(pycompat, "_cached_duck_array_modules", None)
     if isinstance(cache, dict) and hasattr(pycompat, "DuckArrayModule"):  # else: another xarray
         cache.setdefault("dask", _LazyDaskModule(pycompat))
+    # pycompat imports it: loaded by now.  Its functions look the check up at each call.
+    utils = sys.modules.get("xarray.namedarray.utils")
+    real = getattr(utils, "is_dask_collection", None)
+    if callable(real) and not getattr(real, "lazy", False):
+        utils.is_dask_collection = _lazy_collection_check(real)  # type: ignore[union-attr]
 
 
 def install() -> None:
