@@ -85,9 +85,15 @@ def _user_set(key: str, *, environ: dict[str, str] | os._Environ[str]) -> bool:
     return False
 
 
-def _add_flag(env: dict[str, str] | os._Environ[str], flag: str) -> None:
+def _claim(key: str, value: str, environ: dict[str, str] | os._Environ[str] | None) -> bool:
+    """Add ``key=value`` to PYTENSOR_FLAGS in ``environ`` (``os.environ`` if None) unless
+    ``key`` is set there or in a PYTENSORRC file; True if it was added."""
+    env = os.environ if environ is None else environ
+    if _user_set(key, environ=env):
+        return False
     flags = env.get(_FLAGS, "")
-    env[_FLAGS] = f"{flags},{flag}" if flags else flag
+    env[_FLAGS] = f"{flags},{key}={value}" if flags else f"{key}={value}"
+    return True
 
 
 def configure_pytensor(*, environ: dict[str, str] | os._Environ[str] | None = None) -> bool:
@@ -108,10 +114,8 @@ def configure_pytensor(*, environ: dict[str, str] | os._Environ[str] | None = No
     bool
         True if this call set the value, False if the user's own was kept.
     """
-    env = os.environ if environ is None else environ
-    if _user_set(_KEY, environ=env):
+    if not _claim(_KEY, "", environ):
         return False
-    _add_flag(env, f"{_KEY}=")
     pytensor = sys.modules.get("pytensor") if environ is None else None
     if pytensor is not None:
         param = type(pytensor.config).__dict__.get(_KEY)
@@ -126,22 +130,11 @@ def skip_creation_traces(*, environ: dict[str, str] | os._Environ[str] | None = 
 
     Through ``PYTENSOR_FLAGS``, so every process this one starts records no stacks
     either; on ``pytensor.config`` too when PyTensor is imported already (the value
-    is read at each variable's creation).
-
-    Parameters
-    ----------
-    environ : mapping, optional
-        The environment to read and update; ``os.environ`` by default.
-
-    Returns
-    -------
-    bool
-        True if this call set the value, False if a value was set already.
+    is read at each variable's creation). ``environ`` and the result as in
+    :func:`configure_pytensor` (False: a value was set already).
     """
-    env = os.environ if environ is None else environ
-    if _user_set(_TRACE_KEY, environ=env):
+    if not _claim(_TRACE_KEY, "0", environ):
         return False
-    _add_flag(env, f"{_TRACE_KEY}=0")
     pytensor = sys.modules.get("pytensor") if environ is None else None
     if pytensor is not None:
         pytensor.config.traceback__limit = 0

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from compare.core._pytensor_setup import configure_pytensor, skip_creation_traces
+from tests.probe import run_probe
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -130,27 +131,19 @@ def test_a_command_records_no_creation_stacks_and_the_library_keeps_them(tmp_pat
     env = dict(os.environ)
     env.pop("PYTENSOR_FLAGS", None)
     env["PYTENSORRC"] = str(tmp_path / "no.rc")
-    child = "import subprocess, sys; print(subprocess.run([sys.executable, '-c', SHOW], capture_output=True, text=True).stdout.strip())"
-    code = "\n".join(
+    show = (
+        "import json, pytensor, pytensor.tensor as pt; "
+        "print(json.dumps([pytensor.config.traceback__limit, bool(pt.scalar().tag.trace)]))"
+    )
+    script = "\n".join(
         [
-            "import compare",
+            "import compare, json",
             *(["from compare.interfaces.cli import main", "main(['list'])"] if command else []),
-            "SHOW = 'import pytensor, pytensor.tensor as pt; print(pytensor.config.traceback__limit, bool(pt.scalar().tag.trace))'",
-            "exec(SHOW)",
-            child,
+            "import pytensor, pytensor.tensor as pt",
+            "from tests.probe import run_probe",
+            "here = [pytensor.config.traceback__limit, bool(pt.scalar().tag.trace)]",
+            f"print(json.dumps([here, run_probe({show!r})]))",
         ]
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        check=True,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    lines = proc.stdout.strip().splitlines()[-2:]
-    if command:
-        assert lines == ["0 False", "0 False"], proc.stdout
-    else:
-        assert lines == ["8 True", "8 True"], proc.stdout
+    here, child = run_probe(script, env={**env, "PYTHONPATH": str(ROOT)})
+    assert here == child == ([0, False] if command else [8, True])
