@@ -37,8 +37,19 @@ REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 TARGET = 0.5  # seconds of wall time, issue 17 target 3
 
 #: Packages whose import a light command should not pay for: the sampling stack
-#: (forbidden) and the numerical stack it brings (SciPy, ArviZ, xarray, pandas).
-HEAVY = ("pymc", "pytensor", "nutpie", "numba", "scipy", "arviz_stats", "xarray", "pandas")
+#: (forbidden), the numerical stack it brings (SciPy, ArviZ, xarray, pandas), and
+#: pydantic (typer 0.29's coercion; pyproject.toml keeps typer below 0.29).
+HEAVY = (
+    "pymc",
+    "pytensor",
+    "nutpie",
+    "numba",
+    "scipy",
+    "arviz_stats",
+    "xarray",
+    "pandas",
+    "pydantic",
+)
 
 COMMANDS = {
     "bayes-compare list": [sys.executable, "-m", "compare.interfaces.cli", "list"],
