@@ -43,7 +43,7 @@ BATCH = [
 
 def _batch(cluster, out: Path) -> float:
     from compare.core.defaults import DEFAULT
-    from compare.interfaces import cli
+    from compare.interfaces import cli_run as cli
 
     start = time.perf_counter()
     verdicts = cli._run_all(
@@ -66,7 +66,7 @@ def _batch(cluster, out: Path) -> float:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
         from compare.core.cluster import connect
-        from compare.interfaces.cli import _Cluster
+        from compare.interfaces.cli_run import _Cluster
 
         rows = []
         for workers in (1, 2):

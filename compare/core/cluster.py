@@ -8,7 +8,7 @@ Three places the independent units of a command (an SBC block, a topic of
 - a user's Dask scheduler, ``--scheduler tcp://HOST:PORT`` (:func:`connect`
   with ``scheduler``). Units there never rely on a shared file system: they
   get their inputs as arguments and return their outputs as bytes, which the
-  command writes here (``compare/interfaces/cli.py``, ``compare/outputs/report.py``);
+  command writes here (``compare/interfaces/cli_run.py``, ``compare/outputs/report.py``);
 - the **local worker** (``bayes-compare worker start``,
   ``compare/interfaces/worker.py``): a long-lived ``LocalCluster`` on
   127.0.0.1 that keeps imports and compiled models warm between commands.

@@ -93,13 +93,13 @@ from typing import Any
 import numpy as np
 
 from compare.core import _numba_lazy_code, _numba_slice_error
+from compare.core._cache_root import ENV, cache_root
 from compare.core._nutpie_trace import faster_conversion
 
 #: Bumped when the file layout or the key's recipe changes.
 FORMAT = 4
 
-_ENV = "BAYES_COMPARE_CACHE_DIR"
-_DISABLED = {"off", "0", "false", "none", "no"}
+_ENV = ENV
 _NUTPIE_NAMES = (
     "_make_functions",
     "_compute_shapes",
@@ -122,14 +122,8 @@ def cache_dir(*, environ: os._Environ[str] | dict[str, str] | None = None) -> Pa
     environ : mapping, optional
         The environment to read (``os.environ`` by default).
     """
-    env = os.environ if environ is None else environ
-    chosen = env.get(_ENV)
-    if chosen is not None:
-        if chosen.strip().lower() in _DISABLED or not chosen.strip():
-            return None
-        return Path(chosen).expanduser() / "compiled"
-    base = env.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
-    return Path(base) / "bayes-compare" / "compiled"
+    root = cache_root(environ=environ)
+    return None if root is None else root / "compiled"
 
 
 def environment_with_caches_in(

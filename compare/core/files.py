@@ -16,8 +16,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
-import numpy as np
-
 #: The two files of a saved run (see :mod:`compare.outputs.document`).
 RESULT_FILE = "result.json"
 DRAWS_FILE = "draws.nc"
@@ -30,6 +28,8 @@ NETCDF_ENGINE: Final = "netcdf4"
 
 def clean(value: Any) -> Any:
     """JSON-safe: arrays to lists, non-finite floats to None."""
+    import numpy as np  # heavy: NumPy only when a value is written (list and describe need none)
+
     if value is None:
         return None
     if isinstance(value, np.ndarray):

@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-from analytic import ExactAnswer
+    from analytic import ExactAnswer
 
 #: Column kinds a topic can read, with what each accepts.
 DATA_KINDS = {
@@ -129,6 +130,8 @@ class Hyperparameter:
         Text is parsed exactly as ``--set`` parses it, so ``categories="a,b,c"``
         means three labels in the API as on the command line.
         """
+        import numpy as np  # heavy: NumPy only to check a value
+
         if isinstance(value, str) and self.kind != "text":
             return self.parse(value)
         if self.kind == "text":
@@ -210,6 +213,8 @@ class Hyperparameter:
 
     def _numbers(self, value: Any) -> np.ndarray:
         """``value`` as a 1-D float array; bools, text and nested lists are refused."""
+        import numpy as np  # heavy: NumPy only to check a value
+
         items = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
         if (
             np.asarray(items).dtype == bool
@@ -233,6 +238,8 @@ class Hyperparameter:
 
     def _check_bounds(self, values: np.ndarray) -> None:
         """Refuse values outside ``[low, high]`` (``[low, high)`` when ``high_open``)."""
+        import numpy as np  # heavy: NumPy only to check a value
+
         too_low = self.low is not None and np.any(values < self.low)
         too_high = self.high is not None and (
             np.any(values >= self.high) if self.high_open else np.any(values > self.high)
@@ -296,6 +303,8 @@ def _identity_prepare(x: np.ndarray, hyper: dict[str, Any]) -> tuple[np.ndarray,
     """The column as floats, each within ``MAGNITUDE`` (beyond it squares and fourth
     powers -- a variance's variance -- overflow: data of 1e100 gave an infinite
     posterior covariance)."""
+    import numpy as np  # heavy: NumPy only to check a value
+
     x = np.asarray(x, dtype=float)
     big = np.abs(x) > MAGNITUDE
     if big.any():

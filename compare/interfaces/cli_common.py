@@ -18,7 +18,6 @@ from rich.console import Console
 
 from compare.core import defaults
 from compare.core.defaults import Settings
-from compare.topics.user import load_topic_file
 
 EXIT_AGREE, EXIT_DISAGREE, EXIT_INCONCLUSIVE, EXIT_BAD_INPUT, EXIT_CRASH = 0, 1, 2, 3, 4
 
@@ -128,7 +127,11 @@ JsonOpt = Annotated[
 
 def load_topic_files(paths: list[Path] | None) -> None:
     """Register the topics of each ``--topic-file`` (checked against the protocol)."""
-    for path in paths or []:
+    if not paths:
+        return
+    from compare.topics.user import load_topic_file  # heavy: NumPy, the topics' checks
+
+    for path in paths:
         try:
             load_topic_file(path)
         except OSError as e:  # e.g. a name too long: the path is bad input

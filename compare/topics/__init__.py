@@ -8,17 +8,25 @@ runner, the studies and the report ask of it) -- plus its line in
 entry points) join the same registry through :mod:`compare.topics.user`.
 
 Topic modules are imported the first time a topic is asked for, so a command
-that needs no topic imports none.
+that needs no topic imports none; importing this package imports neither a
+topic nor NumPy (``list`` and ``describe`` read the topics' cards,
+:mod:`compare.topics.cards`).
 """
 
 from __future__ import annotations
 
-from compare.core.registry import REGISTRY, InputError, Topic
-from compare.topics.catalogue import load_builtin
-from compare.topics.user import load_installed
+from typing import TYPE_CHECKING
+
+from compare.core.registry import REGISTRY, InputError
+
+if TYPE_CHECKING:
+    from compare.core.registry import Topic
 
 
 def _load_builtin() -> None:
+    from compare.topics.catalogue import load_builtin  # light
+    from compare.topics.user import load_installed  # heavy: NumPy, the user topics' checks
+
     load_builtin()
     load_installed()
 

@@ -27,6 +27,15 @@ CATALOGUE = (
     "logistic_regression",
 )
 
+#: The entry point group installed packages register topics under
+#: (:mod:`compare.topics.user`).
+ENTRY_POINT_GROUP = "bayes_compare.topics"
+
+#: Topic files loaded in this process, os.pathsep-joined.  Child processes (Dask
+#: workers, spawned figure workers, subprocesses) inherit it and load the same
+#: files the first time their registry is asked for a topic.
+TOPIC_FILES_ENV = "BAYES_COMPARE_TOPIC_FILES"
+
 _LOADED = False
 
 

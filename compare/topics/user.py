@@ -47,10 +47,7 @@ from compare.core.registry import (
     register,
 )
 from compare.core.variables import flat_names
-from compare.topics.catalogue import load_builtin
-
-#: The entry point group installed packages register topics under.
-ENTRY_POINT_GROUP = "bayes_compare.topics"
+from compare.topics.catalogue import ENTRY_POINT_GROUP, TOPIC_FILES_ENV, load_builtin
 
 #: What ``solve(...).posterior`` must have (``analytic.ExactPosterior``).
 POSTERIOR_ATTRIBUTES = (
@@ -74,11 +71,6 @@ _REQUIRED = tuple(
 )
 _KNOWN = tuple(f.name for f in dataclasses.fields(Topic))
 _CALLABLES = ("solve", "build_model", "model_data", "simulate", "prepare", "structure")
-
-#: Topic files loaded in this process, os.pathsep-joined.  Child processes (Dask
-#: workers, spawned figure workers, subprocesses) inherit it and load the same
-#: files the first time their registry is asked for a topic.
-TOPIC_FILES_ENV = "BAYES_COMPARE_TOPIC_FILES"
 
 #: Where each registered user topic came from (a file path or an entry point).
 ORIGINS: dict[str, str] = {}

@@ -372,7 +372,7 @@ def test_report_runs_missing_topics_in_new_processes(tmp_path, capsys):
 def test_a_first_run_all_starts_with_the_topics_declared_costliest(tmp_path):
     """With no saved run, `run --all`'s order comes from each topic's declared cost
     (`Topic.cold_seconds`); once a run is saved, from the time it took."""
-    from compare.interfaces.cli import _measured_cost
+    from compare.interfaces.cli_run import _measured_cost
     from compare.topics import all_topics
 
     topics = all_topics()

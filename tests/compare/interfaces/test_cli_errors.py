@@ -504,10 +504,10 @@ def test_crash_exit_code_from_a_fresh_process(tmp_path):
 
     script = (
         "import runpy, sys\n"
-        "import compare.topics as registry\n"
+        "import compare.topics.cards as cards\n"
         "def boom():\n"
         "    raise ZeroDivisionError('planted in a fresh process')\n"
-        "registry.all_topics = boom\n"
+        "cards.all_cards = boom\n"
         "sys.argv = ['bayes-compare', 'list']\n"
         "runpy.run_module('compare.interfaces.cli', run_name='__main__')\n"
     )

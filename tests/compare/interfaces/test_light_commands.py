@@ -52,10 +52,13 @@ sys.stderr.write(f'exit code {{code}}\\n')
 """
 
 
-def _heavy_loaded(body: str, cwd: Path) -> tuple[list[str], subprocess.CompletedProcess]:
+def _heavy_loaded(
+    body: str, cwd: Path, **environ: str
+) -> tuple[list[str], subprocess.CompletedProcess]:
     """Run ``body`` in a new interpreter; the heavy packages left in ``sys.modules``."""
     env = {
         **os.environ,
+        **environ,
         "PYTHONPATH": str(ROOT),
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
@@ -101,7 +104,7 @@ for args in {commands!r}:
     code = main(args)
     if args == {plant!r}:  # the power test's planted heavy import
         import pymc
-    now = sorted({{m.split('.')[0] for m in sys.modules}} & set(heavy))
+    now = sorted(({{m.split('.')[0] for m in sys.modules}} | set(sys.modules)) & set(heavy))
     sys.stderr.write('COMMAND=' + json.dumps([args, code, now]) + '\\n')
 """
 
@@ -215,3 +218,51 @@ def test_probe_sees_a_planted_heavy_import(tmp_path):
     seen = [json.loads(ln[8:]) for ln in proc.stderr.splitlines() if ln.startswith("COMMAND=")]
     assert [bool(now) for _, _, now in seen] == [False, True, True]
     assert "pymc" in seen[1][2]
+
+
+def test_list_and_describe_read_cached_cards_without_numpy_or_a_topic(tmp_path):
+    """Once a process has kept the topics' cards (``compare/topics/cards.py``), ``list``
+    and ``describe`` in a new interpreter import no NumPy, no closed form, no model
+    and no topic module (0.4-0.7 s of ``list`` before, 0.27-0.38 s after on the same
+    slow machine), and print what the topics themselves give. The probe's power for
+    this watched set: an ``import pymc`` planted after ``list`` is seen (NumPy with it)."""
+    cache = str(tmp_path / "cache")
+    watched = (
+        *HEAVY,
+        "numpy",
+        "scipy",
+        "analytic",
+        "pymc_models",
+        *(f"compare.topics.{entry}" for entry in CATALOGUE),
+    )
+    first = [["list"]]
+    _, built = _heavy_loaded(
+        SEQUENCE.format(heavy=watched, commands=first, plant=None),
+        tmp_path,
+        BAYES_COMPARE_CACHE_DIR=cache,
+    )
+    assert len(list((tmp_path / "cache" / "cards").glob("*.json"))) == 1
+    describe = [["describe", entry.replace("_", "-")] for entry in CATALOGUE]
+    commands = [["list"], *describe, ["describe", "no-such-topic"]]
+    _, proc = _heavy_loaded(
+        SEQUENCE.format(heavy=watched, commands=commands, plant=None),
+        tmp_path,
+        BAYES_COMPARE_CACHE_DIR=cache,
+    )
+    seen = [json.loads(ln[8:]) for ln in proc.stderr.splitlines() if ln.startswith("COMMAND=")]
+    assert [(args, code) for args, code, _ in seen] == [
+        *((args, 0) for args in commands[:-1]),
+        (commands[-1], 3),
+    ], proc.stderr[-2000:]
+    assert [(args, now) for args, _, now in seen if now] == []
+    assert "unknown topic 'no-such-topic'" in proc.stderr and "beta-binomial" in proc.stderr
+    # the cached list prints what the topics gave the first process
+    assert proc.stdout.startswith(built.stdout.split("\nMODULES=")[0])
+    # power: a planted heavy import after `list` is named from there on
+    _, planted = _heavy_loaded(
+        SEQUENCE.format(heavy=watched, commands=commands[:2], plant=["list"]),
+        tmp_path,
+        BAYES_COMPARE_CACHE_DIR=cache,
+    )
+    seen = [json.loads(ln[8:]) for ln in planted.stderr.splitlines() if ln.startswith("COMMAND=")]
+    assert all("numpy" in now for _, _, now in seen)

@@ -27,7 +27,7 @@ import pytest
 
 from compare.core import cluster as cluster_mod
 from compare.core.defaults import DEFAULT
-from compare.interfaces import cli
+from compare.interfaces import cli, cli_run
 from compare.outputs import document
 
 TOPIC = "beta-binomial"
@@ -104,14 +104,14 @@ def test_a_worker_that_loaded_other_code_is_not_used(worker_env, tmp_path, monke
     found = cluster_mod.read_worker(fake)
     assert found is not None
     monkeypatch.setenv("BAYES_COMPARE_WORKER_FILE", str(fake))
-    assert cli._open_cluster(None, use_worker=True) is None
+    assert cli_run._open_cluster(None, use_worker=True) is None
     assert "runs other code" in capsys.readouterr().err
     # The same file with the right code is used: the refusal above came from the code.
     monkeypatch.setenv("BAYES_COMPARE_WORKER_FILE", str(real))
-    opened = cli._open_cluster(None, use_worker=True)
+    opened = cli_run._open_cluster(None, use_worker=True)
     assert opened is not None and opened.keep_models
     opened.close()
-    assert cli._open_cluster(None, use_worker=False) is None
+    assert cli_run._open_cluster(None, use_worker=False) is None
 
 
 def test_a_file_left_by_a_dead_worker_is_removed(tmp_path):
@@ -158,13 +158,13 @@ def scheduler(tmp_path_factory):
 @pytest.mark.mcmc
 def test_run_all_units_on_a_scheduler_come_back_as_files(scheduler, tmp_path, capsys):
     names = [TOPIC, "normal-known-variance"]
-    opened = cli._open_cluster(scheduler, use_worker=False)
+    opened = cli_run._open_cluster(scheduler, use_worker=False)
     assert opened is not None and not opened.keep_models
     try:
-        verdicts = cli._run_all(
+        verdicts = cli_run._run_all(
             settings=DEFAULT,
             base=tmp_path / "runs",
-            console=cli.make_console(),
+            console=cli_run.make_console(),
             json_lines=False,
             force=True,
             workers=2,

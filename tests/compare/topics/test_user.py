@@ -230,3 +230,11 @@ def test_installed_package_entry_point(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "pump-waits" in out.stdout and NAME in out.stdout
     assert "skipped entry point 'empty'" in out.stderr and "defines no TOPIC" in out.stderr
+    # With the builtin topics' cards kept (compare/topics/cards.py), an installed
+    # entry point alone still makes `list` load the topics, and shows its topic.
+    cold = {k: v for k, v in os.environ.items() if k != TOPIC_FILES_ENV}
+    cold["BAYES_COMPARE_CACHE_DIR"] = str(tmp_path / "cache")
+    assert _cli("list", env=cold).returncode == 0
+    assert list((tmp_path / "cache" / "cards").glob("*.json"))
+    out = _cli("list", env={**cold, "PYTHONPATH": env["PYTHONPATH"]})
+    assert out.returncode == 0 and "pump-waits" in out.stdout, out.stderr
