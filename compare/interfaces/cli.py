@@ -87,7 +87,6 @@ def main(argv: list[str] | None = None) -> int:
     line); any other exception is 4 (one line, the traceback saved to a file).
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    _register(args)
     # Our BLAS calls are small; spare threads would spin on the cores the chains,
     # processes and workers use (compare/core/_blas_threads.py).
     one_blas_thread()
@@ -95,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     fewer_collections()  # fewer full garbage collections (compare/core/_gc.py)
     skip_creation_traces()  # no creation stack on each PyTensor variable (_pytensor_setup.py)
     try:
+        _register(args)  # after the BLAS limit: NumPy's BLAS starts with one thread
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
         command = _click_command(len(app.registered_commands), len(app.registered_groups))
         code = command(args=args, standalone_mode=False)

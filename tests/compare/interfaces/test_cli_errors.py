@@ -526,6 +526,33 @@ def test_crash_exit_code_from_a_fresh_process(tmp_path):
     assert Path(lines[0].rsplit(" ", 1)[-1]).parent == tmp_path
 
 
+def test_a_command_module_that_cannot_import_is_a_crash_and_list_still_works(tmp_path):
+    """`main` imports a command's module when the command is asked for: one that
+    cannot be imported (a broken install) is exit 4 with its one line, and `list`,
+    which does not need it, still runs."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "sys.modules['compare.interfaces.cli_run'] = None  # planted: import fails\n"
+        "from compare.interfaces.cli import main\n"
+        'sys.stderr.write(f\'CODES {main(["list"])} {main(["run", "beta-binomial"])}\\n\')\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[3],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    assert f"CODES 0 {EXIT_CRASH}" in proc.stderr, proc.stderr
+    crash = [ln for ln in proc.stderr.splitlines() if ln.startswith("internal error")]
+    assert len(crash) == 1 and "ModuleNotFoundError" in crash[0], proc.stderr
+
+
 def test_sbc_where_every_fit_failed_is_a_crash_not_inconclusive(tmp_path):
     """Worker-side failures: a few failed fits are data, all of them failing is exit 4."""
     from types import SimpleNamespace
