@@ -196,7 +196,10 @@ def files_key(roots: list[tuple[str, str]]) -> str:
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 path = os.path.join(folder, name)
-                st = os.stat(path)
+                try:
+                    st = os.stat(path)
+                except OSError:  # removed while we walked, or a broken link: not a source
+                    continue
                 rel = os.path.relpath(path, root)
                 hasher.update(f"{package}/{rel} {st.st_size} {st.st_mtime_ns}\n".encode())
     return hasher.hexdigest()[:32]

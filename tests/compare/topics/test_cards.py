@@ -81,6 +81,9 @@ def test_the_key_follows_every_file(tmp_path):
     (root / "b.py").write_text("")
     assert files_key(roots) != key  # a new module
     assert files_key([("other", str(root))]) != files_key(roots)
+    key = files_key(roots)
+    (root / "gone").symlink_to(root / "nowhere")  # a broken link is no file, and no error
+    assert files_key(roots) == key
 
 
 def test_cards_come_from_the_topics_when_user_topics_may_exist(monkeypatch, tmp_path):
