@@ -10,6 +10,8 @@ failure) and must leave the folder exactly as it was.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -497,11 +499,22 @@ def test_unexpected_exception_exits_4_with_one_line(site, capsys, monkeypatch, t
     assert "Traceback" in text and "planted failure" in text and "boom" in text
 
 
+def _fresh_process(script: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Run ``script`` in a new interpreter at the repository's root, its crash
+    files in ``tmp_path``."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[3],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+
+
 def test_crash_exit_code_from_a_fresh_process(tmp_path):
     """`python -m compare.interfaces.cli`: the module's __main__ path maps a crash to 4 as well."""
-    import subprocess
-    import sys
-
     script = (
         "import runpy, sys\n"
         "import compare.topics.cards as cards\n"
@@ -511,15 +524,7 @@ def test_crash_exit_code_from_a_fresh_process(tmp_path):
         "sys.argv = ['bayes-compare', 'list']\n"
         "runpy.run_module('compare.interfaces.cli', run_name='__main__')\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=Path(__file__).resolve().parents[3],
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-    )
+    proc = _fresh_process(script, tmp_path)
     assert proc.returncode == EXIT_CRASH, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "ZeroDivisionError: planted" in lines[0], proc.stderr
@@ -530,24 +535,13 @@ def test_a_command_module_that_cannot_import_is_a_crash_and_list_still_works(tmp
     """`main` imports a command's module when the command is asked for: one that
     cannot be imported (a broken install) is exit 4 with its one line, and `list`,
     which does not need it, still runs."""
-    import subprocess
-    import sys
-
     script = (
         "import sys\n"
         "sys.modules['compare.interfaces.cli_run'] = None  # planted: import fails\n"
         "from compare.interfaces.cli import main\n"
         'sys.stderr.write(f\'CODES {main(["list"])} {main(["run", "beta-binomial"])}\\n\')\n'
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=Path(__file__).resolve().parents[3],
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-    )
+    proc = _fresh_process(script, tmp_path)
     assert f"CODES 0 {EXIT_CRASH}" in proc.stderr, proc.stderr
     crash = [ln for ln in proc.stderr.splitlines() if ln.startswith("internal error")]
     assert len(crash) == 1 and "ModuleNotFoundError" in crash[0], proc.stderr
