@@ -99,7 +99,6 @@ from compare.core._nutpie_trace import faster_conversion
 #: Bumped when the file layout or the key's recipe changes.
 FORMAT = 4
 
-_ENV = ENV
 _NUTPIE_NAMES = (
     "_make_functions",
     "_compute_shapes",
@@ -142,7 +141,7 @@ def environment_with_caches_in(
         f"{flags}," if flags else ""
     ) + f"base_compiledir={folder}/pytensor,compiledir={folder}/pytensor/compiledir"
     env["NUMBA_CACHE_DIR"] = f"{folder}/numba"
-    env[_ENV] = f"{folder}/bayes-compare"
+    env[ENV] = f"{folder}/bayes-compare"
     return env
 
 
