@@ -132,7 +132,9 @@ class Settings:
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
         if not isinstance(self.vi_steps, int) or self.vi_steps < 1:
-            raise ValueError(f"vi_steps must be an integer >= 1, got {self.vi_steps!r}")
+            raise ValueError(
+                f"vi_steps must be an integer >= 1, got {self.vi_steps!r}; e.g. --vi-steps 100000"
+            )
         if not 0.0 < self.alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1), got {self.alpha!r}; e.g. --alpha 1e-4")
 

@@ -37,6 +37,7 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import linalg, optimize
 
+from compare.core.approximation import Optimisation, loss_trend
 from compare.core.compiled_cache import jax_cache_dir
 from compare.core.defaults import Settings
 from compare.core.methods import APPROXIMATION, get_method
@@ -59,6 +60,8 @@ class Approximation:
         Its Gaussian's moments when it is one Gaussian (ADVI, Laplace).
     seconds : float
         Time to fit it (not to draw).
+    optimisation : Optimisation or None
+        ADVI's: whether its loss had levelled off at the last step.
     """
 
     method: str
@@ -67,6 +70,7 @@ class Approximation:
     mean: np.ndarray | None
     cov: np.ndarray | None
     seconds: float
+    optimisation: Optimisation | None = None
 
 
 class UnconstrainedSpace:
@@ -242,20 +246,21 @@ class MethodModel:
             seconds = time.perf_counter() - start
         if isinstance(fitted, Approximation):
             return dataclasses.replace(fitted, seconds=seconds)
-        mean, cov = fitted
+        mean, cov, optimisation = fitted
         draws, logq = _gaussian_draws(mean, cov, size, rng, what=self.method)
-        return Approximation(self.method, draws, logq, mean, cov, seconds)
+        return Approximation(self.method, draws, logq, mean, cov, seconds, optimisation)
 
     def _fit(
         self, space: UnconstrainedSpace, settings: Settings, size: int, seed: int
-    ) -> Approximation | tuple[np.ndarray, np.ndarray]:
-        """The fitted Gaussian (mean, cov), or Pathfinder's draws (its q is not one Gaussian)."""
+    ) -> Approximation | tuple[np.ndarray, np.ndarray, Optimisation | None]:
+        """The fitted Gaussian (mean, cov, and ADVI's loss trend), or Pathfinder's draws
+        (its q is not one Gaussian)."""
         with one_thread(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if self.method in ("advi", "fullrank-advi"):
                 return _advi(self.model, self.method, settings.vi_steps, seed, space)
             if self.method == "laplace":
-                return _laplace(space)
+                return (*_laplace(space), None)
             if self.method == "pathfinder":
                 with _releasing_jax_programs(True):
                     draws, logq = _pathfinder(space, size, seed)
@@ -352,8 +357,9 @@ def _gaussian_draws(
 
 def _advi(
     model: pm.Model, method: str, steps: int, seed: int, space: UnconstrainedSpace
-) -> tuple[np.ndarray, np.ndarray]:
-    """pm.fit's Gaussian, in :class:`UnconstrainedSpace`'s order."""
+) -> tuple[np.ndarray, np.ndarray, Optimisation]:
+    """pm.fit's Gaussian, in :class:`UnconstrainedSpace`'s order, and its loss's trend
+    (``approx.hist``: the negative ELBO's estimate at each step)."""
     with model, contextlib.redirect_stdout(io.StringIO()):  # its "Finished" line
         approx = pm.fit(
             n=steps,
@@ -375,7 +381,7 @@ def _advi(
         offset += n
     for name, slc, _, _ in group.ordering.values():
         order[positions[name]] = np.arange(slc.start, slc.stop)
-    return mean[order], cov[np.ix_(order, order)]
+    return mean[order], cov[np.ix_(order, order)], loss_trend(np.asarray(approx.hist))
 
 
 def _laplace(space: UnconstrainedSpace) -> tuple[np.ndarray, np.ndarray]:

@@ -665,6 +665,7 @@ def _approximated(
         rng=np.random.default_rng(settings.seed),
         gaussian_theta=gaussian_theta,
         fit_seconds=fitted.seconds,
+        optimisation=fitted.optimisation,
     )
     draws = theta.reshape(settings.chains, settings.draws, -1)
     checks, diag = convergence_checks(draws, 0, settings)

@@ -615,6 +615,10 @@ def run_command(
         float | None,
         typer.Option(help="approximations: largest relative error of a posterior sd (0.1)"),
     ] = None,
+    vi_steps: Annotated[
+        int | None,
+        typer.Option(help="advi, fullrank-advi: optimisation steps (20000)"),
+    ] = None,
 ) -> None:
     """Run the exact and the MCMC posterior side by side and give a verdict."""
     if workers is not None and workers < 1:
@@ -637,6 +641,7 @@ def run_command(
         method=method,
         tolerance_sd=tolerance_sd,
         tolerance_sd_ratio=tolerance_sd_ratio,
+        vi_steps=vi_steps,
     )
     sets = parse_sets(set_)
     if sizes is not None:

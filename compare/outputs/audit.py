@@ -88,6 +88,7 @@ ROW_KEYS = (
     "khat",
     "w2",
     "run",
+    "vi_converged",  # ADVI: its loss had levelled off (None: not ADVI, or too few steps)
 )
 
 
@@ -183,6 +184,7 @@ def row(cell: Cell, doc: dict[str, Any] | None, *, status: str, reason: str = ""
             kl_se=approx["kl_se"],
             khat=approx["khat"],
             w2=approx["w2"],
+            vi_converged=(approx.get("optimisation") or {}).get("converged"),
         )
     return out
 
@@ -316,7 +318,8 @@ def cell_text(r: dict[str, Any]) -> str:
     if r["status"] == "failed":
         return "failed"
     if r["kind"] == APPROXIMATION:
-        return f"{r['max_abs_mean_error_sd']:.2f} sd, x{r['worst_sd_ratio']:.2f}"
+        unfinished = ", unfinished" if r.get("vi_converged") is False else ""
+        return f"{r['max_abs_mean_error_sd']:.2f} sd, x{r['worst_sd_ratio']:.2f}{unfinished}"
     return f"{r['verdict']}"
 
 

@@ -162,3 +162,30 @@ def test_bad_audit_options_exit_3_before_anything_runs(args, words, tmp_path, ca
 def test_summary_without_a_saved_audit_is_bad_input(tmp_path, capsys):
     assert main(["audit", "--summary", "--out", str(tmp_path)]) == 3
     assert "run `bayes-compare audit` first" in capsys.readouterr().err
+
+
+def test_an_unfinished_advi_fit_is_marked_in_its_row_and_cell():
+    """vi_converged comes from the run's `approximation.optimisation`; the cell of a fit
+    whose loss was still falling says so, a levelled-off or non-ADVI one does not."""
+
+    def doc(optimisation):
+        approx = {
+            "max_abs_mean_error_sd": 233.65,
+            "worst_sd_ratio": 0.109,
+            "parameters": [{"coverage90": 0.0}],
+            "kl": None,
+            "kl_se": None,
+            "khat": 7.5,
+            "w2": None,
+            "optimisation": optimisation,
+        }
+        return {"verdict": "disagree", "decided_by": "approx_mean", "approximation": approx}
+
+    cell = audit.Cell("normal-known-variance", "advi", 0)
+    stuck = audit.row(cell, doc({"converged": False}), status="ran")
+    assert stuck["vi_converged"] is False and tuple(stuck) == audit.ROW_KEYS
+    assert audit.cell_text(stuck) == "233.65 sd, x0.11, unfinished"
+    level = audit.row(cell, doc({"converged": True}), status="ran")
+    assert level["vi_converged"] is True and audit.cell_text(level) == "233.65 sd, x0.11"
+    laplace = audit.row(audit.Cell("normal-known-variance", "laplace", 0), doc(None), status="ran")
+    assert laplace["vi_converged"] is None and audit.cell_text(laplace) == "233.65 sd, x0.11"
