@@ -190,11 +190,12 @@ class MethodModel:
             use_jax_cache()
         with self._lock, _releasing_jax_programs(uses_jax):
             self.set_data(data)
+            model = _static(self.model) if uses_jax else self.model
             logger = logging.getLogger("pymc")
             level = logger.level
             logger.setLevel(logging.ERROR)
             try:
-                with self.model, one_thread(), warnings.catch_warnings():
+                with model, one_thread(), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     if self.method == "smc":
                         tree = pm.sample_smc(
@@ -451,6 +452,38 @@ def gradient_hessian(grad: Callable[[np.ndarray], np.ndarray], x: np.ndarray) ->
     return 0.5 * (hessian + hessian.T)
 
 
+def _static(model: pm.Model) -> pm.Model:
+    """``model`` with its data and dimension lengths as constants, for the JAX methods.
+
+    JAX compiles for fixed shapes: PyTensor's JAX backend refuses an ``arange``
+    whose length is read from a ``pm.Data`` (the Wishart's Cholesky factor's
+    ``tril_indices`` in pymc_models/_common.py, which the numba backend compiles
+    once for every length), so numpyro, blackjax and Pathfinder failed on the
+    mixture, naive Bayes and the classifier. PyMC's ``freeze_dims_and_data``
+    makes data and lengths constants (a new model, for the data set now), but
+    refuses a starting value computed from data (the mixture's and the
+    classifier's ``init_*``): those are evaluated for the current data first.
+    A model it cannot move (a transform whose bounds close over the data, as
+    pareto-uniform's: the copy's density then fails to build) is returned as
+    it is; JAX compiles those as they are.
+    """
+    from pymc.model.transform.optimization import freeze_dims_and_data  # heavy: PyMC
+    from pytensor.graph.basic import Constant, Variable  # heavy: PyTensor
+
+    saved = dict(model.rvs_to_initial_values)
+    try:
+        for rv, init in saved.items():
+            if isinstance(init, Variable) and not isinstance(init, Constant):
+                model.rvs_to_initial_values[rv] = np.asarray(init.eval())
+        frozen = freeze_dims_and_data(model)
+        frozen.logp()
+    except (ValueError, NotImplementedError):
+        return model
+    finally:
+        model.rvs_to_initial_values.update(saved)
+    return frozen
+
+
 def _pathfinder(space: UnconstrainedSpace, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """BlackJAX's Pathfinder on PyMC's JAX log density: (draws, log q)."""
     import jax  # heavy: JAX only for the JAX methods
@@ -460,9 +493,12 @@ def _pathfinder(space: UnconstrainedSpace, size: int, seed: int) -> tuple[np.nda
     import blackjax  # heavy: BlackJAX only for Pathfinder
     from pymc.sampling.jax import get_jaxified_graph  # heavy: JAX
 
-    model = space.model
-    logp_fn = get_jaxified_graph(inputs=model.value_vars, outputs=[model.logp()])
+    model = _static(space.model)
     info = space._template.point_map_info
+    by_name = {v.name: v for v in model.value_vars}
+    logp_fn = get_jaxified_graph(
+        inputs=[by_name[name] for name, *_ in info], outputs=[model.logp()]
+    )
 
     def logdensity(u: Any) -> Any:
         parts, offset = [], 0

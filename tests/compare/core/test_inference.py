@@ -166,6 +166,40 @@ def test_advi_says_when_its_optimisation_had_not_converged():
     assert laplace["approximation"]["optimisation"] is None
 
 
+def _continuous_topics():
+    from compare.topics import all_topics
+
+    return [t.name for t in all_topics() if t.step is None]
+
+
+@pytest.mark.parametrize("name", _continuous_topics())
+def test_jax_gets_every_model_with_its_data_as_constants(name):
+    """numpyro, blackjax and Pathfinder compile PyMC's log density with JAX, which
+    needs fixed shapes: a length read from data (the Wishart factor's ``tril_indices``)
+    and a start computed from data failed on the mixture, naive Bayes and the classifier
+    (PyTensor's "JAX requires the arguments of arange to be constants").  The static
+    model of every topic with continuous variables, on its first builtin data set,
+    compiles to JAX and gives PyMC's log density at the model's initial point, and the
+    model it came from keeps its own starting values (they follow the next data set)."""
+    import numpy as np
+    from pymc.sampling.jax import get_jaxified_graph
+
+    from compare.core.inference import _static
+    from compare.topics import get_topic
+    from tests.evaluation import EVAL_MODE
+    from tests.pymc_models.test_log_density import _model_and_exact
+
+    model, _ = _model_and_exact(get_topic(name))
+    starts = dict(model.rvs_to_initial_values)
+    frozen = _static(model)
+    logp = get_jaxified_graph(inputs=frozen.value_vars, outputs=[frozen.logp()])
+    point = model.initial_point()
+    expected = model.compile_logp(mode=EVAL_MODE)(point)
+    (got,) = logp(*[point[v.name] for v in frozen.value_vars])
+    np.testing.assert_allclose(float(got), expected, rtol=1e-10)
+    assert all(model.rvs_to_initial_values[rv] is v for rv, v in starts.items())
+
+
 def test_the_laplace_hessian_from_gradients_matches_the_analytic_one():
     """gradient_hessian: exact to rounding for a Gaussian's affine gradient, to ~1e-8
     relative on a smooth non-quadratic function (its truncation error is O(h^2),
