@@ -471,15 +471,22 @@ def _static(model: pm.Model) -> pm.Model:
     from pytensor.graph.basic import Constant, Variable  # heavy: PyTensor
 
     saved = dict(model.rvs_to_initial_values)
+    logger = logging.getLogger("pytensor")
+    level = logger.level
     try:
         for rv, init in saved.items():
             if isinstance(init, Variable) and not isinstance(init, Constant):
                 model.rvs_to_initial_values[rv] = np.asarray(init.eval())
         frozen = freeze_dims_and_data(model)
-        frozen.logp()
+        # A copy that cannot build prints PyTensor's rewriter's traceback on stderr
+        # before it raises: the failure is expected here, and answered below.
+        logger.setLevel(logging.CRITICAL)
+        with contextlib.redirect_stderr(io.StringIO()):
+            frozen.logp()
     except (ValueError, NotImplementedError):
         return model
     finally:
+        logger.setLevel(level)
         model.rvs_to_initial_values.update(saved)
     return frozen
 

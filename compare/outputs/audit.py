@@ -348,7 +348,8 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
     lines.append("")
     lines.append(
         "Samplers: the calibrated verdict. Approximations: the largest |mean error| in "
-        "exact posterior sds and the sd ratio farthest from 1 (x1.00 is right). n/a: the "
+        "exact posterior sds and the sd ratio farthest from 1 (x1.00 is right); unfinished: "
+        "ADVI's loss was still falling at its last step. n/a: the "
         "method does not apply (see audit.json's reason)."
     )
     per_method = []
