@@ -172,12 +172,31 @@ def structure(x: LogisticDesign, hyper) -> dict[str, int]:
     return {"n_features": int(x.phi.shape[1])}
 
 
+#: Draws of (weights, labels) before :func:`simulate` gives up on getting both classes.
+SIMULATE_TRIES = 1000
+
+
 def simulate(rng: np.random.Generator, n: int, hyper: dict[str, Any]) -> Simulation:
-    """One standard-normal input, weights from the prior, then 0/1 labels."""
+    """One standard-normal input, weights from the prior, then 0/1 labels with both classes.
+
+    The topic refuses data of one class (``prepare``), and a prior draw can
+    give one (a weight of -4 on the intercept makes all 40 labels of the null
+    study 0: ``make study`` stopped there on 2026-12-07). Weights and labels
+    are drawn again, from the same generator, until both classes appear: the
+    prior predictive conditioned on an event of the data alone, which leaves
+    the posterior of every data set as it was, so the null study's z-scores
+    and SBC's ranks keep their distributions.
+    """
     x = np.sort(rng.standard_normal(n))
     phi, _ = _features(x[:, None], {"intercept": hyper.get("intercept", True)}, ("x",))
-    w, y = alr.simulate(rng, phi=phi, prior_sd=hyper["prior_sd"])
-    return Simulation(theta=w, data=table_from_arrays(x, y, features=("x",), target="y"))
+    for _ in range(SIMULATE_TRIES):
+        w, y = alr.simulate(rng, phi=phi, prior_sd=hyper["prior_sd"])
+        if 0.0 < y.mean() < 1.0:
+            return Simulation(theta=w, data=table_from_arrays(x, y, features=("x",), target="y"))
+    raise ValueError(
+        f"{SIMULATE_TRIES} prior draws of {n} labels each gave one class: use more rows "
+        f"or a smaller prior_sd (got {hyper['prior_sd']})"
+    )
 
 
 # --- builtin data ---------------------------------------------------------------

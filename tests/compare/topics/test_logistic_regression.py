@@ -172,3 +172,31 @@ def test_one_weight_without_intercept_agrees(test_settings):
     assert names == ["mean:w[x]", "var:w[x]"]
     assert all(np.isfinite(q.z) and q.null_sd > 0 for q in result.agreement.quantities)
     assert result.verdict == "agree", [(c.name, c.statistic, c.threshold) for c in result.checks]
+
+
+def test_simulated_data_always_hold_both_classes(rng):
+    """The null study and SBC simulate from the prior predictive; a draw of one class
+    (which the topic refuses) is drawn again.  With prior_sd 5 and 6 rows about a third
+    of the first draws are of one class (the code before returned them: the study
+    crashed); every returned data set has both, and a data set with both classes the
+    first time is the one the code before gave.  One row can never hold both: a clear
+    error, not a loop."""
+    from compare.topics.logistic_regression import simulate
+
+    hyper = {"prior_sd": 5.0, "intercept": True}
+    one_class_first = 0
+    for r in range(300):
+        seed = [int(rng.integers(2**32)), r]
+        labels = simulate(np.random.default_rng(seed), 6, hyper).data.y
+        assert 0 < labels.mean() < 1
+        first = np.random.default_rng(seed)
+        x = np.sort(first.standard_normal(6))
+        w = 5.0 * first.standard_normal(2)
+        y = (first.uniform(size=6) < special.expit(w[0] + w[1] * x)).astype(float)
+        if 0 < y.mean() < 1:
+            np.testing.assert_array_equal(labels, y)
+        else:
+            one_class_first += 1
+    assert one_class_first > 30  # the case is exercised (expected ~100 of 300)
+    with pytest.raises(ValueError, match="one class"):
+        simulate(np.random.default_rng(0), 1, hyper)
