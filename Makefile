@@ -99,8 +99,8 @@ bench: install $(BENCH_STAMP)
 
 # The calibration and power figures quoted in the README: 200 null runs per
 # topic in compare/calibration.py's NULL_FIXTURES and 1400 planted-bug runs.
-# About 25 minutes on 2 cores, measured when NULL_FIXTURES had 9 topics (it has
-# 14 now, so longer); README.md says the same.
+# 9.0 minutes on a fast 2-core machine with every topic (2026-12-07, after the
+# tests marked `study`, 110.7 s); README.md says the same.
 # Sections 2-3 run as Dask tasks: a LocalCluster of the usable cores, or a running
 # cluster with `make study SCHEDULER=tcp://HOST:PORT`; so does the null calibration
 # of every sampler of --method (1500 runs, ~80 minutes on 2 cores).
