@@ -145,8 +145,8 @@ def loss_trend(loss: np.ndarray) -> Optimisation:
     about 2 (TREND_BATCHES - 1) = 18 degrees of freedom, and ``z > 4``
     happens with probability about 4e-4: that is the false "not converged"
     rate (tests/compare/core/test_approximation.py measures it on simulated
-    correlated noise, and the power on a loss still falling by as little as
-    a tenth of its noise's sd per tenth).
+    correlated noise, 1-4 in 2000, and the power on a loss still falling by
+    1.5 of its noise's sd per tenth of the steps: 999 in 1000).
 
     Parameters
     ----------
