@@ -1,6 +1,6 @@
 """`make bench`: the agreement check with OpenBLAS's default threads against one thread.
 
-What the command line and the test suite now do (compare/core/_blas_threads.py):
+What the command line and the test suite now do (compare/accel/blas_threads.py):
 one BLAS thread per process unless the user chose a count. The workload is the
 check every run ends with, ``agreement_test`` on 4 x 1000 draws of a Dirichlet
 posterior (exact iid draws, so no sampler and no compile), repeated; two
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from compare.core._blas_threads import CHOSEN
+from compare.accel.blas_threads import CHOSEN
 
 REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
 PROCESSES = 2

@@ -1,6 +1,6 @@
 """`make bench`: a model's cold compile, with numba emitting only the machine code that runs.
 
-compare/core/_numba_lazy_code.py stops numba from emitting machine code for
+compare/accel/numba_lazy_code.py stops numba from emitting machine code for
 the functions that only their callers run (PyTensor's per-node functions,
 numba's overloads). Measured side by side in one run, each side in a new
 process with empty PyTensor, numba and bayes-compare caches: the same
@@ -8,7 +8,7 @@ topics' models compiled with nutpie (``compiled_cache.compile_pymc_model``),
 
 - eager: numba as released (``BAYES_COMPARE_EAGER_NUMBA=1``), the reference;
 - lazy: with the patch, what every command runs (and with
-  compare/core/_numba_lock_events.py and compare/core/_numba_slice_error.py,
+  compare/accel/numba_lock_events.py and compare/accel/numba_slice_error.py,
   which the same switch turns off: no event broadcast around each call into
   LLVM, no string formatting compiled for the slice-assignment error);
 
@@ -48,7 +48,7 @@ def compile_first_model(name: str) -> tuple[object, bool, float]:
     (nutpie's compiled model, loaded from the cache?, seconds)."""
     import time
 
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
     from compare.topics import get_topic
 
     topic = get_topic(name)
@@ -67,7 +67,7 @@ def child(names: list[str]) -> None:
 
     import numpy as np
 
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
 
     for name in names:
         compiled, cached, seconds = compile_first_model(name)
@@ -93,7 +93,7 @@ def child(names: list[str]) -> None:
 
 
 def side(names: list[str], eager: bool, cache: str) -> list[dict]:
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
 
     env = compiled_cache.environment_with_caches_in(cache)
     env.pop("BAYES_COMPARE_EAGER_NUMBA", None)

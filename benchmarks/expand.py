@@ -2,7 +2,7 @@
 
 nutpie compiles two functions per model: the log density with its gradient,
 and an "expand" function that turns each draw's flat position into the
-model's variables. compare/core/compiled_cache.py now gives nutpie a copy of
+model's variables. compare/accel/compiled_cache.py now gives nutpie a copy of
 the position instead and computes the variables for all the draws at once
 with NumPy after sampling (``Expansion``). Measured side by side in one run,
 alternating, each side in a new process with empty PyTensor, numba and
@@ -44,7 +44,7 @@ def child(names: list[str], folder: str) -> None:
     warnings.simplefilter("ignore")
     from compile import compile_first_model  # benchmarks/compile.py, this script's folder
 
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
 
     for name in names:
         compiled, _, seconds = compile_first_model(name)
@@ -61,7 +61,7 @@ def child(names: list[str], folder: str) -> None:
 def _side(numba_expand: bool, folder: str) -> dict[str, dict]:
     from compile import run_child  # benchmarks/compile.py, this script's folder
 
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
 
     with tempfile.TemporaryDirectory(prefix="bench-expand-") as cache:
         env = compiled_cache.environment_with_caches_in(cache)

@@ -25,7 +25,7 @@ import tempfile
 
 from compile import ROOT, run_child  # one BLAS thread: set there before numpy
 
-from compare.core import compiled_cache
+from compare.accel import compiled_cache
 
 
 def side(names: list[str], nutpie: bool) -> list[dict]:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from _timing import run_make, yardstick  # one BLAS thread: import it before numpy
 
-from compare.core import compiled_cache
+from compare.accel import compiled_cache
 
 COLD_TARGET = 120.0  # seconds
 UNCHANGED_TARGET = 20.0  # seconds

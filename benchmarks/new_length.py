@@ -1,6 +1,6 @@
 """`make bench`: a topic's model for a new length (categories, features, components).
 
-compare/core/compiled_cache.py reads the flat position's layout from the
+compare/accel/compiled_cache.py reads the flat position's layout from the
 model's dimension lengths, so the machine code compiled for one structure
 serves another whose shapes follow the same dims. Measured side by side, for
 each topic whose builtin data sets have two structures (asked of the topic:
@@ -69,7 +69,7 @@ def child(name: str, side: str) -> None:
 
     import nutpie
 
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
     from compare.topics import get_topic
 
     if "+" in name:
@@ -98,7 +98,7 @@ def child(name: str, side: str) -> None:
 
 def _side(name: str, side: str) -> dict | None:
     """``child(name, side)`` in a new process with empty caches; its JSON line, or None."""
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
 
     with tempfile.TemporaryDirectory(prefix="bench-new-length-") as cache:
         env = compiled_cache.environment_with_caches_in(Path(cache))
@@ -118,7 +118,7 @@ def _side(name: str, side: str) -> dict | None:
 
 def shared_pairs(topics) -> list[str]:
     """``a+b`` for each later topic whose first model has an earlier one's key."""
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
 
     first_of: dict[str, str] = {}
     pairs = []

@@ -5,7 +5,7 @@ Four settings, new processes of the real command on a warm compile cache (the
 model loaded, not compiled: what a user's second run does), alternating:
 
 * as before: ``BAYES_COMPARE_SCIPY_DOCS=1`` (SciPy rewrites its docstrings at
-  import, compare/core/_scipy_docs.py), ``BAYES_COMPARE_LOAD_REFRESH=1``
+  import, compare/accel/scipy_docs.py), ``BAYES_COMPARE_LOAD_REFRESH=1``
   (numba's whole context refreshed to load the model, compiled_cache._load)
   and ``BAYES_COMPARE_BUILD_GRAPHS=1`` (the log density's graphs and the MAP
   finder's objective rewritten again: compiled_cache.StoredGraphs and
@@ -29,8 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from compare.core._scipy_docs import KEEP_ENV
-from compare.core.compiled_cache import BUILD_GRAPHS_ENV, FULL_REFRESH_ENV
+from compare.accel.compiled_cache import BUILD_GRAPHS_ENV, FULL_REFRESH_ENV
+from compare.accel.scipy_docs import KEEP_ENV
 
 REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 SETTINGS = {

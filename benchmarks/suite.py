@@ -23,7 +23,7 @@ import tempfile
 
 from _timing import run_make, yardstick  # one BLAS thread: import it before numpy
 
-from compare.core import compiled_cache
+from compare.accel import compiled_cache
 
 WALL_TARGET = 10 * 60.0  # seconds
 CPU_TARGET = 15 * 60.0  # seconds of user + system time, all processes

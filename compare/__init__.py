@@ -9,47 +9,17 @@ The stable Python API (see :mod:`compare.interfaces.api`)::
 
 Names are loaded on first use, so importing a submodule (the CLI, the
 report's figure workers) does not pay for the API's imports.
+
+Importing the package, or using it as a library, changes nothing in the
+process beyond its own modules (``tests/compare/test_guest.py``): the speed-ups
+that reach into other packages (:mod:`compare.accel`) are switched on by the
+project's own processes only (``bayes-compare``, its workers, its test suite).
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
-
-# Before PyTensor is imported anywhere: no spurious BLAS warning (see module).
-from compare.core import (  # noqa: F401
-    _jax_stubs,
-    _lazy_arviz,
-    _lazy_dask,
-    _numba_cache,
-    _numba_lazy_code,
-    _numba_lock_events,
-    _numba_slice_error,
-    _pytensor_setup,
-)
-
-# Before arviz_base is imported anywhere: its lazy JAX stubs would make SciPy load JAX.
-_jax_stubs.install()
-
-# Before numba's cache is used: processes sharing it must not mix up signatures (see module).
-_numba_cache.install()
-
-# Before numba compiles anything: machine code only for what is called, the same
-# cold or loaded from the cache (see module).
-_numba_lazy_code.install()
-
-# Before numba compiles anything: no event broadcast around each call into LLVM (see module).
-_numba_lock_events.install()
-
-# Before numba compiles anything: no string formatting compiled for an error that
-# never happens (see module).
-_numba_slice_error.install()
-
-# Before xarray builds an array: no Dask import to learn that nothing is a Dask array.
-_lazy_dask.install()
-
-# Before nutpie is imported: its `import arviz` would load arviz-plots and matplotlib.
-_lazy_arviz.install()
 
 _API = {
     "Exact": "compare.interfaces.api",

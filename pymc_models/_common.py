@@ -135,7 +135,7 @@ def wishart_precisions(name: str, nu, w0, init, *, group: str, d: int):
     triangular solve and their gradients, 19-20 s of a 42 s cold compile of the
     classifier (25 s this way; docs/speed.md). ``init`` (K, d, d) is the chains'
     start. W0's inverse and determinant depend on the data only, so the compiled
-    model computes them once per data set (``compare/core/compiled_cache.py``).
+    model computes them once per data set (``compare/accel/compiled_cache.py``).
 
     Returns
     -------

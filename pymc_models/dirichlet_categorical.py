@@ -11,7 +11,7 @@ indexing p[x_i] and its gradient numba compiles too (7.3-7.6 with a
 ``Multinomial``; new processes, empty caches, 2026-12-06). The
 number of categories fixes the shape of ``p``, so it is part of the model's
 structure (one PyMC model per K); its length is a dimension, not a constant,
-so the compiled machine code serves every K (compare/core/compiled_cache.py).
+so the compiled machine code serves every K (compare/accel/compiled_cache.py).
 """
 
 from __future__ import annotations

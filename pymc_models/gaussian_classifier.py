@@ -17,7 +17,7 @@ itself (a Multinomial of the counts would add log(n! / prod n_k!)).
 
 The model is, node for node, the mixture's model (the same statistics, prior
 and terms, in the same order), so the two topics share one compiled model
-(``compare/core/compiled_cache.py``): a cold compile costs 20-25 s on these
+(``compare/accel/compiled_cache.py``): a cold compile costs 20-25 s on these
 machines, and every later use loads it in well under a second.  That is why
 it carries the unlabelled rows ``x_unlabelled`` (``mixture_loglik``): the
 classifier always has none, which adds 0 to the density and its gradient;

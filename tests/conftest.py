@@ -16,19 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compare.core._blas_threads import one_blas_thread
-from compare.core._gc import fewer_collections
-from compare.core._pytensor_setup import skip_creation_traces
+from compare import accel
 
-# One BLAS thread in every test process, set before pytest-xdist starts its
-# workers (they and every subprocess inherit it): spare OpenBLAS threads spin
-# on the cores the other worker needs (compare/core/_blas_threads.py).
-one_blas_thread()
-# The garbage-collection thresholds of our own processes (compare/core/_gc.py).
-fewer_collections()
-# No creation stack on each PyTensor variable, as in our commands (and in every
-# process the suite starts: it goes through PYTENSOR_FLAGS; _pytensor_setup.py).
-skip_creation_traces()
+# The suite is a process of ours: the accelerators of the command line (compare/accel/),
+# in every pytest-xdist worker (each imports this file). Among them one BLAS thread,
+# set in the environment before pytest-xdist starts its workers (they and every
+# subprocess inherit it: spare OpenBLAS threads spin on the cores the other worker
+# needs). With BAYES_COMPARE_ACCEL=0 (CI's second step) none of them.
+accel.enable()
 
 
 def pytest_configure(config):

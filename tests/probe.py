@@ -1,5 +1,5 @@
 """What a new Python process imports or does: the tests of the import-time fixes
-(compare/core/_lazy_dask.py, _lazy_arviz.py, _scipy_docs.py, _blas_threads.py) run a
+(compare/accel/lazy_dask.py, lazy_arviz.py, scipy_docs.py, _blas_threads.py) run a
 probe script in one."""
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from compare.accel.cache_root import make_folder
 from compare.core.registry import InputError
 
 #: Seconds to wait for a Dask scheduler before calling it unreachable.
@@ -43,17 +44,28 @@ _SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "inproc://")
 #: thread's Python stack each 10 ms in every worker and on every event loop, for a
 #: dashboard page we never show; our units spend their time in compiled code it cannot
 #: see.  Off, `sbc beta-binomial --sims 100 --workers 2` took 16.1-16.2 CPU-s against
-#: 17.3-18.2 (docs/speed.md).  The preload sets our garbage-collection thresholds in
-#: each worker process (compare/core/_gc.py).  A user's own scheduler keeps its settings.
-DASK_SETTINGS = {
+#: 17.3-18.2 (docs/speed.md).  The preload switches the accelerators on in each worker
+#: process, a process of ours (:func:`compare.accel.dask_setup`).  No HTTP routes: the
+#: scheduler's info pages list its logs and the tasks' exceptions (paths, data values)
+#: to anyone who can reach the port, and nothing of ours reads them (the local worker
+#: serves Dask's dashboard only with ``worker start --dashboard``).  A user's own
+#: scheduler keeps its settings.
+DASK_SETTINGS: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
-    "distributed.worker.preload": ["compare.core._gc"],
+    "distributed.worker.preload": ["compare.accel"],
+    "distributed.scheduler.http.routes": [],
+    "distributed.worker.http.routes": [],
 }
 
 
-def local_cluster(*, workers: int | None, **options: Any) -> Any:
+def local_cluster(*, workers: int | None, dashboard: bool = False, **options: Any) -> Any:
     """A new ``LocalCluster`` of ``workers`` processes, one thread each, its logs
     quiet, started with :data:`DASK_SETTINGS` (``options`` go to ``LocalCluster``).
+
+    Everything listens on 127.0.0.1. The scheduler's HTTP server (Dask starts one
+    whatever it is told) takes a free port and serves nothing, unless ``dashboard``:
+    then Dask's dashboard and info pages, on port 8787 if it is free; those pages
+    have no authentication, so every account on the machine can read them.
 
     Each ``Nanny`` keeps a copy of the settings it was made with and hands it
     to the worker processes it starts (and restarts), so the cluster's workers
@@ -64,7 +76,13 @@ def local_cluster(*, workers: int | None, **options: Any) -> Any:
     import dask  # heavy: Dask only when a cluster starts
     from distributed import LocalCluster  # heavy: Dask only when a cluster starts
 
-    with dask.config.set(DASK_SETTINGS):
+    settings = dict(DASK_SETTINGS)
+    if dashboard:
+        del settings["distributed.scheduler.http.routes"]  # Dask's own: the dashboard's pages
+    options.setdefault("host", "127.0.0.1")
+    options.setdefault("dashboard_address", "127.0.0.1:8787" if dashboard else "127.0.0.1:0")
+    options.setdefault("scheduler_kwargs", {"dashboard": dashboard})
+    with dask.config.set(settings):
         return LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
@@ -132,9 +150,7 @@ def connect(
                 f"{scheduler} --nthreads 1`"
             ) from None
         return client, None
-    # ":0": the scheduler's HTTP server on a free port (None still tried 8787 and
-    # warned when another cluster held it).
-    cluster = local_cluster(workers=workers, dashboard_address=":0")
+    cluster = local_cluster(workers=workers)
     return Client(cluster), cluster
 
 
@@ -177,6 +193,9 @@ class LocalWorker:
         Seconds without a task after which it shuts itself down.
     tls : dict
         PEM texts of the CA, the client certificate and its key.
+    dashboard : str or None
+        The URL of Dask's dashboard when it was asked for (``worker start
+        --dashboard``), else None: no page is served.
     """
 
     address: str
@@ -186,6 +205,7 @@ class LocalWorker:
     started: float
     idle_timeout: float
     tls: dict[str, str]
+    dashboard: str | None = None
 
     def security(self) -> Any:
         """The ``distributed.Security`` a client needs to connect."""
@@ -233,7 +253,7 @@ def read_worker(path: Path | None = None) -> LocalWorker | None:
 
 def write_worker(path: Path, worker: LocalWorker) -> None:
     """Write the worker's file readable by its owner only (it holds a private key)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

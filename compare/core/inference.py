@@ -37,8 +37,8 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import linalg, optimize
 
+from compare.accel.jax_cache import use_jax_cache
 from compare.core.approximation import Optimisation, loss_trend
-from compare.core.compiled_cache import jax_cache_dir
 from compare.core.defaults import Settings
 from compare.core.methods import APPROXIMATION, get_method
 from compare.core.registry import InputError
@@ -269,36 +269,6 @@ class MethodModel:
             raise ValueError(f"{self.method} is not an approximation")
 
 
-_jax_cache_lock = threading.Lock()
-_jax_cache_set = False
-
-
-def use_jax_cache() -> None:
-    """Point JAX's persistent compilation cache at :func:`jax_cache_dir`, once per process.
-
-    Before the first JAX compile (JAX reads the setting when it first
-    compiles). Every program is kept, however fast it compiled: JAX's
-    defaults keep only those over 1 s, and a small model's pieces are each
-    faster than that while together they cost seconds. A cache the user set
-    (``JAX_COMPILATION_CACHE_DIR``) is left as it is; the draws are the same
-    with or without the cache (the loaded executable is the one compiled;
-    tests/compare/core/test_inference.py checks it).
-    """
-    global _jax_cache_set
-    with _jax_cache_lock:
-        if _jax_cache_set:
-            return
-        _jax_cache_set = True
-        folder = jax_cache_dir()
-        import jax  # heavy: JAX only for the JAX methods
-
-        if folder is None or jax.config.jax_compilation_cache_dir:  # off, or the user's own
-            return
-        jax.config.update("jax_compilation_cache_dir", str(folder))  # type: ignore[no-untyped-call]
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # type: ignore[no-untyped-call]
-        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)  # type: ignore[no-untyped-call]
-
-
 @contextlib.contextmanager
 def _releasing_jax_programs(uses_jax: bool) -> Any:
     """Drop JAX's in-memory compiled programs once a JAX method's call is done.
@@ -496,8 +466,21 @@ def _pathfinder(space: UnconstrainedSpace, size: int, seed: int) -> tuple[np.nda
     import jax  # heavy: JAX only for the JAX methods
 
     use_jax_cache()
+    # PyMC's float64 log density needs JAX's 64-bit mode: process-wide, so put back after.
+    x64 = bool(jax.config.jax_enable_x64)
     jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
+    try:
+        return _pathfinder_x64(space, size, seed)
+    finally:
+        jax.config.update("jax_enable_x64", x64)  # type: ignore[no-untyped-call]
+
+
+def _pathfinder_x64(
+    space: UnconstrainedSpace, size: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_pathfinder` in JAX's 64-bit mode."""
     import blackjax  # heavy: BlackJAX only for Pathfinder
+    import jax  # heavy: JAX only for the JAX methods
     from pymc.sampling.jax import get_jaxified_graph  # heavy: JAX
 
     model = _static(space.model)

@@ -35,7 +35,7 @@ from pytensor.tensor.random.basic import BernoulliRV, CategoricalRV
 from scipy import optimize
 from threadpoolctl import ThreadpoolController
 
-from compare.core import compiled_cache
+from compare.accel import compiled_cache
 from compare.core.agreement import posterior_array as posterior_array  # re-exported
 from compare.core.defaults import Settings
 

@@ -36,11 +36,8 @@ from typing import Any, NoReturn
 
 import typer
 
-from compare.core._blas_threads import one_blas_thread
-from compare.core._gc import fewer_collections
-from compare.core._pytensor_setup import skip_creation_traces
-from compare.core._quick_exit import exit_now
-from compare.core._scipy_docs import skip_capability_notes
+from compare import accel
+from compare.accel.quick_exit import finish
 from compare.core.registry import InputError
 from compare.interfaces.cli_common import (
     EXIT_AGREE,
@@ -87,12 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     line); any other exception is 4 (one line, the traceback saved to a file).
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    # Our BLAS calls are small; spare threads would spin on the cores the chains,
-    # processes and workers use (compare/core/_blas_threads.py).
-    one_blas_thread()
-    skip_capability_notes()  # ~0.27 s of SciPy's import (compare/core/_scipy_docs.py)
-    fewer_collections()  # fewer full garbage collections (compare/core/_gc.py)
-    skip_creation_traces()  # no creation stack on each PyTensor variable (_pytensor_setup.py)
+    try:
+        # A process of ours: the accelerators (compare/accel/), before NumPy loads (its
+        # BLAS starts with one thread) and before anything else is imported.
+        accel.enable()
+    except accel.SettingError as e:
+        err.print(f"error: {e}", markup=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
     try:
         _register(args)  # after the BLAS limit: NumPy's BLAS starts with one thread
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.
@@ -120,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def program() -> NoReturn:
     """The ``bayes-compare`` program: :func:`main`, then an exit without the
-    interpreter's teardown (``compare/core/_quick_exit.py``: 0.6-0.9 s of a 6 s
-    ``run``). Tests that call :func:`main` in-process are unaffected."""
-    exit_now(main())
+    interpreter's teardown where that accelerator is on (``compare/accel/quick_exit.py``:
+    0.6-0.9 s of a 6 s ``run``). Tests that call :func:`main` in-process are unaffected."""
+    finish(main())
 
 
 def _given(exc: Exception, args: list[str]) -> str:

@@ -129,7 +129,7 @@ def load_topic_files(paths: list[Path] | None) -> None:
     """Register the topics of each ``--topic-file`` (checked against the protocol)."""
     if not paths:
         return
-    from compare.topics.user import load_topic_file  # heavy: NumPy, the topics' checks
+    from compare.topics.user import export_topic_files, load_topic_file  # heavy: NumPy
 
     for path in paths:
         try:
@@ -139,6 +139,7 @@ def load_topic_files(paths: list[Path] | None) -> None:
                 f"--topic-file {str(path)[:80]!r}: {e.strerror or e}; give the "
                 "path of a Python file"
             ) from None
+    export_topic_files()  # the workers this command starts load them too
 
 
 #: CSV files above this size are read in chunks (sufficient statistics in one pass).

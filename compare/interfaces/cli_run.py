@@ -27,11 +27,11 @@ from rich.progress import Progress
 from rich.table import Table
 
 import compare.topics
+from compare.accel.compiled_cache import cache_dir
+from compare.accel.compiled_cache import clear as clear_compiled
+from compare.accel.quick_exit import spawn_context
 from compare.core import defaults
-from compare.core._quick_exit import spawn_context
 from compare.core.cluster import check_scheduler
-from compare.core.compiled_cache import cache_dir
-from compare.core.compiled_cache import clear as clear_compiled
 from compare.core.data import load_data
 from compare.core.defaults import Settings
 from compare.core.files import DRAWS_FILE, RESULT_FILE, atomic_write, dumps
@@ -1013,6 +1013,7 @@ def cache_clear() -> None:
 # this module's commands so that `--help` lists run, describe, ... first.
 from compare.interfaces import (  # noqa: E402
     cli_audit,  # noqa: F401
+    cli_doctor,  # noqa: F401
     cli_export,  # noqa: F401
     cli_sbc,  # noqa: F401
     cli_sensitivity,  # noqa: F401

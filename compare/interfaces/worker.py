@@ -13,7 +13,10 @@ own process), and write what comes back where they were asked.
   ``--idle-minutes`` without a task (30 by default).
 - **Only for its owner**: it listens on 127.0.0.1 only, and every connection
   is mutually authenticated with TLS credentials made at start and kept in
-  its file (:func:`compare.core.cluster.worker_file`, mode 0600).
+  its file (:func:`compare.core.cluster.worker_file`, mode 0600). It serves no
+  web page: Dask's dashboard (whose info pages list the scheduler's logs and the
+  tasks' errors, with paths and data values, to any account that can reach the
+  port) only with ``worker start --dashboard``, which says who can read it.
 - **Never stale**: it records the fingerprint of the code and packages it
   loaded (:func:`fingerprint`); a command whose own differs (the code was
   edited, a package upgraded) computes in its own process and says so.
@@ -36,6 +39,7 @@ from typing import Annotated, Any
 
 import typer
 
+from compare.accel.cache_root import make_folder
 from compare.core.cluster import LocalWorker, local_cluster, read_worker, worker_file, write_worker
 from compare.core.files import versions
 from compare.interfaces.cli_common import BadInput, app, err, make_console
@@ -80,7 +84,7 @@ def _models_in_memory() -> int:
     return len(CACHE._models)
 
 
-def serve(path: Path, workers: int, idle_seconds: float) -> None:
+def serve(path: Path, workers: int, idle_seconds: float, dashboard: bool = False) -> None:
     """The worker's own process: start the cluster, describe it in ``path``, wait, clean up."""
     import dask  # heavy: Dask only in the worker's own process
     from distributed import Client  # heavy: Dask only in the worker's process
@@ -99,11 +103,7 @@ def serve(path: Path, workers: int, idle_seconds: float) -> None:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     cluster = local_cluster(
-        workers=workers,
-        host="127.0.0.1",
-        scheduler_port=0,
-        dashboard_address=None,
-        security=security,
+        workers=workers, dashboard=dashboard, scheduler_port=0, security=security
     )
     try:
         with Client(cluster) as client:
@@ -122,6 +122,7 @@ def serve(path: Path, workers: int, idle_seconds: float) -> None:
                     "cert": security.tls_client_cert,
                     "key": security.tls_client_key,
                 },
+                dashboard=cluster.dashboard_link if dashboard else None,
             ),
         )
         scheduler = cluster.scheduler
@@ -179,6 +180,14 @@ def start(
     idle_minutes: Annotated[
         float, typer.Option(help="end after this many minutes without a task (0: never)")
     ] = 30.0,
+    dashboard: Annotated[
+        bool,
+        typer.Option(
+            "--dashboard",
+            help="also serve Dask's dashboard on 127.0.0.1 (no authentication: every "
+            "account on this machine can read it)",
+        ),
+    ] = False,
 ) -> None:
     """Start the local worker (127.0.0.1 only) and return once it is warm."""
     if workers is None:  # as many as `run --all` would start itself
@@ -199,7 +208,7 @@ def start(
         same = "" if found.code == fingerprint() else " (other code: stop it and start again)"
         console.print(f"a local worker already runs at {found.address}, pid {found.pid}{same}")
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     log = _log_file(path)
     with open(log, "w") as fh:
         proc = subprocess.Popen(
@@ -210,6 +219,7 @@ def start(
                 str(path),
                 str(workers),
                 str(idle_minutes * 60.0),
+                "dashboard" if dashboard else "",
             ],
             stdin=subprocess.DEVNULL,
             stdout=fh,
@@ -234,6 +244,13 @@ def start(
         f"local worker at {found.address}, pid {found.pid}, {workers} process"
         f"{'es' if workers > 1 else ''}; {ends}; `bayes-compare worker stop` ends it"
     )
+    if found.dashboard is not None:
+        console.print(
+            f"dashboard at {found.dashboard}: served without authentication, so every "
+            "account on this machine can read it (the scheduler's logs, the tasks' "
+            "errors with their paths and data values)",
+            soft_wrap=True,
+        )
 
 
 @worker_app.command("stop")
@@ -273,6 +290,7 @@ def status(
             uptime_seconds=round(time.time() - found.started, 1),
             idle_timeout_seconds=found.idle_timeout,
             same_code=found.code == fingerprint(),
+            dashboard=found.dashboard,
         )
         connected = client_for_commands() if doc["same_code"] else None
         if connected is not None:
@@ -291,13 +309,16 @@ def status(
         f"{'es' if found.workers > 1 else ''}, up {doc['uptime_seconds']:.0f} s"
         + (f", {doc['models_in_memory']} models in memory" if "models_in_memory" in doc else "")
         + ("" if doc["same_code"] else "; runs other code: restart it")
+        + (
+            f"; dashboard at {found.dashboard} (no authentication: every account here can read it)"
+            if found.dashboard
+            else ""
+        )
     )
 
 
 if __name__ == "__main__":  # the worker's own process, started by `worker start`
-    from compare.core._gc import fewer_collections
-    from compare.core._scipy_docs import skip_capability_notes
+    from compare import accel
 
-    skip_capability_notes()  # SciPy's start without its doc rewriting (_scipy_docs.py)
-    fewer_collections()  # fewer full garbage collections (compare/core/_gc.py)
-    serve(Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]))
+    accel.enable()  # a process of ours (its Dask workers: the preload of local_cluster)
+    serve(Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:] == ["dashboard"])

@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from compare.core._lazy_dask import without_distributed_probe
+from compare.accel.lazy_dask import without_distributed_probe
 from compare.core.files import (
     DRAWS_FILE,
     NETCDF_ENGINE,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from compare.core._quick_exit import spawn_context
+from compare.accel.quick_exit import spawn_context
 from compare.core.files import atomic_write, versions
 from compare.core.registry import REGISTRY, InputError
 from compare.core.text import fmt

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from compare.core import compiled_cache
+from compare.accel import compiled_cache
 from compare.core.cluster import connect
 from compare.core.defaults import DEFAULT
 from compare.core.files import atomic_write, dumps, versions

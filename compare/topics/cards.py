@@ -5,7 +5,7 @@ NumPy and about a hundred of the project's modules, 0.2-0.4 s of a new
 process on a 2-core machine, for two commands that print text. A
 :class:`TopicCard` is that text. The builtin topics' cards are built from the
 topics once and kept in the cache folder (``cards/`` under
-:func:`compare.core._cache_root.cache_root`), filed under a key of the
+:func:`compare.accel.cache_root.cache_root`), filed under a key of the
 package's files (the path, size and modification time of each file of
 ``analytic``, ``pymc_models`` and ``compare``: about 2 ms to read, against 8-12
 ms to hash their contents): a changed or added file gives another key, and the
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compare.core._cache_root import cache_root
+from compare.accel.cache_root import cache_root, make_folder
 from compare.core.files import atomic_write
 from compare.core.registry import DATA_KINDS, REGISTRY, InputError
 from compare.topics.catalogue import CATALOGUE, ENTRY_POINT_GROUP, TOPIC_FILES_ENV
@@ -227,6 +227,7 @@ def _keep(path: Path, cards: tuple[TopicCard, ...]) -> None:
     """Write the cards, and remove the cards of older keys; a folder that cannot
     be written is no error."""
     try:
+        make_folder(path.parent)  # this user's only, as the cache folder must be
         atomic_write(path, json.dumps([dataclasses.asdict(c) for c in cards]))
         for old in path.parent.glob("*.json"):
             if old != path:

@@ -74,6 +74,8 @@ _CALLABLES = ("solve", "build_model", "model_data", "simulate", "prepare", "stru
 
 #: Where each registered user topic came from (a file path or an entry point).
 ORIGINS: dict[str, str] = {}
+#: The topic files loaded in this process, in order (:func:`export_topic_files`).
+LOADED_FILES: list[str] = []
 _INSTALLED_LOADED = False
 
 
@@ -317,16 +319,30 @@ def load_topic_file(path: str | Path, *, smoke: bool = True) -> tuple[Topic, ...
     for topic in topics:
         check_protocol(topic, where=str(path), smoke=smoke)
     registered_now = tuple(_register(topics, origin))
-    known = [p for p in os.environ.get(TOPIC_FILES_ENV, "").split(os.pathsep) if p]
-    if origin not in known:
-        os.environ[TOPIC_FILES_ENV] = os.pathsep.join([*known, origin])
+    if origin not in LOADED_FILES:
+        LOADED_FILES.append(origin)
     return registered_now
+
+
+def export_topic_files() -> None:
+    """Name every topic file loaded in this process in ``BAYES_COMPARE_TOPIC_FILES``, so
+    that the processes it starts (the workers of ``run --all``, the report's, a local
+    Dask cluster's) load them too (:func:`load_installed`).
+
+    The command line calls it (its process is ours); :func:`load_topic_file` itself
+    leaves the environment of a user's process alone.
+    """
+    known = [p for p in os.environ.get(TOPIC_FILES_ENV, "").split(os.pathsep) if p]
+    missing = [p for p in LOADED_FILES if p not in known]
+    if missing:
+        os.environ[TOPIC_FILES_ENV] = os.pathsep.join([*known, *missing])
 
 
 def load_installed(*, smoke: bool = False) -> tuple[Topic, ...]:
     """Register the topics of installed packages (entry point group ``bayes_compare.topics``)
     and of the topic files named in the environment variable ``BAYES_COMPARE_TOPIC_FILES``
-    (set by :func:`load_topic_file`, so worker processes see the parent's topics).
+    (set by the command line's :func:`export_topic_files`, so worker processes see
+    the parent's topics).
 
     Runs once per process.  A broken entry point becomes a warning naming it
     and what is wrong, never a failure of every command.

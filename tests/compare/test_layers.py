@@ -3,7 +3,7 @@ those inside functions): no import cycle, and no layer imports one above it.
 
 Layers, bottom to top (``docs/architecture.md``)::
 
-    core -> topics -> studies -> outputs -> interfaces
+    accel -> core -> topics -> studies -> outputs -> interfaces
 
 ``compare/__init__.py`` and ``compare/registry.py`` (the public names) sit on top.
 """
@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ("core", "topics", "studies", "outputs", "interfaces")
+LAYERS = ("accel", "core", "topics", "studies", "outputs", "interfaces")
 TOP = len(LAYERS)
 
 

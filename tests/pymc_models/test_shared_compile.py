@@ -3,7 +3,7 @@
 A cold nutpie compile of a Normal-Wishart model costs 40-50 s on these
 2-core machines (docs/speed.md). The Gaussian classifier's model is, node for
 node, the mixture's complete-data model (labels known), so whichever runs
-second loads the first's machine code (``compare.core.compiled_cache``): one
+second loads the first's machine code (``compare.accel.compiled_cache``): one
 cold compile fewer in ``make report`` and in the suite. Naive Bayes's
 categorical variant batches the features with the same number of values, so
 its builtin data sets (titanic: 4, 2, 2 values; play-tennis: 3, 3, 2, 2) are
@@ -21,7 +21,7 @@ import functools
 import pymc as pm
 import pytensor.tensor as pt
 
-from compare.core import compiled_cache
+from compare.accel import compiled_cache
 from compare.topics import get_topic
 
 #: Topics whose models are one graph, each built on its own first builtin data set

@@ -254,7 +254,7 @@ def test_a_method_whose_package_is_missing_says_what_to_install():
 
 
 def test_the_default_path_never_imports_jax(tmp_path):
-    """A nutpie run loads no JAX (compare/core/_jax_stubs.py). normal-inverse-gamma saves
+    """A nutpie run loads no JAX (compare/accel/jax_stubs.py). normal-inverse-gamma saves
     Student-t marginals, whose SciPy density asked ``is_jax_array`` and so loaded JAX
     through arviz-base's lazy stub (1.07 s a run) before the stubs were forgotten."""
     probe = (

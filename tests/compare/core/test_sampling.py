@@ -129,7 +129,7 @@ def test_python_linker_functions_link_no_inner_graph(monkeypatch):
     from pytensor.compile.mode import Mode
 
     import compare.core.sampling as sampling
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
 
     with pm.Model() as model:
         p = pm.Dirichlet("p", a=np.ones(3))
@@ -201,7 +201,7 @@ def test_a_map_finder_reads_a_stored_objective_that_follows_new_data(tmp_path, m
     the MAP the built one finds, bit for bit: the exact mode. Planted: the stored
     functions without their rebinding to the model's shared variables (their files
     keep no data) miss the new data's mode."""
-    from compare.core import compiled_cache
+    from compare.accel import compiled_cache
 
     monkeypatch.setenv("BAYES_COMPARE_CACHE_DIR", str(tmp_path))
     topic = get_topic("normal-known-variance")

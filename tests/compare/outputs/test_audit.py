@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 import dask
 import pytest
 
-from compare.core._gc import THRESHOLDS
+from compare.accel.gc_thresholds import THRESHOLDS
 from compare.core.cluster import DASK_SETTINGS, connect
 from compare.interfaces.cli import main
 from compare.outputs import audit, document
@@ -86,7 +86,7 @@ def test_the_matrix_runs_what_applies_and_says_why_not_elsewhere(audited):
 
 def test_the_workers_run_without_dasks_profiler_and_with_our_gc_thresholds(audited):
     """compare.core.cluster.DASK_SETTINGS reach the worker processes (docs/speed.md):
-    no profiler (Dask's default is on), and compare/core/_gc.py's thresholds (Python's
+    no profiler (Dask's default is on), and compare/accel/gc_thresholds.py's thresholds (Python's
     default is 700, 10, 10) by the preload."""
     import distributed
     import yaml

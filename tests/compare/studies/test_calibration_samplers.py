@@ -17,7 +17,7 @@ z-scores are independent N(0, 1) under the null, as across data sets; the
 checks below hold as stated. Fewer posteriors are covered (the study covers
 100 per topic), and the JAX samplers, whose XLA programs hold the data as
 constants, compile once per data set instead of once per run (then load the
-program from JAX's persistent cache: compare/core/compiled_cache.py).
+program from JAX's persistent cache: compare/accel/compiled_cache.py).
 
 Three checks per sampler, each with a stated false-failure rate under a
 calibrated sampler:

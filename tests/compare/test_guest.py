@@ -1,0 +1,306 @@
+"""bayes-compare used as a library leaves the user's process as it found it.
+
+Each use runs in a new interpreter with the user's environment (none of the
+settings the suite's own processes get from ``compare.accel.enable``), which first
+imports the scientific stack a user's session would hold (PyMC, nutpie, numba and
+the numba modules the accelerators reach into, xarray, ArviZ, SciPy, matplotlib),
+takes a :func:`tests.process_state.snapshot`, does the use, and takes another:
+any difference fails the test (the environment, gc thresholds, signal handlers,
+``sys.meta_path``, warning filters, loggers, BLAS threads, the global random states,
+PyTensor's options, modules taken out of ``sys.modules``, and any attribute of
+another package holding an object of ours). The pytest plugin is checked by a
+pytest run of an unrelated test file in an empty folder, with the plugin and
+without it (``-p no:bayes_compare``): the state inside the test must be the same.
+
+Power: on the code before issue 59 (``import compare`` installed seven patches)
+every use failed, ``import compare`` with 15 patched attributes of numba and
+xarray, ``PYTENSOR_FLAGS=blas__ldflags=``, numba's lock callbacks gone and arviz's
+``jax`` and ``numpyro`` stubs taken out of ``sys.modules``; the pytest run with the
+plugin had the numba patches and the ``sys.meta_path`` hooks. ``test_the_snapshot_sees_
+a_planted_patch`` plants each kind of change and sees it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STATE = ROOT / "tests" / "process_state.py"
+
+#: What a user's session holds before it uses bayes-compare (and the numba modules that
+#: an import hook would otherwise be waiting for).
+STACK = (
+    "numpy",
+    "scipy.stats",
+    "xarray",
+    "matplotlib",
+    "pymc",
+    "nutpie",
+    "numba",
+    "numba.core.codegen",
+    "numba.core.caching",
+    "numba.core.base",
+    "numba.np.arrayobj",
+    "llvmlite.binding",
+    "pytensor",
+    "arviz_base",
+    "arviz_stats",
+    "threadpoolctl",
+)
+
+#: The variables compare.accel.enable sets in our own processes (the suite's among
+#: them): a user's process does not have them.
+OURS = (
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+)
+
+
+def user_environment() -> dict[str, str]:
+    """This process's environment as a user's would be: without our processes' settings
+    (the compile caches' folders are kept, so CI's cold caches stay in use)."""
+    env = {k: v for k, v in os.environ.items() if k not in OURS and not k.startswith("PYTEST_")}
+    flags = [
+        f
+        for f in env.get("PYTENSOR_FLAGS", "").split(",")
+        if f and f.split("=")[0] not in ("blas__ldflags", "traceback__limit")
+    ]
+    if flags:
+        env["PYTENSOR_FLAGS"] = ",".join(flags)
+    else:
+        env.pop("PYTENSOR_FLAGS", None)
+    env["PYTHONPATH"] = str(ROOT)  # analytic, pymc_models, compare (as installed)
+    return env
+
+
+PRELUDE = f"""
+import importlib, importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("process_state", {str(STATE)!r})
+state = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(state)
+for name in {STACK!r}:
+    importlib.import_module(name)
+"""
+
+USES = {
+    "import compare": "import compare",
+    "compare.check": """
+        import numpy as np, pymc as pm, compare
+        y = np.array([2.1, 1.4, 2.9, 1.7])
+        with pm.Model() as model:
+            mu = pm.Normal("mu", 0, 10)
+            pm.Normal("y", mu, 1, observed=y)
+        precision = 1 / 10**2 + len(y)
+        exact = compare.Exact(mean=[y.sum() / precision], cov=[[1 / precision]], gaussian=True)
+        STEP = lambda: compare.check(model, exact, var_names=["mu"], draws=500)
+    """,
+    "compare.check_draws": """
+        import numpy as np, compare
+        draws = np.random.default_rng(1).normal(size=(4, 1000, 2))
+        exact = compare.Exact(mean=[0.0, 0.0], cov=[[1.0, 0.0], [0.0, 1.0]], gaussian=True)
+        STEP = lambda: compare.check_draws(draws, exact)
+    """,
+    "compare.run": """
+        import compare
+        STEP = lambda: compare.run("beta-binomial", settings={"draws": 500})
+    """,
+    "load a topic file": f"""
+        import compare
+        STEP = lambda: compare.load_topic_file({str(ROOT / "examples" / "my_topic.py")!r})
+    """,
+}
+
+
+def _use_script(use: str) -> str:
+    code = textwrap.dedent(USES[use])
+    if "STEP" not in code:  # the import itself is the use
+        return (
+            PRELUDE
+            + "before = state.snapshot()\n"
+            + code
+            + "\nafter = state.snapshot()\n"
+            + _REPORT
+        )
+    return (
+        PRELUDE + code + "\nbefore = state.snapshot()\nSTEP()\nafter = state.snapshot()\n" + _REPORT
+    )
+
+
+_REPORT = "print(json.dumps(state.differences(before, after)))\n"
+
+
+def _differences(script: str, tmp_path: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=user_environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+@pytest.mark.parametrize("use", sorted(USES))
+def test_a_use_changes_nothing_in_the_users_process(use: str, tmp_path: Path) -> None:
+    found = _differences(_use_script(use), tmp_path)
+    assert not found, f"{use} changed the process:\n" + "\n".join(found)
+
+
+def test_import_before_the_stack_leaves_no_hook(tmp_path: Path) -> None:
+    """``import compare`` first, then the stack: the process is as one that imported the
+    stack alone (no import hook waited for numba, xarray, SciPy or nutpie)."""
+    snapshots = []
+    for first in ("", "import compare"):
+        script = f"""
+import importlib, importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("process_state", {str(STATE)!r})
+state = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(state)
+{first}
+for name in {STACK!r}:
+    importlib.import_module(name)
+print(json.dumps(state.snapshot()))
+"""
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=tmp_path,
+            env=user_environment(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        snapshots.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    found = _state().differences(*snapshots, same_process=False)
+    assert not found, "import compare, then the stack:\n" + "\n".join(found)
+
+
+UNRELATED = f'''
+"""A user's test that has nothing to do with Bayesian models."""
+import importlib.util, json, os
+
+import numba
+import numpy as np
+import scipy.stats
+import xarray as xr
+
+
+@numba.njit(cache=False)
+def total(x):
+    return x.sum()
+
+
+def test_unrelated():
+    assert total(np.arange(4.0)) == 6.0
+    xr.DataArray(np.zeros(3), dims=["a"]).sum()
+    scipy.stats.norm.cdf(0.0)
+    spec = importlib.util.spec_from_file_location("process_state", {str(STATE)!r})
+    state = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(state)
+    with open(os.environ["STATE_OUT"], "w") as out:
+        json.dump(state.snapshot(), out)
+'''
+
+
+def test_the_plugin_changes_nothing_in_an_unrelated_pytest_run(tmp_path: Path) -> None:
+    """pytest auto-loads the installed plugin (``pytest11``); inside an unrelated test the
+    process is as it is with the plugin disabled."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "test_unrelated.py").write_text(UNRELATED)
+    snapshots = {}
+    for label, extra in (("with", []), ("without", ["-p", "no:bayes_compare"])):
+        env = user_environment()
+        env["STATE_OUT"] = str(tmp_path / f"{label}.json")
+        env.pop("PYTHONPATH")  # the installed package, as a user's project sees it
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        snapshots[label] = json.loads((tmp_path / f"{label}.json").read_text())
+    with_plugin, without = snapshots["with"], snapshots["without"]
+    assert "compare.pytest_plugin" in _plugins(folder), "the plugin was not loaded"
+    found = _state().differences(without, with_plugin, same_process=False)
+    found += [f"patched: {p}" for p in with_plugin["patches"]]
+    assert not found, "the plugin's load changed the process:\n" + "\n".join(sorted(set(found)))
+
+
+def _plugins(folder: Path) -> str:
+    env = user_environment()
+    env.pop("PYTHONPATH")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--trace-config", "--co", "-q", "-p", "no:cacheprovider"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done.stdout
+
+
+def _state() -> Any:
+    """tests/process_state.py as a module (in this process: to compare two snapshots)."""
+    spec = importlib.util.spec_from_file_location("process_state", STATE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_snapshot_sees_a_planted_patch(tmp_path: Path) -> None:
+    """Power: each kind of change a library could make is found."""
+    plants = {
+        "os.environ": "import os; os.environ['PLANTED'] = '1'",
+        "gc": "import gc; gc.set_threshold(20000, 20, 20)",
+        "signal": "import signal; signal.signal(signal.SIGTERM, lambda *a: None)",
+        "meta_path": "import sys\nclass F:\n    def find_spec(self, *a): return None\nsys.meta_path.insert(0, F())",
+        "patch": (
+            "import numba.core.codegen as c, compare.core.registry as r\n"
+            "c.JITCodeLibrary.get_pointer_to_function = r.InputError"
+        ),
+        "sys.modules": "import sys; sys.modules.pop('jax', None); sys.modules.pop('numpy.linalg')",
+        "blas": "from threadpoolctl import threadpool_limits; threadpool_limits(1)",
+        "warnings": "import warnings; warnings.simplefilter('ignore')",
+        "random": "import numpy as np; np.random.seed(1)",
+    }
+    script = PRELUDE + "import compare.core.registry\nfound = {}\n"
+    for kind, code in plants.items():
+        script += (
+            "before = state.snapshot()\n"
+            + code
+            + f"\nafter = state.snapshot()\nfound[{kind!r}] = state.differences(before, after)\n"
+        )
+    script += "print(json.dumps(found))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=user_environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    missed = [kind for kind, lines in found.items() if not lines]
+    assert not missed, f"planted changes not seen: {missed}"
