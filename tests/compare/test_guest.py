@@ -3,8 +3,9 @@
 Each use runs in a new interpreter with the user's environment (none of the
 settings the suite's own processes get from ``compare.accel.enable``), which first
 imports the scientific stack a user's session would hold (PyMC, nutpie, numba and
-the numba modules the accelerators reach into, xarray, ArviZ, SciPy, matplotlib),
-takes a :func:`tests.process_state.snapshot`, does the use, and takes another:
+the numba modules the accelerators reach into, xarray, ArviZ, SciPy, matplotlib)
+and uses it once (an xarray object, a PyTensor function: what those packages then
+do to the process is theirs), takes a :func:`tests.process_state.snapshot`, does the use, and takes another:
 any difference fails the test (the environment, gc thresholds, signal handlers,
 ``sys.meta_path``, warning filters, loggers, BLAS threads, the global random states,
 PyTensor's options, modules taken out of ``sys.modules``, and any attribute of
@@ -85,6 +86,16 @@ def user_environment() -> dict[str, str]:
     return env
 
 
+#: What the user's session did with the stack before (what the packages then do to the
+#: process is theirs: xarray's first object imports Dask, whose toolz adds an import
+#: hook; PyTensor's first compile probes for a BLAS and adds a folder to PATH).
+SESSION = """
+import numpy, pytensor, pytensor.tensor as pt, xarray
+xarray.DataArray(numpy.zeros(2), dims=["a"]).sum()
+_x = pt.dvector("x")
+pytensor.function([_x], (_x + 1).sum())(numpy.zeros(2))
+"""
+
 PRELUDE = f"""
 import importlib, importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("process_state", {str(STATE)!r})
@@ -92,6 +103,7 @@ state = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(state)
 for name in {STACK!r}:
     importlib.import_module(name)
+{SESSION}
 """
 
 USES = {
@@ -174,6 +186,7 @@ spec.loader.exec_module(state)
 {first}
 for name in {STACK!r}:
     importlib.import_module(name)
+{SESSION}
 print(json.dumps(state.snapshot()))
 """
         done = subprocess.run(

@@ -23,9 +23,12 @@ from compare.core.sampling import set_model_data
 # One small model, sampled the same way in the test process and in a child.
 _SAMPLE = textwrap.dedent(
     """
-    import sys, warnings
+    import os, sys, warnings
     import numpy as np
     warnings.simplefilter("ignore")
+    if os.environ.get("SAMPLE_AS") != "library":  # a process of ours, as the suite is
+        from compare import accel
+        accel.enable()
     import pymc_models.beta_binomial as m
     from compare.accel import compiled_cache
 
@@ -48,11 +51,15 @@ _SAMPLE = textwrap.dedent(
 )
 
 
-def _child(tmp_path: Path, cache: Path, n_obs: int) -> tuple[np.ndarray, str]:
+def _child(
+    tmp_path: Path, cache: Path, n_obs: int, *, library: bool = False
+) -> tuple[np.ndarray, str]:
     script = tmp_path / "sample_once.py"
     script.write_text(_SAMPLE)
     out = tmp_path / f"draws-{n_obs}.npy"
     env = {**os.environ, "BAYES_COMPARE_CACHE_DIR": str(cache)}
+    if library:
+        env["SAMPLE_AS"] = "library"
     done = subprocess.run(
         [sys.executable, str(script), str(n_obs), str(out)],
         env=env,
@@ -96,6 +103,22 @@ def test_a_new_process_loads_the_compiled_model_and_samples_the_same_draws(
     rebuilt, how = _child(tmp_path, cache, n_obs=7)
     assert how == "compiled"
     np.testing.assert_array_equal(rebuilt, fresh)
+
+
+def test_a_users_process_uses_the_cache_with_no_patch_installed(tmp_path: Path) -> None:
+    """Library use (``compare.check`` in a user's session: numba as released, no
+    accelerator enabled) compiles into the cache and a later session loads from it,
+    with the same draws; a process of ours keys its own entry apart (its numba
+    accelerators change the machine code), so neither is served the other's code."""
+    cache = tmp_path / "cache"
+    fresh, how = _child(tmp_path, cache, n_obs=7, library=True)
+    assert how == "compiled"
+    loaded, how = _child(tmp_path, cache, n_obs=7, library=True)
+    assert how == "cached graphs-loaded"
+    np.testing.assert_array_equal(loaded, fresh)
+    _, how = _child(tmp_path, cache, n_obs=7)
+    assert how == "compiled"
+    assert len(list((cache / "compiled").glob("*.pkl"))) == 2
 
 
 def test_a_load_that_fails_to_link_refreshes_numbas_context_and_retries(

@@ -14,17 +14,9 @@ import pytest
 
 from compare.accel.gc_thresholds import THRESHOLDS
 from compare.accel.quick_exit import spawn_context
-from compare.interfaces.cli import main
+from tests.probe import run_probe
 
 PYTHON_DEFAULT = (700, 10, 10)
-
-
-@pytest.fixture
-def default_thresholds():
-    """Python's own thresholds during the test (the suite runs with ours: conftest.py)."""
-    gc.set_threshold(*PYTHON_DEFAULT)
-    yield
-    gc.set_threshold(*THRESHOLDS)
 
 
 def test_the_thresholds_differ_from_pythons():
@@ -32,10 +24,15 @@ def test_the_thresholds_differ_from_pythons():
     assert gc.get_threshold() == THRESHOLDS  # the suite's own processes (conftest.py)
 
 
-def test_the_command_line_sets_them(default_thresholds):
-    assert gc.get_threshold() == PYTHON_DEFAULT
-    assert main(["list"]) == 0
-    assert gc.get_threshold() == THRESHOLDS
+@pytest.mark.parametrize("command", [True, False], ids=["command", "library"])
+def test_the_command_line_sets_them_and_the_library_does_not(command):
+    """In a new process: the command line's entry point sets them; ``import compare``
+    (a user's session) keeps Python's."""
+    script = "import compare, gc, json\n"
+    if command:
+        script += "from compare.interfaces.cli import main\nmain(['list'])\n"
+    script += "print(json.dumps(list(gc.get_threshold())))\n"
+    assert tuple(run_probe(script)) == (THRESHOLDS if command else PYTHON_DEFAULT)
 
 
 @pytest.mark.parametrize("ours", [True, False])

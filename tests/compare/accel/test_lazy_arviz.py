@@ -1,8 +1,8 @@
 """nutpie imported without arviz-plots and matplotlib (compare/accel/lazy_arviz.py).
 
 Each case runs in a new Python process, since what is tested is what a
-process imports. Power: with the hook planted away, ``import nutpie`` loads
-arviz-plots and matplotlib again.
+process imports. Power: without :func:`compare.accel.enable` (a user's process, where
+nutpie imports as shipped), ``import nutpie`` loads arviz-plots and matplotlib.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from tests.probe import run_probe
 
 _PROBE = """
 import json, sys
-import compare  # installs the hook
-if {planted}:  # the bug: nutpie imports the real arviz
-    from compare.accel import lazy_arviz
-    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "around", None) is not lazy_arviz._stand_in]
+from compare import accel
+if not {planted}:  # planted: a user's process (no enable): nutpie imports the real arviz
+    accel.enable()
 import nutpie
 loaded = sorted(m for m in ("arviz", "arviz_plots", "matplotlib") if m in sys.modules)
 seen = sys.modules["nutpie.sample"].arviz  # nutpie's own reference
@@ -31,7 +30,7 @@ print(json.dumps({{
 """
 
 
-@pytest.mark.parametrize("planted", [False, True], ids=["as-shipped", "planted-away"])
+@pytest.mark.parametrize("planted", [False, True], ids=["enabled", "user-process"])
 def test_nutpie_loads_no_plotting_and_sees_arvizs_own_functions(planted):
     found = run_probe(_PROBE.format(planted=planted))
     assert found["loaded"] == (["arviz", "arviz_plots", "matplotlib"] if planted else [])

@@ -1,8 +1,8 @@
 """xarray without Dask imports in a process that holds no Dask array (compare/accel/lazy_dask.py).
 
 Each case runs in a new Python process, since what is tested is what a
-process imports. Power: with the patch planted away, the same array
-imports ``dask.array``.
+process imports. Power: without :func:`compare.accel.enable` (a user's process, where
+xarray stays as shipped), the same array imports ``dask.array``.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from tests.probe import run_probe
 
 _PROBE = """
 import json, sys
-import compare  # installs the patch
-if {planted}:  # the bug: xarray asks for Dask's array type, importing dask.array
-    from compare.accel import lazy_dask
-    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "then", None) is not lazy_dask.patch]
+from compare import accel
+if not {planted}:  # planted: a user's process (no enable), xarray as shipped
+    accel.enable()
 import numpy as np
 import xarray as xr
 
@@ -29,7 +28,7 @@ print(json.dumps([before, total, lazy.chunks is not None, float(lazy.sum().compu
 """
 
 
-@pytest.mark.parametrize("planted", [False, True], ids=["as-shipped", "planted-away"])
+@pytest.mark.parametrize("planted", [False, True], ids=["enabled", "user-process"])
 def test_a_numpy_array_loads_no_dask_and_a_dask_array_stays_one(planted):
     before, total, chunked, lazy_total = run_probe(_PROBE.format(planted=planted))
     assert before is planted
@@ -38,10 +37,9 @@ def test_a_numpy_array_loads_no_dask_and_a_dask_array_stays_one(planted):
 
 _COORDINATES = """
 import json, sys
-import compare  # installs the patch
-if {planted}:  # the bug: each index built asks Dask whether its values are a collection
-    from compare.accel import lazy_dask
-    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "then", None) is not lazy_dask.patch]
+from compare import accel
+if not {planted}:  # planted: a user's process (no enable): each index asks Dask
+    accel.enable()
 import numpy as np
 import xarray as xr
 
@@ -55,7 +53,7 @@ print(json.dumps([before, list(ds.indexes), bool(is_dask_collection(da.ones(3)))
 """
 
 
-@pytest.mark.parametrize("planted", [False, True], ids=["as-shipped", "planted-away"])
+@pytest.mark.parametrize("planted", [False, True], ids=["enabled", "user-process"])
 def test_a_dataset_with_coordinates_loads_no_dask(planted):
     """Every coordinate's index asked Dask whether its values are a Dask collection,
     importing ``dask.base`` (0.19 s of each `run`); Dask's answer for an object

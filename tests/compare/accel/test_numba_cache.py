@@ -47,9 +47,9 @@ _CHILD = textwrap.dedent(
     folder, role, patched, kind, index_delay, data_delay = sys.argv[1:7]
     sys.path.insert(0, folder)
     import numba.core.caching as caching
-    if patched == "1":
-        from compare.accel import numba_cache
-        numba_cache.install()
+    if patched == "1":  # a process of ours (numba_cache among the accelerators)
+        from compare import accel
+        accel.enable()
 
     cache_file = caching.IndexDataCacheFile
     save_index, save_data = cache_file._save_index, cache_file._save_data
@@ -176,13 +176,17 @@ def test_racing_savers_keep_every_signature(tmp_path):
     assert _check(folder, patched=False) == {"float": "2.5", "int": "3", "loaded": 2}
 
 
-def test_the_patch_is_applied_when_numba_is_imported():
-    """The import hook: a process that imports compare and then numba has the fix."""
+@pytest.mark.parametrize("ours", [True, False], ids=["enabled", "user-process"])
+def test_the_patch_is_applied_when_numba_is_imported_in_a_process_of_ours(ours):
+    """The import hook: a process of ours (``accel.enable()``) that then imports numba
+    has the fix; a user's process that imports compare keeps numba as released."""
     code = (
-        "import sys, compare; assert 'numba' not in sys.modules; "
-        "import numba.core.caching as c; print(c.IndexDataCacheFile.save.__module__)"
+        "import sys, compare, compare.accel; assert 'numba' not in sys.modules; "
+        + ("compare.accel.enable(); " if ours else "")
+        + "import numba.core.caching as c; print(c.IndexDataCacheFile.save.__module__)"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     )
-    assert done.stdout.strip() == "compare.accel.numba_cache"
+    expected = "compare.accel.numba_cache" if ours else "numba.core.caching"
+    assert done.stdout.strip() == expected

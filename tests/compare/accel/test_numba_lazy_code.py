@@ -120,7 +120,7 @@ def test_a_deferred_function_is_saved_as_bitcode_and_an_emitted_one_as_its_machi
 _C_WRAPPER = textwrap.dedent(
     """
     import ctypes
-    import compare  # installs the patch unless BAYES_COMPARE_EAGER_NUMBA=1
+    from compare import accel; accel.enable()  # the patch unless BAYES_COMPARE_EAGER_NUMBA=1
     from compare.accel import numba_lazy_code
     from numba import njit
 
@@ -202,7 +202,7 @@ def test_recursion_and_c_callbacks_still_work() -> None:
 _CACHED = textwrap.dedent(
     """
     import sys
-    import compare  # installs the patch unless BAYES_COMPARE_EAGER_NUMBA=1
+    from compare import accel; accel.enable()  # the patch unless BAYES_COMPARE_EAGER_NUMBA=1
     from numba import njit
 
     @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

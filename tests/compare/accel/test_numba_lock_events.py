@@ -23,7 +23,7 @@ from tests.compare.accel.test_numba_lazy_code import _child  # a new process, nu
 PROBE = textwrap.dedent(
     """
     import json
-    import compare  # noqa: F401  (installs the import hooks)
+    from compare import accel; accel.enable()  # a process of ours: the import hooks
     import numba
     from llvmlite.binding import ffi
     from numba.core import event

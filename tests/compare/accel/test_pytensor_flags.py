@@ -9,36 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from compare.accel.pytensor_flags import configure_pytensor, skip_creation_traces
+from compare.accel.pytensor_flags import user_set
 from tests.probe import run_probe
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_sets_empty_ldflags_when_user_did_not(tmp_path):
-    env = {"PYTENSORRC": str(tmp_path / "absent.rc")}
-    assert configure_pytensor(environ=env) is True
-    assert env["PYTENSOR_FLAGS"] == "blas__ldflags="
-
-
-def test_appends_to_existing_flags(tmp_path):
-    env = {"PYTENSORRC": str(tmp_path / "absent.rc"), "PYTENSOR_FLAGS": "compiledir=/x"}
-    configure_pytensor(environ=env)
-    assert env["PYTENSOR_FLAGS"] == "compiledir=/x,blas__ldflags="
-
-
-def test_keeps_the_users_flag():
-    env = {"PYTENSOR_FLAGS": "blas__ldflags=-lopenblas"}
-    assert configure_pytensor(environ=env) is False
-    assert env["PYTENSOR_FLAGS"] == "blas__ldflags=-lopenblas"
-
-
-def test_keeps_the_users_rc_file(tmp_path):
+def test_the_users_own_flags_and_rc_file_are_seen(tmp_path):
+    absent = str(tmp_path / "absent.rc")
+    assert not user_set("blas__ldflags", environ={"PYTENSORRC": absent})
+    assert not user_set(
+        "blas__ldflags", environ={"PYTENSORRC": absent, "PYTENSOR_FLAGS": "compiledir=/x"}
+    )
+    assert user_set("blas__ldflags", environ={"PYTENSOR_FLAGS": "blas__ldflags=-lopenblas"})
     rc = tmp_path / "pytensorrc"
-    rc.write_text("[blas]\nldflags = -lblas\n", encoding="utf-8")
-    env = {"PYTENSORRC": str(rc)}
-    assert configure_pytensor(environ=env) is False
-    assert "PYTENSOR_FLAGS" not in env
+    rc.write_text("[blas]\nldflags = -lblas\n[traceback]\nlimit = 3\n", encoding="utf-8")
+    assert user_set("blas__ldflags", environ={"PYTENSORRC": str(rc)})
+    assert user_set("traceback__limit", environ={"PYTENSORRC": str(rc)})
 
 
 def test_in_process_value_is_empty():
@@ -106,44 +93,37 @@ def test_planted_warning_is_seen(tmp_path):
     assert "could not link to a BLAS" in proc.stderr
 
 
-def test_creation_traces_are_skipped_unless_the_user_set_a_limit(tmp_path):
-    env = {"PYTENSORRC": str(tmp_path / "absent.rc"), "PYTENSOR_FLAGS": "compiledir=/x"}
-    assert skip_creation_traces(environ=env) is True
-    assert env["PYTENSOR_FLAGS"] == "compiledir=/x,traceback__limit=0"
-    assert skip_creation_traces(environ=env) is False  # once
-    assert env["PYTENSOR_FLAGS"] == "compiledir=/x,traceback__limit=0"
-    env = {"PYTENSORRC": str(tmp_path / "absent.rc"), "PYTENSOR_FLAGS": "traceback__limit=8"}
-    assert skip_creation_traces(environ=env) is False
-    assert env["PYTENSOR_FLAGS"] == "traceback__limit=8"
-    rc = tmp_path / "pytensorrc"
-    rc.write_text("[traceback]\nlimit = 3\n", encoding="utf-8")
-    env = {"PYTENSORRC": str(rc)}
-    assert skip_creation_traces(environ=env) is False
-    assert "PYTENSOR_FLAGS" not in env
-
-
-@pytest.mark.parametrize("command", [True, False])
-def test_a_command_records_no_creation_stacks_and_the_library_keeps_them(tmp_path, command):
-    """In a new process: after the command line's entry point, a new PyTensor
-    variable carries no creation stack, and neither does one in a process the
-    command starts (it inherits PYTENSOR_FLAGS); a process that only imports
-    the library (the user's session) keeps PyTensor's default of 8 frames."""
+@pytest.mark.parametrize("case", ["command", "library", "user-limit"])
+def test_a_command_records_no_creation_stacks_and_the_library_keeps_them(tmp_path, case):
+    """In a new process: after the command line's entry point, a new PyTensor variable
+    carries no creation stack and PyTensor skips its C-BLAS probe; a process that only
+    imports the library (the user's session) keeps PyTensor's defaults, as does a
+    limit the user chose; the environment, which child processes inherit, is left as
+    it was either way."""
     env = dict(os.environ)
     env.pop("PYTENSOR_FLAGS", None)
     env["PYTENSORRC"] = str(tmp_path / "no.rc")
-    show = (
-        "import json, pytensor, pytensor.tensor as pt; "
-        "print(json.dumps([pytensor.config.traceback__limit, bool(pt.scalar().tag.trace)]))"
-    )
+    if case == "user-limit":
+        env["PYTENSOR_FLAGS"] = "traceback__limit=3"
     script = "\n".join(
         [
-            "import compare, json",
-            *(["from compare.interfaces.cli import main", "main(['list'])"] if command else []),
+            "import compare, json, os",
+            *(
+                ["from compare.interfaces.cli import main", "main(['list'])"]
+                if case != "library"
+                else []
+            ),
             "import pytensor, pytensor.tensor as pt",
-            "from tests.probe import run_probe",
-            "here = [pytensor.config.traceback__limit, bool(pt.scalar().tag.trace)]",
-            f"print(json.dumps([here, run_probe({show!r})]))",
+            "param = type(pytensor.config).__dict__['blas__ldflags']",
+            "here = [pytensor.config.traceback__limit, bool(pt.scalar().tag.trace),",
+            "        getattr(param, 'val', None), os.environ.get('PYTENSOR_FLAGS')]",
+            "print(json.dumps(here))",
         ]
     )
-    here, child = run_probe(script, env={**env, "PYTHONPATH": str(ROOT)})
-    assert here == child == ([0, False] if command else [8, True])
+    found = run_probe(script, env={**env, "PYTHONPATH": str(ROOT)})
+    expected = {
+        "command": [0, False, "", None],
+        "library": [8, True, None, None],
+        "user-limit": [3, True, "", "traceback__limit=3"],
+    }[case]
+    assert found == expected

@@ -203,10 +203,8 @@ def test_recover_run_is_a_no_op_on_a_clean_folder(old_folder):
 #: a process imports them, as a fresh `bayes-compare run` does (WRITE_SECONDS below).
 _ZYGOTE = """
 import json, os, signal, sys
-from compare.accel.blas_threads import one_blas_thread
-from compare.accel.scipy_docs import skip_capability_notes
-one_blas_thread()
-skip_capability_notes()
+from compare import accel
+accel.enable()  # as the command line does, before the imports it pays once
 import compare.core.runner, compare.core.sampling, nutpie, numba, scipy.stats, arviz_stats
 from compare.interfaces.cli import main
 assert "netCDF4" not in sys.modules
