@@ -26,6 +26,9 @@ import warnings
 
 __all__ = ["CHOSEN", "install", "one_blas_thread"]
 
+#: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
+NAME = "blas-threads"
+
 #: The variables by which a user chooses the BLAS thread count (OpenBLAS reads
 #: OMP_NUM_THREADS when OPENBLAS_NUM_THREADS is unset).
 CHOSEN = (

@@ -104,12 +104,18 @@ def _unsafe(info: os.stat_result) -> str | None:
     return None
 
 
-def usable_folder(folder: Path) -> bool:
+def usable_folder(folder: Path, *, make: bool = True) -> bool:
     """Whether ``folder`` may hold the cache: made (mode 0700) if missing; refused with
     one line when it, or the folder that holds it, is another user's or writable by
-    others (the entries are pickles: whoever can write one runs code in this process)."""
+    others (the entries are pickles: whoever can write one runs code in this process).
+    ``make=False`` only looks (a missing folder is usable: it would be made so)."""
+    if not make and not folder.exists():
+        return True
     try:
-        make_folder(folder)
+        if make:
+            make_folder(folder)
+        if not folder.is_dir():
+            raise NotADirectoryError(f"{folder} is not a folder")
     except OSError as err:
         note(
             f"cannot make the compiled-model cache folder {folder} ({err.strerror or err}); "

@@ -36,6 +36,9 @@ import gc
 
 __all__ = ["THRESHOLDS", "fewer_collections", "install"]
 
+#: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
+NAME = "gc-thresholds"
+
 #: ``gc.set_threshold`` for our processes (the measurements above).
 THRESHOLDS = (20_000, 20, 20)
 

@@ -50,7 +50,7 @@ def report() -> dict[str, Any]:
     if folder is not None:
         from compare.accel.cache_store import usable_folder  # light
 
-        usable = usable_folder(folder)
+        usable = usable_folder(folder, make=False)  # a look: doctor makes nothing
     return {
         "python": platform.python_version(),
         "executable": sys.executable,

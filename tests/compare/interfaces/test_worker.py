@@ -94,6 +94,63 @@ def test_the_local_worker_refuses_a_client_without_its_credentials(worker_env):
         Client(found.address.replace("tls://", "tcp://"), timeout=2)
 
 
+def _pages(pid: int) -> dict[int, int | str]:
+    """Every TCP port the worker's processes listen on, with what an HTTP request for the
+    scheduler's info page gets there (a status code, or the error's name)."""
+    import urllib.error
+    import urllib.request
+
+    import psutil
+
+    root = psutil.Process(pid)
+    found: dict[int, int | str] = {}
+    for proc in [root, *root.children(recursive=True)]:
+        for conn in proc.net_connections(kind="tcp"):
+            if conn.status != psutil.CONN_LISTEN:
+                continue
+            assert conn.laddr.ip == "127.0.0.1", conn  # nothing beyond this machine
+            url = f"http://127.0.0.1:{conn.laddr.port}/info/main/workers.html"
+            try:
+                with urllib.request.urlopen(url, timeout=3) as answer:
+                    found[conn.laddr.port] = answer.status
+            except urllib.error.HTTPError as err:
+                found[conn.laddr.port] = err.code
+            except (OSError, ValueError) as err:  # the TLS ports: no HTTP there
+                found[conn.laddr.port] = type(err).__name__
+    return found
+
+
+def test_the_local_worker_serves_no_page_to_other_users(worker_env):
+    """No dashboard unless asked: the scheduler's info pages (its logs, the tasks' errors
+    with paths and data) are served nowhere, and port 8787 (a user's own Dask) is free."""
+    env, _ = worker_env
+    found = cluster_mod.read_worker(Path(env["BAYES_COMPARE_WORKER_FILE"]))
+    assert found is not None and found.dashboard is None
+    pages = _pages(found.pid)
+    assert pages and 8787 not in pages
+    assert 200 not in pages.values(), pages
+
+
+def test_a_dashboard_asked_for_is_served_and_who_can_read_it_is_said(tmp_path):
+    """Power of the test above: with ``--dashboard`` the same request gets the page."""
+    env = {**os.environ, "BAYES_COMPARE_WORKER_FILE": str(tmp_path / "worker.json")}
+    started = _cli(
+        "worker", "start", "--workers", "1", "--dashboard", "--idle-minutes", "5",
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        assert started.returncode == 0, started.stderr
+        assert "every account on this machine can read it" in " ".join(started.stdout.split())
+        found = cluster_mod.read_worker(Path(env["BAYES_COMPARE_WORKER_FILE"]))
+        assert found is not None and found.dashboard is not None
+        assert found.dashboard.startswith("http://127.0.0.1:")
+        assert 200 in _pages(found.pid).values()
+        status = json.loads(_cli("worker", "status", "--json", env=env, cwd=tmp_path).stdout)
+        assert status["dashboard"] == found.dashboard
+    finally:
+        _cli("worker", "stop", env=env, cwd=tmp_path)
+
+
 def test_a_worker_that_loaded_other_code_is_not_used(worker_env, tmp_path, monkeypatch, capsys):
     env, _ = worker_env
     real = Path(env["BAYES_COMPARE_WORKER_FILE"])
