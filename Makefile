@@ -9,7 +9,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: install test lint report bench study audit readme readme-check clean
+.PHONY: install test test-accel-off lint report bench study audit readme readme-check clean
 
 # The project's own modules are compiled to bytecode, as pip does for a regular
 # install: the editable install leaves that to Python, which writes none where
@@ -35,6 +35,15 @@ TEST_WORKERS ?= 2
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope)
 test: install
 	$(PYTHON) -m pytest -m "not study" $(XDIST)
+
+# Correctness without the accelerators (compare/accel/, docs/architecture.md): every
+# topic's agreement on its default data and the null calibration of one conjugate topic,
+# with BAYES_COMPARE_ACCEL=0 (no patch, nutpie's own compile).  CI runs it after `make
+# test`, on the same cold caches.
+ACCEL_OFF_TESTS = tests/compare/outputs/test_report.py::test_every_topic_agrees_on_its_default_data \
+	'tests/compare/studies/test_calibration.py::test_mcmc_z_scores_are_standard_normal[beta-binomial]'
+test-accel-off: install
+	BAYES_COMPARE_ACCEL=0 $(PYTHON) -m pytest -m "not study" $(XDIST) $(ACCEL_OFF_TESTS)
 
 # ruff (lint and format check) and mypy, from the `lint` extra, configured in
 # pyproject.toml.  Nothing is rewritten: `ruff check --fix .` and

@@ -1,4 +1,4 @@
-"""What the benchmarks share: one BLAS thread, and the best of a few timed calls.
+"""What the benchmarks share: one BLAS thread, the accelerators, the best of a few timed calls.
 
 Import it before numpy (``import _timing``): BLAS reads its thread count when it
 loads.  One thread per process keeps ratios comparable with the references,
@@ -11,6 +11,10 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from compare import accel
+
+accel.enable()  # a benchmark is a process of ours: the command line's accelerators (compare/accel/)
 
 import time
 from collections.abc import Callable

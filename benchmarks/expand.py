@@ -22,6 +22,10 @@ model to the largest; about 6 minutes on 2 cores).
 
 from __future__ import annotations
 
+from compare import accel
+
+accel.enable()  # a benchmark is a process of ours: the command line's accelerators (compare/accel/)
+
 import json
 import os
 import sys

@@ -231,10 +231,13 @@ ACCELERATORS: tuple[Accelerator, ...] = (
 _BY_NAME = {a.name: a for a in ACCELERATORS}
 _lock = threading.RLock()
 _enabled = False
-#: Why an accelerator is off in this process (name -> reason), once known.
-_off: dict[str, str] = {}
+#: Why :func:`enable` did not install a process accelerator (name -> reason).
+_skipped: dict[str, str] = {}
 #: Installed versions read so far (package -> version, or None when absent).
 _versions: dict[str, str | None] = {}
+#: Version checks made so far (name -> reason, or None when verified): versions do not
+#: change while a process runs; the environment may, so it is read at every ask.
+_checked: dict[str, str | None] = {}
 
 
 def setting(*, environ: Mapping[str, str] | None = None) -> bool:
@@ -296,6 +299,16 @@ def installed(package: str) -> str | None:
 
 def unverified(accelerator: Accelerator) -> str | None:
     """Why ``accelerator``'s packages are outside its verified versions, or None."""
+    with _lock:
+        if accelerator.name in _checked:
+            return _checked[accelerator.name]
+    reason = _check_versions(accelerator)
+    with _lock:
+        _checked[accelerator.name] = reason
+    return reason
+
+
+def _check_versions(accelerator: Accelerator) -> str | None:
     for need in accelerator.verified:
         version = installed(need.package)
         if version is None:
@@ -325,23 +338,19 @@ def _switched_off(accelerator: Accelerator) -> str | None:
 def allowed(name: str) -> bool:
     """Whether accelerator ``name`` may act now in this process.
 
-    A process accelerator only after :func:`enable` (the project's own
-    processes); a call accelerator in any process. Both only when the
-    environment does not switch them off and the installed versions are
-    verified; otherwise the reason is recorded for :func:`status`.
+    A process accelerator only after :func:`enable` installed it (the project's
+    own processes); a call accelerator in any process. Both only when the
+    environment does not switch them off now and the installed versions are
+    verified (read once per process).
     """
     accelerator = _BY_NAME[name]
-    with _lock:
-        if name in _off:
-            return False
-    if accelerator.kind == "process" and not _enabled:
+    if accelerator.kind == "process" and (not _enabled or name in _skipped):
         return False
-    reason = _switched_off(accelerator) or unverified(accelerator)
-    if reason is not None:
-        with _lock:
-            _off[name] = reason
+    try:
+        off = _switched_off(accelerator)
+    except SettingError:  # refused at the entry points (exit 3, InputError); here: off
         return False
-    return True
+    return (off or unverified(accelerator)) is None
 
 
 def active(name: str) -> bool:
@@ -374,8 +383,6 @@ def enable() -> None:
         if _enabled:
             return
         if not on:
-            for accelerator in ACCELERATORS:
-                _off.setdefault(accelerator.name, f"{ENV}=0")
             return
         _enabled = True
     for accelerator in ACCELERATORS:
@@ -384,7 +391,7 @@ def enable() -> None:
         reason = _switched_off(accelerator)
         if reason is not None:
             with _lock:
-                _off[accelerator.name] = reason
+                _skipped[accelerator.name] = reason
             continue
         if accelerator.installs:  # each of these modules is light: no NumPy, no target
             importlib.import_module(accelerator.module).install()
@@ -413,7 +420,7 @@ def status() -> list[Status]:
     found = []
     for accelerator in ACCELERATORS:
         with _lock:
-            reason = _off.get(accelerator.name)
+            reason = _skipped.get(accelerator.name)
         if reason is None:
             try:
                 reason = _switched_off(accelerator)

@@ -1,12 +1,13 @@
 """Run a fix on a third-party module right after it is first imported.
 
-The project's fixes to its dependencies (compare/accel/jax_stubs.py,
-numba_cache.py, lazy_dask.py) must be in place before the module is
-used, yet importing the module to fix it would make light commands pay for
-it. :func:`after_import` applies the fix at once if the module is loaded,
-else from a ``sys.meta_path`` finder that wraps the module's loader.
-:func:`around_import` wraps the module's first execution in a context
-(compare/accel/lazy_arviz.py: what the module imports while it runs).
+The process accelerators (compare/accel/jax_stubs.py, numba_cache.py,
+lazy_dask.py, ...) must be in place before the module they fix is used, yet
+importing the module to fix it would make light commands pay for it.
+:func:`after_import` applies the fix at once if the module is loaded, else from
+a ``sys.meta_path`` finder that wraps the module's loader. :func:`around_import`
+wraps the module's first execution in a context (compare/accel/lazy_arviz.py:
+what the module imports while it runs). Only :func:`compare.accel.enable`, in a
+process of ours, installs them: a user's process never sees these finders.
 """
 
 from __future__ import annotations

@@ -10,14 +10,17 @@ small ``FAST_COMPILE`` helpers (PyMC's initial point; elementwise ops and
 sums, measured: no ``Gemm``/``Dot22``, whose rewrites ``FAST_COMPILE`` does
 not apply), so the ``blas__ldflags`` setting is used by nothing we run.
 
-Yet a graph rewrite (``pytensor/sparse/rewriting.py``) reads
-``config.blas__ldflags`` while compiling any function, and reading it for the
-first time runs ``default_blas_ldflags``: it probes the C compiler for MKL,
-LAPACK, BLAS and OpenBLAS libraries (0.7-1.1 s measured), finds none on a
-pip-installed machine (NumPy and SciPy ship OpenBLAS with renamed
-``scipy_*`` symbols, which the C backend's ``dgemm_`` declarations cannot
-link against) and prints a five-line "could not link to a BLAS installation"
-warning on every sampling command.
+Yet reading ``config.blas__ldflags`` for the first time runs
+``default_blas_ldflags``: it probes the C compiler for MKL, LAPACK, BLAS and
+OpenBLAS libraries, finds none on a pip-installed machine (NumPy and SciPy ship
+OpenBLAS with renamed ``scipy_*`` symbols, which the C backend's ``dgemm_``
+declarations cannot link against) and prints a five-line "could not link to a
+BLAS installation" warning. On PyTensor 3.0-3.2 a graph rewrite
+(``pytensor/sparse/rewriting.py``) read the flag while compiling any function,
+and the probe took 0.7-1.1 s of every sampling command (measured then); on 3.3.8
+only a compile with the C linker's ``fast_run`` rewrites reads it (the MAP
+finder's objective), and the probe gives up in 0.03 s where the compiler's
+library folders hold no BLAS at all (docs/upstream.md, checked 2026-12-07).
 
 Setting ``blas__ldflags`` to the empty string states the truth (no C BLAS;
 the Numba backend does its own), skips the compiler probe, and keeps the

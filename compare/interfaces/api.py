@@ -44,6 +44,7 @@ from scipy import linalg, stats
 
 import compare.topics
 from analytic import ExactAnswer
+from compare import accel
 from compare.core import defaults
 from compare.core.agreement import agreement_test, posterior_array
 from compare.core.checks import Check, Extra
@@ -794,6 +795,10 @@ def _settings(
     method: str | None = None,
     base: Settings | Mapping[str, Any] | None = None,
 ) -> Settings:
+    try:
+        accel.setting()  # BAYES_COMPARE_ACCEL, checked before anything compiles
+    except accel.SettingError as err:
+        raise InputError(str(err)) from None
     if isinstance(base, Settings):
         settings = base
     else:

