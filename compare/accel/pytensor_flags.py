@@ -15,9 +15,9 @@ Yet reading ``config.blas__ldflags`` for the first time runs
 OpenBLAS libraries, finds none on a pip-installed machine (NumPy and SciPy ship
 OpenBLAS with renamed ``scipy_*`` symbols, which the C backend's ``dgemm_``
 declarations cannot link against) and prints a five-line "could not link to a
-BLAS installation" warning. On PyTensor 3.0-3.2 a graph rewrite
-(``pytensor/sparse/rewriting.py``) read the flag while compiling any function,
-and the probe took 0.7-1.1 s of every sampling command (measured then); on 3.3.8
+BLAS installation" warning. With the PyTensor 3 release this was written for, a
+graph rewrite (``pytensor/sparse/rewriting.py``) read the flag while compiling any
+function, and the probe took 0.7-1.1 s of every sampling command; on 3.3.8
 only a compile with the C linker's ``fast_run`` rewrites reads it (the MAP
 finder's objective), and the probe gives up in 0.03 s where the compiler's
 library folders hold no BLAS at all (docs/upstream.md, checked 2026-12-07).
