@@ -185,7 +185,10 @@ def builtin_runs(tmp_path_factory, test_alpha, test_seed) -> BuiltinRuns:
     ESS-based, so calibrated at any run length; a run short of effective
     draws is extended by the runner).  `--workers 1`: the topics run in this
     process, so their compiled models serve the other tests of this worker;
-    the multi-process path is tests/compare/interfaces/test_cli.py's.
+    the multi-process path is tests/compare/interfaces/test_cli.py's.  With
+    every accelerator off (CI's `make test-accel-off`), `--workers 2`: no
+    compiled-model cache, each topic compiles for its full time, and only the
+    default-data verdicts use these runs.
 
     One run of every topic serves the default-data verdicts and the CLI and
     site tests (tests/compare/outputs/test_report.py) and the figure tests
@@ -198,7 +201,7 @@ def builtin_runs(tmp_path_factory, test_alpha, test_seed) -> BuiltinRuns:
         "run",
         "--all",
         "--workers",
-        "1",
+        "1" if accel.setting() else "2",
         "--alpha",
         f"{test_alpha}",
         "--seed",
