@@ -21,6 +21,8 @@ from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any
 
+from compare.accel import allowed
+
 
 def _nothing(_module: ModuleType) -> None:
     return None
@@ -68,6 +70,25 @@ def after_import(name: str, then: Callable[[ModuleType], None]) -> None:
         isinstance(f, AfterImport) and f.name == name and f.then is then for f in sys.meta_path
     ):
         sys.meta_path.insert(0, AfterImport(name, then))
+
+
+_GUARDED: dict[tuple[str, Callable[[ModuleType], None]], Callable[[ModuleType], None]] = {}
+
+
+def patch_on_import(module: str, accelerator: str, patch: Callable[[ModuleType], None]) -> None:
+    """``patch(module)`` when ``module`` is first imported (at once if it is loaded), if
+    :func:`compare.accel.allowed` lets ``accelerator`` act then: the versions of the
+    packages it reaches into are read as they load, so a light command pays nothing."""
+    key = (accelerator, patch)
+    then = _GUARDED.get(key)
+    if then is None:
+
+        def then(loaded: ModuleType) -> None:
+            if allowed(accelerator):
+                patch(loaded)
+
+        _GUARDED[key] = then
+    after_import(module, then)
 
 
 def around_import(name: str, around: Callable[[], AbstractContextManager[Any]]) -> None:

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import sys
 
-from compare.accel import allowed
-from compare.accel._hooks import after_import
+from compare.accel._hooks import patch_on_import
 
 #: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
 NAME = "jax-stubs"
@@ -39,10 +38,9 @@ def forget_stubs() -> None:
 
 
 def _after_arviz(_module: object) -> None:
-    if allowed(NAME):  # arviz-base's version, read now that it loads
-        forget_stubs()
+    forget_stubs()
 
 
 def install() -> None:
     """Forget the stubs now if ``arviz_base`` is loaded, else as soon as it is."""
-    after_import("arviz_base", _after_arviz)  # one function: a second install adds no hook
+    patch_on_import("arviz_base", NAME, _after_arviz)  # one function: a second install adds no hook

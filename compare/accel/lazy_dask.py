@@ -42,8 +42,8 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-from compare.accel import active, allowed
-from compare.accel._hooks import after_import
+from compare.accel import active
+from compare.accel._hooks import patch_on_import
 
 #: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
 NAME = "lazy-dask"
@@ -92,8 +92,6 @@ def _lazy_collection_check(real: Callable[[object], bool]) -> Callable[[object],
 
 def patch(pycompat: ModuleType) -> None:
     """Answer xarray's Dask array checks without importing Dask (see the module)."""
-    if not allowed(NAME):  # xarray's version, read now that it loads
-        return
     cache = getattr(pycompat, "_cached_duck_array_modules", None)
     if isinstance(cache, dict) and hasattr(pycompat, "DuckArrayModule"):  # else: another xarray
         cache.setdefault("dask", _LazyDaskModule(pycompat))
@@ -106,7 +104,7 @@ def patch(pycompat: ModuleType) -> None:
 
 def install() -> None:
     """Patch xarray now if it is loaded, else as soon as it is imported."""
-    after_import(_MODULE, patch)
+    patch_on_import(_MODULE, NAME, patch)
 
 
 _probe_lock = threading.Lock()

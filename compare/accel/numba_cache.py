@@ -50,8 +50,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from compare.accel import allowed
-from compare.accel._hooks import after_import
+from compare.accel._hooks import patch_on_import
 
 #: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
 NAME = "numba-cache"
@@ -124,11 +123,6 @@ def patch(caching: ModuleType) -> None:
     setattr(caching, _PATCHED, True)
 
 
-def _on_import(module: ModuleType) -> None:
-    if allowed(NAME):  # numba's (and llvmlite's) versions, read now that numba loads
-        patch(module)
-
-
 def install() -> None:
     """Patch numba's cache now if it is loaded, else as soon as it is imported."""
-    after_import(_MODULE, _on_import)
+    patch_on_import(_MODULE, NAME, patch)

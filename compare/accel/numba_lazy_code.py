@@ -74,8 +74,7 @@ import weakref
 from types import ModuleType
 from typing import Any
 
-from compare.accel import allowed
-from compare.accel._hooks import after_import
+from compare.accel._hooks import patch_on_import
 
 #: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
 NAME = "numba-lazy-code"
@@ -286,11 +285,6 @@ def tag() -> str | None:
     return TAG if codegen is not None and getattr(codegen, _PATCHED, False) else None
 
 
-def _on_import(module: ModuleType) -> None:
-    if allowed(NAME):  # numba's (and llvmlite's) versions, read now that numba loads
-        patch(module)
-
-
 def install() -> None:
     """Patch numba's code libraries now if they are loaded, else as soon as they are imported."""
-    after_import(_MODULE, _on_import)
+    patch_on_import(_MODULE, NAME, patch)

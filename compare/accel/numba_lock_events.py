@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from compare.accel import allowed
-from compare.accel._hooks import after_import
+from compare.accel._hooks import patch_on_import
 
 #: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
 NAME = "numba-lock-events"
@@ -61,11 +60,6 @@ def patch(base: ModuleType) -> None:
         ffi.unregister_lock_callback(acquire, release)
 
 
-def _on_import(module: ModuleType) -> None:
-    if allowed(NAME):  # numba's (and llvmlite's) versions, read now that numba loads
-        patch(module)
-
-
 def install() -> None:
     """Patch now if ``numba.core.base`` is loaded, else as soon as it is imported."""
-    after_import(_MODULE, _on_import)
+    patch_on_import(_MODULE, NAME, patch)

@@ -40,8 +40,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from compare.accel import allowed
-from compare.accel._hooks import after_import
+from compare.accel._hooks import patch_on_import
 
 #: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
 NAME = "numba-slice-error"
@@ -94,11 +93,6 @@ def tag() -> str | None:
     return TAG if arrayobj is not None and getattr(arrayobj, _PATCHED, False) else None
 
 
-def _on_import(module: ModuleType) -> None:
-    if allowed(NAME):  # numba's (and llvmlite's) versions, read now that numba loads
-        patch(module)
-
-
 def install() -> None:
     """Patch now if ``numba.np.arrayobj`` is loaded, else as soon as it is imported."""
-    after_import(_MODULE, _on_import)
+    patch_on_import(_MODULE, NAME, patch)

@@ -60,8 +60,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
-from compare.accel import allowed
-from compare.accel._hooks import after_import
+from compare.accel._hooks import patch_on_import
 
 #: This accelerator's name in :data:`compare.accel.ACCELERATORS`.
 NAME = "pytensor-flags"
@@ -102,6 +101,10 @@ def user_set(key: str, *, environ: Mapping[str, str] | None = None) -> bool:
     return False
 
 
+def _configure(pytensor: ModuleType) -> None:
+    configure(pytensor)
+
+
 def configure(pytensor: ModuleType) -> list[str]:
     """Set :data:`OPTIONS` on ``pytensor.config``, each unless the user chose a value
     (or PyTensor computed ``blas__ldflags`` already); the names set."""
@@ -119,11 +122,6 @@ def configure(pytensor: ModuleType) -> list[str]:
     return done
 
 
-def _on_import(pytensor: ModuleType) -> None:
-    if allowed(NAME):
-        configure(pytensor)
-
-
 def install() -> None:
     """Configure PyTensor as it is imported (at once if it is loaded), in a process of ours."""
-    after_import("pytensor", _on_import)
+    patch_on_import("pytensor", NAME, _configure)

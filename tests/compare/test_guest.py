@@ -153,7 +153,8 @@ def _use_script(use: str) -> str:
 _REPORT = "print(json.dumps(state.differences(before, after)))\n"
 
 
-def _differences(script: str, tmp_path: Path) -> list[str]:
+def _last_json(script: str, tmp_path: Path) -> Any:
+    """What ``script`` printed as JSON on its last line, run in a user's new interpreter."""
     done = subprocess.run(
         [sys.executable, "-c", script],
         cwd=tmp_path,
@@ -163,7 +164,11 @@ def _differences(script: str, tmp_path: Path) -> list[str]:
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    found: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _differences(script: str, tmp_path: Path) -> list[str]:
+    found: list[str] = _last_json(script, tmp_path)
     return found
 
 
@@ -189,16 +194,7 @@ for name in {STACK!r}:
 {SESSION}
 print(json.dumps(state.snapshot()))
 """
-        done = subprocess.run(
-            [sys.executable, "-c", script],
-            cwd=tmp_path,
-            env=user_environment(),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        snapshots.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        snapshots.append(_last_json(script, tmp_path))
     found = _state().differences(*snapshots, same_process=False)
     assert not found, "import compare, then the stack:\n" + "\n".join(found)
 
@@ -305,15 +301,6 @@ def test_the_snapshot_sees_a_planted_patch(tmp_path: Path) -> None:
             + f"\nafter = state.snapshot()\nfound[{kind!r}] = state.differences(before, after)\n"
         )
     script += "print(json.dumps(found))\n"
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env=user_environment(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = _last_json(script, tmp_path)
     missed = [kind for kind, lines in found.items() if not lines]
     assert not missed, f"planted changes not seen: {missed}"

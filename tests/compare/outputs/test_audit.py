@@ -97,6 +97,7 @@ def test_the_workers_run_without_dasks_profiler_and_with_our_gc_thresholds(audit
     *_, settings = audited
     here = settings.pop("here")
     assert list(settings.values()) == [(False, THRESHOLDS)], settings
+
     # The process that started the cluster keeps Dask's own settings for its other clusters.
     def shipped_value(key: str):
         value = shipped
