@@ -1,24 +1,27 @@
 """bayes-compare used as a library leaves the user's process as it found it.
 
-Each use runs in a new interpreter with the user's environment (none of the
-settings the suite's own processes get from ``compare.accel.enable``), which first
-imports the scientific stack a user's session would hold (PyMC, nutpie, numba and
-the numba modules the accelerators reach into, xarray, ArviZ, SciPy, matplotlib)
-and uses it once (an xarray object, a PyTensor function: what those packages then
-do to the process is theirs), takes a :func:`tests.process_state.snapshot`, does the use, and takes another:
-any difference fails the test (the environment, gc thresholds, signal handlers,
-``sys.meta_path``, warning filters, loggers, BLAS threads, the global random states,
-PyTensor's options, modules taken out of ``sys.modules``, and any attribute of
-another package holding an object of ours). The pytest plugin is checked by a
-pytest run of an unrelated test file in an empty folder, with the plugin and
-without it (``-p no:bayes_compare``): the state inside the test must be the same.
+The uses run one after another in a new interpreter with the user's environment
+(none of the settings the suite's own processes get from ``compare.accel.enable``),
+which first imports the scientific stack a user's session would hold (PyMC, nutpie,
+numba and the numba modules the accelerators reach into, xarray, ArviZ, SciPy,
+matplotlib) and uses it once (an xarray object, a PyTensor function: what those
+packages then do to the process is theirs). Around each use it takes a
+:func:`tests.process_state.snapshot` before and after; any difference fails the
+test: the environment, gc thresholds, signal handlers, ``sys.meta_path``, warning
+filters, loggers, BLAS threads, the global random states, PyTensor's options,
+modules taken out of ``sys.modules``, and any attribute of another package holding
+an object of ours. The pytest plugin is checked by a pytest run of an unrelated
+test file in an empty folder, with the plugin and without it
+(``-p no:bayes_compare``): the state inside the test must be the same.
 
 Power: on the code before issue 59 (``import compare`` installed seven patches)
-every use failed, ``import compare`` with 15 patched attributes of numba and
-xarray, ``PYTENSOR_FLAGS=blas__ldflags=``, numba's lock callbacks gone and arviz's
-``jax`` and ``numpyro`` stubs taken out of ``sys.modules``; the pytest run with the
-plugin had the numba patches and the ``sys.meta_path`` hooks. ``test_the_snapshot_sees_
-a_planted_patch`` plants each kind of change and sees it.
+every check but check_draws failed: ``import compare`` with 15 patched attributes
+of numba and xarray, ``PYTENSOR_FLAGS=blas__ldflags=``, numba's lock callbacks
+gone and arviz's ``jax`` and ``numpyro`` stubs taken out of ``sys.modules``;
+``compare.check`` and ``compare.run`` with nutpie's trace conversion replaced;
+loading a topic file with ``BAYES_COMPARE_TOPIC_FILES`` set; the pytest run with
+the plugin had the numba patches and the ``sys.meta_path`` hooks.
+``test_the_snapshot_sees_a_planted_patch`` plants each kind of change and sees it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -106,51 +108,51 @@ for name in {STACK!r}:
 {SESSION}
 """
 
+#: The uses, in the order one interpreter makes them: each is set up (what the user's
+#: own code does first), then the snapshot, the use itself, the snapshot again.
 USES = {
-    "import compare": "import compare",
-    "compare.check": """
-        import numpy as np, pymc as pm, compare
-        y = np.array([2.1, 1.4, 2.9, 1.7])
-        with pm.Model() as model:
-            mu = pm.Normal("mu", 0, 10)
-            pm.Normal("y", mu, 1, observed=y)
-        precision = 1 / 10**2 + len(y)
-        exact = compare.Exact(mean=[y.sum() / precision], cov=[[1 / precision]], gaussian=True)
-        STEP = lambda: compare.check(model, exact, var_names=["mu"], draws=500)
-    """,
-    "compare.check_draws": """
-        import numpy as np, compare
-        draws = np.random.default_rng(1).normal(size=(4, 1000, 2))
-        exact = compare.Exact(mean=[0.0, 0.0], cov=[[1.0, 0.0], [0.0, 1.0]], gaussian=True)
-        STEP = lambda: compare.check_draws(draws, exact)
-    """,
-    "compare.run": """
-        import compare
-        STEP = lambda: compare.run("beta-binomial", settings={"draws": 500})
-    """,
-    "load a topic file": f"""
-        import compare
-        STEP = lambda: compare.load_topic_file({str(ROOT / "examples" / "my_topic.py")!r})
-    """,
+    "import compare": ("", "import compare"),
+    "load a topic file": (
+        "",
+        f"compare.load_topic_file({str(ROOT / 'examples' / 'my_topic.py')!r})",
+    ),
+    "compare.check_draws": (
+        """
+import numpy as np
+draws = np.random.default_rng(1).normal(size=(4, 1000, 2))
+exact = compare.Exact(mean=[0.0, 0.0], cov=[[1.0, 0.0], [0.0, 1.0]], gaussian=True)
+""",
+        "compare.check_draws(draws, exact)",
+    ),
+    "compare.check": (
+        """
+import numpy as np, pymc as pm
+y = np.array([2.1, 1.4, 2.9, 1.7])
+with pm.Model() as model:
+    mu = pm.Normal("mu", 0, 10)
+    pm.Normal("y", mu, 1, observed=y)
+precision = 1 / 10**2 + len(y)
+exact = compare.Exact(mean=[y.sum() / precision], cov=[[1 / precision]], gaussian=True)
+""",
+        'compare.check(model, exact, var_names=["mu"], draws=500)',
+    ),
+    "compare.run": ("", 'compare.run("beta-binomial", settings={"draws": 500})'),
 }
 
 
-def _use_script(use: str) -> str:
-    code = textwrap.dedent(USES[use])
-    if "STEP" not in code:  # the import itself is the use
-        return (
-            PRELUDE
-            + "before = state.snapshot()\n"
-            + code
-            + "\nafter = state.snapshot()\n"
-            + _REPORT
-        )
-    return (
-        PRELUDE + code + "\nbefore = state.snapshot()\nSTEP()\nafter = state.snapshot()\n" + _REPORT
-    )
+def _uses_script() -> str:
+    script = PRELUDE + "found = {}\n"
+    for use, (setup, step) in USES.items():
+        script += setup + "\nbefore = state.snapshot()\n" + step + "\n"
+        script += f"found[{use!r}] = state.differences(before, state.snapshot())\n"
+    return script + "print(json.dumps(found))\n"
 
 
-_REPORT = "print(json.dumps(state.differences(before, after)))\n"
+@pytest.fixture(scope="module")
+def library_uses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """What each use changed, the uses made one after another in one new interpreter."""
+    found: dict[str, list[str]] = _last_json(_uses_script(), tmp_path_factory.mktemp("uses"))
+    return found
 
 
 def _last_json(script: str, tmp_path: Path) -> Any:
@@ -167,14 +169,9 @@ def _last_json(script: str, tmp_path: Path) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _differences(script: str, tmp_path: Path) -> list[str]:
-    found: list[str] = _last_json(script, tmp_path)
-    return found
-
-
-@pytest.mark.parametrize("use", sorted(USES))
-def test_a_use_changes_nothing_in_the_users_process(use: str, tmp_path: Path) -> None:
-    found = _differences(_use_script(use), tmp_path)
+@pytest.mark.parametrize("use", list(USES))
+def test_a_use_changes_nothing_in_the_users_process(use: str, library_uses) -> None:
+    found = library_uses[use]
     assert not found, f"{use} changed the process:\n" + "\n".join(found)
 
 
@@ -201,7 +198,7 @@ print(json.dumps(state.snapshot()))
 
 UNRELATED = f'''
 """A user's test that has nothing to do with Bayesian models."""
-import importlib.util, json, os
+import importlib.util, json, os, sys
 
 import numba
 import numpy as np
@@ -221,8 +218,9 @@ def test_unrelated():
     spec = importlib.util.spec_from_file_location("process_state", {str(STATE)!r})
     state = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(state)
+    loaded = "compare.pytest_plugin" in sys.modules
     with open(os.environ["STATE_OUT"], "w") as out:
-        json.dump(state.snapshot(), out)
+        json.dump({{"state": state.snapshot(), "plugin": loaded}}, out)
 '''
 
 
@@ -247,25 +245,11 @@ def test_the_plugin_changes_nothing_in_an_unrelated_pytest_run(tmp_path: Path) -
         )
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         snapshots[label] = json.loads((tmp_path / f"{label}.json").read_text())
-    with_plugin, without = snapshots["with"], snapshots["without"]
-    assert "compare.pytest_plugin" in _plugins(folder), "the plugin was not loaded"
+    assert snapshots["with"]["plugin"] and not snapshots["without"]["plugin"]
+    with_plugin, without = snapshots["with"]["state"], snapshots["without"]["state"]
     found = _state().differences(without, with_plugin, same_process=False)
     found += [f"patched: {p}" for p in with_plugin["patches"]]
     assert not found, "the plugin's load changed the process:\n" + "\n".join(sorted(set(found)))
-
-
-def _plugins(folder: Path) -> str:
-    env = user_environment()
-    env.pop("PYTHONPATH")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--trace-config", "--co", "-q", "-p", "no:cacheprovider"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return done.stdout
 
 
 def _state() -> Any:

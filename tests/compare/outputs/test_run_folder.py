@@ -42,6 +42,7 @@ from compare.outputs.document import (
     recover_run,
     save_run,
 )
+from tests.zygote import Forked, start, zygote
 
 REPO = Path(__file__).resolve().parents[3]
 #: The old run (saved in this process) and the new one (a CLI subprocess): different shapes,
@@ -194,113 +195,18 @@ def test_recover_run_is_a_no_op_on_a_clean_folder(old_folder):
     assert {p.name: p.stat().st_mtime_ns for p in old_folder.iterdir()} == before
 
 
-# --- killing a real `bayes-compare run` -------------------------------------------------
-#: A process that imports the command line once, then forks one child per request, each
-#: running `bayes-compare <args>` (cli.main, then the exit code) with its own environment,
-#: folder and stderr.  A child is the real command in its own process, killed by a real
-#: SIGKILL; forking skips the imports each new interpreter paid (the 11 runs measured 42-44
-#: CPU-s in new interpreters, 12 forked: docs/speed.md).  netCDF4 is left to the child: the first netCDF write of
-#: a process imports them, as a fresh `bayes-compare run` does (WRITE_SECONDS below).
-_ZYGOTE = """
-import json, os, signal, sys
-from compare import accel
-accel.enable()  # as the command line does, before the imports it pays once
-import compare.core.runner, compare.core.sampling, nutpie, numba, scipy.stats, arviz_stats
-from compare.interfaces.cli import main
-assert "netCDF4" not in sys.modules
-signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
-for line in sys.stdin:
-    request = json.loads(line)
-    pid = os.fork()
-    if pid == 0:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(null, 1)
-        err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        os.dup2(err, 2)
-        os.environ.clear()
-        os.environ.update(request["env"])
-        os.chdir(request["cwd"])
-        code = 4
-        try:
-            code = main(request["args"])
-        finally:
-            with open(request["stderr"] + ".code", "w") as f:
-                f.write(str(code))
-            sys.stderr.flush()
-            os._exit(code)
-    print(pid, flush=True)
-"""
-
-
-class _Forked:
-    """What the test reads of a `subprocess.Popen`, for a child of the zygote."""
-
-    def __init__(self, pid: int, stderr: Path) -> None:
-        self.pid, self._stderr, self.returncode = pid, stderr, None
-
-    def poll(self) -> int | None:
-        if Path(f"/proc/{self.pid}").exists():
-            return None  # running or stopped
-        code = Path(f"{self._stderr}.code")  # written just before a child exits by itself
-        self.returncode = int(code.read_text() or -1) if code.exists() else -signal.SIGKILL
-        return self.returncode
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
-
-    def wait(self, timeout: float = 60.0) -> int:
-        deadline = time.monotonic() + timeout
-        while self.poll() is None:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"child {self.pid} still running after {timeout} s")
-            time.sleep(0.01)
-        assert self.returncode is not None
-        return self.returncode
-
-    def stderr_text(self) -> str:
-        return self._stderr.read_text(errors="replace")
-
-
-@contextlib.contextmanager
-def _zygote():
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    env.pop(TEST_PAUSE_ENV, None)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _ZYGOTE],
-        cwd=REPO,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        yield proc, env
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=60)
-        proc.stdout.close()
-
-
-def _start(zygote, folder: Path, pause: str | None, stderr: Path) -> _Forked:
-    proc, base = zygote
+# --- killing a real `bayes-compare run` (in children of tests/zygote.py) --------------
+def _start(running, folder: Path, pause: str | None, stderr: Path) -> Forked:
+    _, base = running
     env = dict(base)
     if pause is not None:
         env[TEST_PAUSE_ENV] = pause
     args = ["run", "beta-binomial", "--draws", str(NEW["draws"])]
     args += ["--chains", str(NEW["chains"]), "--out", str(folder)]
-    request = {"args": args, "env": env, "cwd": str(REPO), "stderr": str(stderr)}
-    proc.stdin.write(json.dumps(request) + "\n")
-    proc.stdin.flush()
-    line = proc.stdout.readline()
-    if not line:
-        raise AssertionError(f"the zygote died (exit {proc.wait()})")
-    return _Forked(int(line), stderr)
+    return start(running, args, stderr, env=env)
 
 
-def _wait_stopped(proc: _Forked, timeout: float = 600.0) -> None:
+def _wait_stopped(proc: Forked, timeout: float = 600.0) -> None:
     """Until the child has stopped itself at the hook (state T in /proc)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -356,7 +262,7 @@ def test_kill_9_at_any_moment_leaves_the_old_or_the_new_run(results, tmp_path, c
     plan = _kill_plan(random.Random(20261130))
     outcomes: list[tuple[str, str | None, float | None, str]] = []
     pending = list(enumerate(plan))
-    running: list[tuple[int, _Forked, Path, float]] = []
+    running: list[tuple[int, Forked, Path, float]] = []
     (tmp_path / "stderr").mkdir()
 
     def finish(i, proc, folder, started):
@@ -377,7 +283,7 @@ def test_kill_9_at_any_moment_leaves_the_old_or_the_new_run(results, tmp_path, c
             assert state == ("new" if committed else ("none" if start == "empty" else "old"))
         outcomes.append((start, pause, delay, state))
 
-    with _zygote() as zygote:
+    with zygote(drop=(TEST_PAUSE_ENV,)) as running_zygote:
         while pending or running:
             while pending and len(running) < 2:
                 i, (start, pause, _) = pending.pop(0)
@@ -386,7 +292,7 @@ def test_kill_9_at_any_moment_leaves_the_old_or_the_new_run(results, tmp_path, c
                     shutil.copytree(template, folder)
                 else:
                     folder.mkdir(parents=True)
-                child = _start(zygote, folder, pause, tmp_path / "stderr" / f"{i}.txt")
+                child = _start(running_zygote, folder, pause, tmp_path / "stderr" / f"{i}.txt")
                 running.append((i, child, folder, time.monotonic()))
             finish(*running.pop(0))
 
