@@ -19,6 +19,11 @@ closed forms (:func:`compare.testing.assert_agrees`):
   S gives fresh draws.
 - The terminal summary lists every verdict test: its verdict, max |z|
   against its threshold, and time.
+- ``--bayes-accelerate`` (off by default): switch bayes-compare's accelerators
+  on in this pytest run (:mod:`compare.accel`: numba, xarray, SciPy and nutpie
+  patched for speed, as ``bayes-compare`` runs; ``bayes-compare doctor`` lists
+  them). Without it the plugin changes nothing in the process: no patch, no
+  environment variable, no import hook (``tests/compare/test_guest.py``).
 
 The fixture::
 
@@ -63,6 +68,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="an inconclusive check: fail, xfail, or rerun once with twice the draws (default)",
     )
     group.addoption(
+        "--bayes-accelerate",
+        action="store_true",
+        default=False,
+        help="switch bayes-compare's accelerators on in this run (patches numba, xarray, "
+        "SciPy for speed; `bayes-compare doctor` lists them); off by default",
+    )
+    group.addoption(
         "--bayes-seed",
         type=int,
         default=0,
@@ -71,6 +83,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("bayes_accelerate"):  # the user's choice for their own process
+        from compare import accel  # light: the accelerators' table and switch
+
+        try:
+            accel.enable()
+        except accel.SettingError as err:
+            raise pytest.UsageError(f"--bayes-accelerate: {err}") from None
     budget = config.getoption("bayes_alpha")
     if not 0.0 < budget < 1.0:
         raise pytest.UsageError(f"--bayes-alpha must be in (0, 1), got {budget}; e.g. 1e-3")

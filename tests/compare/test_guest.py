@@ -140,18 +140,40 @@ exact = compare.Exact(mean=[y.sum() / precision], cov=[[1 / precision]], gaussia
 }
 
 
+#: Each kind of change a library could make, planted (the power of the snapshot).
+PLANTS = {
+    "os.environ": "import os; os.environ['PLANTED'] = '1'",
+    "gc": "import gc; gc.set_threshold(20000, 20, 20)",
+    "signal": "import signal; signal.signal(signal.SIGTERM, lambda *a: None)",
+    "meta_path": "import sys\nclass F:\n    def find_spec(self, *a): return None\nsys.meta_path.insert(0, F())",
+    "patch": (
+        "import numba.core.codegen as c, compare.core.registry as r\n"
+        "c.JITCodeLibrary.get_pointer_to_function = r.InputError"
+    ),
+    "sys.modules": "import sys; sys.modules.pop('jax', None); sys.modules.pop('numpy.linalg')",
+    "blas": "from threadpoolctl import threadpool_limits; threadpool_limits(1)",
+    "warnings": "import warnings; warnings.simplefilter('ignore')",
+    "random": "import numpy as np; np.random.seed(1)",
+}
+
+
 def _uses_script() -> str:
     script = PRELUDE + "found = {}\n"
     for use, (setup, step) in USES.items():
         script += setup + "\nbefore = state.snapshot()\n" + step + "\n"
         script += f"found[{use!r}] = state.differences(before, state.snapshot())\n"
+    script += "import compare.core.registry\nfound['planted'] = {}\n"
+    for kind, code in PLANTS.items():
+        script += "before = state.snapshot()\n" + code + "\n"
+        script += f"found['planted'][{kind!r}] = state.differences(before, state.snapshot())\n"
     return script + "print(json.dumps(found))\n"
 
 
 @pytest.fixture(scope="module")
-def library_uses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
-    """What each use changed, the uses made one after another in one new interpreter."""
-    found: dict[str, list[str]] = _last_json(_uses_script(), tmp_path_factory.mktemp("uses"))
+def library_uses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What each use changed, the uses made one after another in one new interpreter
+    (then, under ``planted``, what each planted change did)."""
+    found: dict[str, Any] = _last_json(_uses_script(), tmp_path_factory.mktemp("uses"))
     return found
 
 
@@ -261,30 +283,9 @@ def _state() -> Any:
     return module
 
 
-def test_the_snapshot_sees_a_planted_patch(tmp_path: Path) -> None:
-    """Power: each kind of change a library could make is found."""
-    plants = {
-        "os.environ": "import os; os.environ['PLANTED'] = '1'",
-        "gc": "import gc; gc.set_threshold(20000, 20, 20)",
-        "signal": "import signal; signal.signal(signal.SIGTERM, lambda *a: None)",
-        "meta_path": "import sys\nclass F:\n    def find_spec(self, *a): return None\nsys.meta_path.insert(0, F())",
-        "patch": (
-            "import numba.core.codegen as c, compare.core.registry as r\n"
-            "c.JITCodeLibrary.get_pointer_to_function = r.InputError"
-        ),
-        "sys.modules": "import sys; sys.modules.pop('jax', None); sys.modules.pop('numpy.linalg')",
-        "blas": "from threadpoolctl import threadpool_limits; threadpool_limits(1)",
-        "warnings": "import warnings; warnings.simplefilter('ignore')",
-        "random": "import numpy as np; np.random.seed(1)",
-    }
-    script = PRELUDE + "import compare.core.registry\nfound = {}\n"
-    for kind, code in plants.items():
-        script += (
-            "before = state.snapshot()\n"
-            + code
-            + f"\nafter = state.snapshot()\nfound[{kind!r}] = state.differences(before, after)\n"
-        )
-    script += "print(json.dumps(found))\n"
-    found = _last_json(script, tmp_path)
+def test_the_snapshot_sees_a_planted_patch(library_uses) -> None:
+    """Power: each kind of change a library could make, planted in the same interpreter
+    after the uses, is found."""
+    found = library_uses["planted"]
     missed = [kind for kind, lines in found.items() if not lines]
     assert not missed, f"planted changes not seen: {missed}"

@@ -100,7 +100,8 @@ def test_an_inconclusive_check_never_passes(pytester):
     ``fail`` fails, ``xfail`` xfails, ``rerun`` reruns with twice the draws and
     then fails; none passes."""
     pytester.makepyfile(test_funnel=FUNNEL)
-    result = _pytest(pytester, "--bayes-inconclusive=fail", "-rx")
+    # A user who opted in to the accelerators (the example above runs without them).
+    result = _pytest(pytester, "--bayes-inconclusive=fail", "-rx", "--bayes-accelerate")
     result.assert_outcomes(failed=2, xfailed=1)
     out = result.stdout.str()
     failures = {
@@ -158,3 +159,25 @@ def test_seeds_come_from_the_node_id_and_the_option():
     assert seed_for(node, 0) == seed_for(node, 0)
     assert seed_for(node, 0) != seed_for(node, 1)
     assert seed_for(node, 0) != seed_for(node + "2", 0)
+
+
+def test_the_accelerators_are_the_users_choice(pytester, monkeypatch):
+    """Without ``--bayes-accelerate`` the plugin switches nothing on (numba as released);
+    with it, the run has the command line's accelerators; a bad switch is a usage error."""
+    pytester.makepyfile(
+        test_x="""
+def test_x():
+    from compare import accel
+    import numba.core.codegen as codegen
+    module = codegen.JITCodeLibrary._finalize_final_module.__module__
+    print("\\nSTATE", accel.enabled(), module.split(".")[0])
+"""
+    )
+    off = _pytest(pytester, "-s").stdout.str()
+    on = _pytest(pytester, "-s", "--bayes-accelerate").stdout.str()
+    assert "STATE False numba" in off, off
+    assert "STATE True compare" in on, on
+    monkeypatch.setenv("BAYES_COMPARE_ACCEL", "2")
+    bad = _pytest(pytester, "--bayes-accelerate")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--bayes-accelerate: BAYES_COMPARE_ACCEL must be 0*"])

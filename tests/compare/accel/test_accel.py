@@ -138,17 +138,18 @@ def test_an_unverified_version_keeps_its_accelerators_off_and_the_run_agrees(
     assert not list((tmp_path / "cache" / "compiled").glob("*.pkl"))  # nutpie's own compile
 
 
-def test_with_the_switch_at_0_nothing_is_on_and_the_run_agrees(tmp_path: Path) -> None:
+def test_with_the_switch_at_0_nothing_is_on(tmp_path: Path) -> None:
+    """``doctor`` says every accelerator is off and why, and a process of ours that
+    compiles with numba leaves it as released. (Every topic's verdict with the switch at
+    0 is CI's step of its own, ``make test-accel-off``.)"""
     env = {**os.environ, accel.ENV: "0", "BAYES_COMPARE_CACHE_DIR": str(tmp_path / "cache")}
     doc = _doctor(env)
     assert doc["accel_setting"] is False
     assert all(
         not row["on"] and row["reason"] == "BAYES_COMPARE_ACCEL=0" for row in doc["accelerators"]
     )
-    code, patched_by, out = _ours(["run", "beta-binomial", "--out", str(tmp_path / "r")], env)
-    assert code == 0 and "verdict: AGREE" in out
-    assert patched_by == "numba.core.codegen"
-    assert not (tmp_path / "cache" / "compiled").exists()
+    code, patched_by, _ = _ours(["list"], env)
+    assert code == 0 and patched_by == "numba.core.codegen"
 
 
 def test_doctor_lists_each_accelerator_on_or_off_with_its_reason(tmp_path: Path) -> None:

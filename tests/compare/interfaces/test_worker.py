@@ -198,14 +198,20 @@ def test_a_file_left_by_a_dead_worker_is_removed(tmp_path):
 def scheduler(tmp_path_factory):
     """A LocalCluster of one worker process, reached by its address as a user's scheduler
     would be: the units still run in another process and come back as files (a second
-    worker process added its imports and model loads and checked nothing more)."""
+    worker process added its imports and model loads and checked nothing more). Its
+    worker has opted in to the accelerators, as a user's may (``dask worker --preload
+    compare.accel``, docs/commands.md): a user's own process runs as shipped otherwise."""
+    import dask
     from distributed import LocalCluster
 
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     cwd = os.getcwd()
     os.chdir(elsewhere)  # the workers' folder is not the command's
     try:
-        cluster = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0")
+        with dask.config.set({"distributed.worker.preload": ["compare.accel"]}):
+            cluster = LocalCluster(
+                n_workers=1, threads_per_worker=1, dashboard_address="127.0.0.1:0"
+            )
     finally:
         os.chdir(cwd)
     yield cluster.scheduler_address
