@@ -90,12 +90,14 @@ def user_environment() -> dict[str, str]:
 
 #: What the user's session did with the stack before (what the packages then do to the
 #: process is theirs: xarray's first object imports Dask, whose toolz adds an import
-#: hook; PyTensor's first compile probes for a BLAS and adds a folder to PATH).
+#: hook; PyTensor's first C-linked compile probes for a BLAS, which adds a folder to
+#: PATH: reading the flag is that probe, without the compile).
 SESSION = """
 import numpy, pytensor, pytensor.tensor as pt, xarray
 xarray.DataArray(numpy.zeros(2), dims=["a"]).sum()
 _x = pt.dvector("x")
 pytensor.function([_x], (_x + 1).sum())(numpy.zeros(2))
+pytensor.config.blas__ldflags
 """
 
 PRELUDE = f"""
@@ -162,10 +164,11 @@ def _uses_script() -> str:
     for use, (setup, step) in USES.items():
         script += setup + "\nbefore = state.snapshot()\n" + step + "\n"
         script += f"found[{use!r}] = state.differences(before, state.snapshot())\n"
-    script += "import compare.core.registry\nfound['planted'] = {}\n"
-    for kind, code in PLANTS.items():
-        script += "before = state.snapshot()\n" + code + "\n"
-        script += f"found['planted'][{kind!r}] = state.differences(before, state.snapshot())\n"
+    script += "import compare.core.registry\nfound['planted'] = {}\nbefore = state.snapshot()\n"
+    for kind, code in PLANTS.items():  # each plant's after is the next one's before
+        script += code + "\nafter = state.snapshot()\n"
+        script += f"found['planted'][{kind!r}] = state.differences(before, after)\n"
+        script += "before = after\n"
     return script + "print(json.dumps(found))\n"
 
 
