@@ -243,7 +243,7 @@ def differences(
     """What changed from ``before`` to ``after``, one line each.
 
     ``same_process=False`` compares two processes: their global random states,
-    seeded by the operating system, are not compared.
+    seeded by the operating system, and their working folders are not compared.
 
     Modules imported in between are allowed (a use imports what it needs); modules that were loaded and are gone, or objects of ours in another
     package's namespace, are not. Options that did not exist before (PyTensor's flags
@@ -261,6 +261,8 @@ def differences(
     for section in [*sections, "random"] if same_process else sections:
         b, a = before[section], after[section]
         for key in sorted(set(b) & set(a)):
+            if not same_process and (section, key) == ("sys", "cwd"):
+                continue  # two processes may start in two folders
             if b[key] != a[key]:
                 lines.append(f"{section}[{key!r}]: {b[key]!r} -> {a[key]!r}")
         for key in sorted(set(b) - set(a)):

@@ -287,26 +287,32 @@ def test_an_unwritable_cache_folder_is_said_and_the_run_agrees(
     assert len(notes) == 1 and "compiled-model cache" in notes[0], done.stderr
 
 
-@pytest.mark.parametrize("owner", ["writable by others", "another user's"])
 def test_a_cache_others_can_write_is_refused_and_the_run_agrees(
-    running: Any, warm_cache: Path, tmp_path: Path, owner: str
+    running: Any, warm_cache: Path, tmp_path: Path
 ) -> None:
     """As ssh refuses a key file others can write: the entries are pickles. One line,
     the run goes on without the cache, and the entries are left as they were."""
     cache = _copy(warm_cache, tmp_path)
     compiled = cache / "compiled"
     before = {p.name: p.read_bytes() for p in compiled.iterdir()}
-    if owner == "writable by others":
-        compiled.chmod(0o777)
-    else:
-        if os.geteuid() != 0:
-            pytest.skip("giving a folder to another user needs root")
-        os.chown(compiled, 65534, 65534)  # nobody
+    compiled.chmod(0o777)
     done = _run(running, cache, tmp_path)
     _agrees(done)
     notes = _cache_notes(done.stderr)
     assert len(notes) == 1 and "is not used" in notes[0], done.stderr
     assert {p.name: p.read_bytes() for p in compiled.iterdir()} == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_a_cache_folder_of_another_user_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "root" / "compiled"
+    assert cache_store.usable_folder(folder)
+    os.chown(folder, 65534, 65534)  # nobody
+    assert not cache_store.usable_folder(folder)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "another user (uid 65534)" in err[0], err
 
 
 _UNVERIFIED = """
