@@ -244,6 +244,7 @@ def test_numbas_cache_round_trips_and_plain_numba_keeps_its_own_entries(tmp_path
 _MODEL = textwrap.dedent(
     """
     import sys, warnings
+    from compare import accel; accel.enable()  # the patch unless BAYES_COMPARE_EAGER_NUMBA=1
     import numpy as np
     warnings.simplefilter("ignore")
     import pymc as pm
