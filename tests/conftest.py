@@ -24,6 +24,8 @@ from compare import accel
 # subprocess inherit it: spare OpenBLAS threads spin on the cores the other worker
 # needs). With BAYES_COMPARE_ACCEL=0 (CI's second step) none of them.
 accel.enable()
+# The figures the tests draw are files, as the command line's (compare.interfaces.cli.main).
+os.environ["MPLBACKEND"] = "Agg"
 
 
 def pytest_configure(config):

@@ -191,6 +191,12 @@ def _libraries() -> dict[str, str]:
     if matplotlib is not None:
         backend = matplotlib.rcParams._get("backend")  # not resolved: a sentinel until used
         found["matplotlib.backend"] = backend if isinstance(backend, str) else "(not chosen yet)"
+        found["matplotlib.rcParams"] = repr(
+            sorted((k, repr(v)) for k, v in dict.items(matplotlib.rcParams) if k != "backend")
+        )
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        found["matplotlib.pyplot"] = repr((pyplot.get_fignums(), pyplot.isinteractive()))
     llvmlite_ffi = sys.modules.get("llvmlite.binding.ffi")
     if llvmlite_ffi is not None:
         lock = getattr(llvmlite_ffi.lib, "_lock", None)

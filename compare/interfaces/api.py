@@ -694,14 +694,18 @@ class CheckResult:
         The page is the built-in topics' run page (same template, tables and
         figures), at ``out/runs/<name>/index.html`` beside the run's
         ``result.json`` and ``draws.nc``, with ``out/index.html`` listing it.
-        ``out`` defaults to a new temporary directory.
+        ``out`` defaults to a new temporary directory. The caller's process is left
+        as found: matplotlib's backend, rcParams and open figures
+        (:func:`compare.core.drawing.drawing`), and the warning filters (xarray adds
+        one at every netCDF read).
         """
         from compare.outputs.report import build_site  # heavy: Jinja2 and the figures
 
         out = Path(tempfile.mkdtemp(prefix="bayes-compare-")) if out is None else Path(out)
         run_dir = out / "runs" / self.run.topic
         self.save(run_dir)
-        site = build_site([run_dir], out, workers=workers)
+        with warnings.catch_warnings():
+            site = build_site([run_dir], out, workers=workers)
         return site.pages[self.run.topic]
 
     def __str__(self) -> str:

@@ -91,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     except accel.SettingError as e:
         err.print(f"error: {e}", markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
+    # Our figures are files: Agg in this process and the workers it starts, whatever a
+    # user's MPLBACKEND says for their own sessions (compare.core.drawing chooses none).
+    os.environ["MPLBACKEND"] = "Agg"
     try:
         _register(args)  # after the BLAS limit: NumPy's BLAS starts with one thread
         # standalone_mode=False: click returns the exit code of typer.Exit instead of exiting.

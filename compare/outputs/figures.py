@@ -30,6 +30,7 @@ from scipy import stats
 
 from analytic.gaussian_process import kernel_matrix
 from compare.core.agreement import posterior_array
+from compare.core.drawing import drawing
 from compare.core.files import NETCDF_ENGINE, atomic_write, versions
 from compare.outputs._hypergeom import fast_rank_test
 from compare.outputs.document import DRAWS_FILE, RESULT_FILE
@@ -139,11 +140,10 @@ def _figure_of(plot_collection) -> Any:
 
 
 def _pyplot() -> ModuleType:
-    """``matplotlib.pyplot`` on the Agg backend: the figures are files, never windows."""
-    import matplotlib  # heavy: matplotlib only where a figure is drawn (the report's workers)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # heavy: as above, after the backend is chosen
+    """``matplotlib.pyplot`` on the process's backend: the figures are drawn inside
+    :func:`render`'s :func:`~compare.core.drawing.drawing`, which chooses none (in a
+    user's process the backend is the user's; our command line's is Agg)."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib only where a figure is drawn
 
     return plt
 
@@ -1024,24 +1024,23 @@ def render(
     kind = FIGURE_KINDS[kind] if isinstance(kind, str) else kind
     out_path = Path(out_path)
     try:
-        plt = _pyplot()
-        run = run if isinstance(run, SavedRun) else SavedRun(Path(run))
-        fig = kind.draw(run)
-        if fig is None:
-            out_path.unlink(missing_ok=True)
-            return {
-                "kind": kind.name,
-                "seconds": time.perf_counter() - t0,
-                "status": "skipped",
-                "error": None,
-            }
-        if not _drew_marks(fig):
+        with drawing() as plt:
+            run = run if isinstance(run, SavedRun) else SavedRun(Path(run))
+            fig = kind.draw(run)
+            if fig is None:
+                out_path.unlink(missing_ok=True)
+                return {
+                    "kind": kind.name,
+                    "seconds": time.perf_counter() - t0,
+                    "status": "skipped",
+                    "error": None,
+                }
+            if not _drew_marks(fig):
+                raise ValueError("the figure drew axes but no data")
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = out_path.with_name(f".{out_path.name}.tmp.png")
+            fig.savefig(tmp, dpi=DPI)
             plt.close(fig)
-            raise ValueError("the figure drew axes but no data")
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out_path.with_name(f".{out_path.name}.tmp.png")
-        fig.savefig(tmp, dpi=DPI)
-        plt.close(fig)
         tmp.replace(out_path)
         return {
             "kind": kind.name,

@@ -48,6 +48,7 @@ from scipy import special, stats
 from compare.accel import compiled_cache
 from compare.core.cluster import connect
 from compare.core.defaults import DEFAULT
+from compare.core.drawing import drawing
 from compare.core.files import atomic_write, dumps, versions
 from compare.core.files import clean as _clean
 from compare.core.registry import InputError, Topic
@@ -1159,9 +1160,6 @@ def save(result: SbcResult, out: str | Path, *, figures: bool = True) -> Path:
 
 # --- figures and the page -----------------------------------------------------------
 def _panels(d: int):
-    import matplotlib  # heavy: matplotlib only when a figure is drawn
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
 
     cols = min(d, 4)
@@ -1180,61 +1178,64 @@ MAX_SHOWN = 8
 
 def draw_figures(result: SbcResult, folder: Path) -> dict[str, str]:
     """Rank histograms and ECDF differences as PNGs in ``folder``; returns {kind: file}."""
-    import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
-
-    folder.mkdir(parents=True, exist_ok=True)
-    s = result.spec.settings
-    written = {}
-    d = min(len(result.parameters), MAX_SHOWN)
-    n = result.u.shape[0]
-    if n >= 2 and d:
-        bins = histogram_bins(n)
-        lo, hi = binomial_band(n, bins)
-        fig, axes = _panels(d)
-        counts = histograms(result.u, bins)
-        for j, ax in zip(range(d), axes):
-            ax.axhspan(lo, hi, color="#cccccc", alpha=0.6, lw=0)
-            ax.axhline(n / bins, color="#888888", lw=0.8)
-            ax.bar(
-                np.arange(bins) / bins,
-                counts[j],
-                width=1 / bins,
-                align="edge",
-                color="#1f77b4",
-                edgecolor="white",
-                lw=0.5,
-            )
-            ax.set_title(result.parameters[j], fontsize=9)
-            ax.set_xlabel("normalised rank", fontsize=8)
-            ax.tick_params(labelsize=7)
-        fig.suptitle(f"rank histograms of {n} fits", fontsize=9)
-        written["rank"] = _savefig(fig, folder / "rank.png")
-        plt.close(fig)
-    panels = [("mcmc", result.parameters[j], result.u[:, j]) for j in range(d)] if n >= 2 else []
-    if result.exact is not None and result.exact.available:
-        panels += [
-            ("exact", name, result.exact.u[:, j])
-            for j, name in enumerate(result.exact.names[:MAX_SHOWN])
-        ]
-    if panels:
-        # Holm's first step rejects at p <= alpha/m, and p = 2 min(p_ecdf, p_dispersion):
-        # the ECDF leaves this band exactly when its half of the test rejects.
-        m = sum(1 for t in result.tests if np.isfinite(t.p))
-        level = 1.0 - s.alpha / (2 * max(m, 1))
-        fig, axes = _panels(len(panels))
-        for (side, name, u), ax in zip(panels, axes):
-            u = u[np.isfinite(u)]
-            z, lower, upper = simultaneous_band(u.size, level, s.null_draws)
-            ecdf = np.searchsorted(np.sort(u), z, side="right") / u.size
-            ax.fill_between(z, lower - z, upper - z, color="#cccccc", alpha=0.6, lw=0, step="mid")
-            ax.plot(z, ecdf - z, color="#1f77b4" if side == "mcmc" else "#2ca02c", lw=1.2)
-            ax.axhline(0, color="#888888", lw=0.8)
-            ax.set_title(f"{name} ({side})", fontsize=9)
-            ax.set_xlabel("u", fontsize=8)
-            ax.tick_params(labelsize=7)
-        fig.suptitle(f"ECDF - uniform CDF, simultaneous {level:.4g} band", fontsize=9)
-        written["ecdf"] = _savefig(fig, folder / "ecdf.png")
-        plt.close(fig)
+    with drawing() as plt:
+        folder.mkdir(parents=True, exist_ok=True)
+        s = result.spec.settings
+        written = {}
+        d = min(len(result.parameters), MAX_SHOWN)
+        n = result.u.shape[0]
+        if n >= 2 and d:
+            bins = histogram_bins(n)
+            lo, hi = binomial_band(n, bins)
+            fig, axes = _panels(d)
+            counts = histograms(result.u, bins)
+            for j, ax in zip(range(d), axes):
+                ax.axhspan(lo, hi, color="#cccccc", alpha=0.6, lw=0)
+                ax.axhline(n / bins, color="#888888", lw=0.8)
+                ax.bar(
+                    np.arange(bins) / bins,
+                    counts[j],
+                    width=1 / bins,
+                    align="edge",
+                    color="#1f77b4",
+                    edgecolor="white",
+                    lw=0.5,
+                )
+                ax.set_title(result.parameters[j], fontsize=9)
+                ax.set_xlabel("normalised rank", fontsize=8)
+                ax.tick_params(labelsize=7)
+            fig.suptitle(f"rank histograms of {n} fits", fontsize=9)
+            written["rank"] = _savefig(fig, folder / "rank.png")
+            plt.close(fig)
+        panels = (
+            [("mcmc", result.parameters[j], result.u[:, j]) for j in range(d)] if n >= 2 else []
+        )
+        if result.exact is not None and result.exact.available:
+            panels += [
+                ("exact", name, result.exact.u[:, j])
+                for j, name in enumerate(result.exact.names[:MAX_SHOWN])
+            ]
+        if panels:
+            # Holm's first step rejects at p <= alpha/m, and p = 2 min(p_ecdf, p_dispersion):
+            # the ECDF leaves this band exactly when its half of the test rejects.
+            m = sum(1 for t in result.tests if np.isfinite(t.p))
+            level = 1.0 - s.alpha / (2 * max(m, 1))
+            fig, axes = _panels(len(panels))
+            for (side, name, u), ax in zip(panels, axes):
+                u = u[np.isfinite(u)]
+                z, lower, upper = simultaneous_band(u.size, level, s.null_draws)
+                ecdf = np.searchsorted(np.sort(u), z, side="right") / u.size
+                ax.fill_between(
+                    z, lower - z, upper - z, color="#cccccc", alpha=0.6, lw=0, step="mid"
+                )
+                ax.plot(z, ecdf - z, color="#1f77b4" if side == "mcmc" else "#2ca02c", lw=1.2)
+                ax.axhline(0, color="#888888", lw=0.8)
+                ax.set_title(f"{name} ({side})", fontsize=9)
+                ax.set_xlabel("u", fontsize=8)
+                ax.tick_params(labelsize=7)
+            fig.suptitle(f"ECDF - uniform CDF, simultaneous {level:.4g} band", fontsize=9)
+            written["ecdf"] = _savefig(fig, folder / "ecdf.png")
+            plt.close(fig)
     return written
 
 

@@ -36,6 +36,7 @@ from analytic import sensitivity as asens
 from compare.core.agreement import posterior_array
 from compare.core.data import check_array
 from compare.core.defaults import DEFAULT, Settings
+from compare.core.drawing import drawing
 from compare.core.files import DRAWS_FILE, NETCDF_ENGINE, atomic_write, dumps
 from compare.core.files import clean as _clean
 from compare.core.registry import (
@@ -991,14 +992,11 @@ def save(result: SensitivityResult, out_dir: str | Path) -> Path:
 
 def draw_figure(doc: dict[str, Any], path: str | Path) -> Path:
     """Write the figure of :func:`figure` to ``path`` (PNG)."""
-    import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
-
-    fig = figure(doc)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=80)
-    plt.close(fig)
+    with drawing():
+        figure(doc).savefig(tmp, dpi=80)
     tmp.replace(path)
     return path
 
@@ -1024,9 +1022,6 @@ def _log_axis(ax, grid: np.ndarray) -> None:
 def figure(doc: dict[str, Any]):
     """The posterior path: mean and central interval of the first parameters along the
     grid, MCMC points (mean +- 1.96 sd) on it, the base value marked, and the log evidence."""
-    import matplotlib  # heavy: matplotlib only when a figure is drawn
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
 
     grid = np.asarray(doc["grid"], dtype=float)

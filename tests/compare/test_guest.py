@@ -21,6 +21,10 @@ gone and arviz's ``jax`` and ``numpyro`` stubs taken out of ``sys.modules``;
 ``compare.check`` and ``compare.run`` with nutpie's trace conversion replaced;
 loading a topic file with ``BAYES_COMPARE_TOPIC_FILES`` set; the pytest run with
 the plugin had the numba patches and the ``sys.meta_path`` hooks.
+``CheckResult.to_html`` drew its figures with ``matplotlib.use("Agg")`` until
+2026-12-07, switching a user's backend (a notebook's inline figures) for the rest of
+the session; it now draws on the user's, their open figures and rcParams as found
+(``compare.core.drawing``).
 ``test_the_snapshot_sees_a_planted_patch`` plants each kind of change and sees it.
 """
 
@@ -60,14 +64,15 @@ STACK = (
     "threadpoolctl",
 )
 
-#: The variables compare.accel.enable sets in our own processes (the suite's among
-#: them): a user's process does not have them.
+#: The variables compare.accel.enable and the command line set in our own processes
+#: (the suite's among them): a user's process does not have them.
 OURS = (
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS",
     "BLIS_NUM_THREADS",
     "OMP_NUM_THREADS",
+    "MPLBACKEND",
 )
 
 
@@ -139,6 +144,18 @@ exact = compare.Exact(mean=[y.sum() / precision], cov=[[1 / precision]], gaussia
         'compare.check(model, exact, var_names=["mu"], draws=500)',
     ),
     "compare.run": ("", 'compare.run("beta-binomial", settings={"draws": 500})'),
+    "CheckResult.to_html": (
+        """
+import matplotlib
+matplotlib.use("svg")  # the user's own backend (a notebook's would be its inline one)
+import matplotlib.pyplot as plt
+plt.ion()
+plt.plot([0, 1])  # a figure of the user's, open (its first axes import nutpie's lazy jax)
+import netCDF4  # draws.nc's writer: its import sets HDF5_PLUGIN_PATH, netCDF4's doing
+result = compare.check_draws(draws, compare.Exact(mean=[0.0, 0.0], cov=[[1.0, 0.0], [0.0, 1.0]]))
+""",
+        "result.to_html()",
+    ),
 }
 
 
@@ -156,6 +173,7 @@ PLANTS = {
     "blas": "from threadpoolctl import threadpool_limits; threadpool_limits(1)",
     "warnings": "import warnings; warnings.simplefilter('ignore')",
     "random": "import numpy as np; np.random.seed(1)",
+    "matplotlib": "import matplotlib; matplotlib.use('Agg')",
 }
 
 
