@@ -42,7 +42,7 @@ from compare.core.approximation import Optimisation, loss_trend
 from compare.core.defaults import Settings
 from compare.core.methods import APPROXIMATION, get_method
 from compare.core.registry import InputError
-from compare.core.sampling import MapFinder, one_thread, set_model_data
+from compare.core.sampling import MapFinder, MapSearch, one_thread, set_model_data
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,11 +167,15 @@ class MethodModel:
 
     def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
         """PyMC's MAP for ``data`` (the same check whatever the method)."""
+        return self.map_search(data).point
+
+    def map_search(self, data: dict[str, np.ndarray]) -> MapSearch:
+        """PyMC's MAP for ``data`` and the initial point its search started from."""
         with self._lock:
             if self._map_finder is None:
                 self._map_finder = MapFinder(self.model, self.variables)
             self.set_data(data)
-            return self._map_finder.find()
+            return self._map_finder.search()
 
     def sample(
         self,

@@ -328,8 +328,21 @@ def extension_line(section: dict[str, Any]) -> str:
     )
 
 
-def map_check(exact: ExactAnswer, pymc_map: np.ndarray | None, settings: Settings) -> Check:
-    """PyMC's MAP against the exact mode, in exact posterior sds (IQR/1.349 where infinite)."""
+def map_check(
+    exact: ExactAnswer,
+    pymc_map: np.ndarray | None,
+    settings: Settings,
+    start: np.ndarray | None = None,
+) -> Check:
+    """PyMC's MAP against the exact mode, in exact posterior sds (IQR/1.349 where infinite).
+
+    ``start`` is the point the search began at (PyMC's initial point,
+    :class:`compare.core.sampling.MapSearch`). Where it already lies within the
+    tolerance of the exact mode (a symmetric prior whose centre is the posterior's
+    mode, say) and the search stayed there, the check could not have failed: it
+    reads ``not informative`` (passed None), never ``ok``; a search that left the
+    mode fails as any other. Otherwise the note says how far the search travelled.
+    """
     post = exact.posterior
     tol = settings.map_tol_sd
     if post.mode is None:
@@ -353,12 +366,29 @@ def map_check(exact: ExactAnswer, pymc_map: np.ndarray | None, settings: Setting
             None,
             "the mode lies on the boundary of the support; reported, not tested",
         )
+    travelled = ""
+    if start is not None and start.shape == post.mode.shape:
+        scale = posterior_scale(post)
+        from_start = float(np.max(np.abs(start - post.mode) / scale))
+        if from_start <= tol and dist <= tol:  # a search that moved away still fails
+            return Check(
+                "map",
+                dist,
+                tol,
+                None,
+                f"not informative: PyMC's initial point is already {from_start:.1e} sd from "
+                "the exact mode, so the search could not have failed",
+            )
+        travelled = (
+            f"; the search travelled {float(np.max(np.abs(pymc_map - start) / scale)):.2g} sd "
+            "from PyMC's initial point"
+        )
     return Check(
         "map",
         dist,
         tol,
         dist <= tol,
-        "largest |MAP - exact mode| in posterior sds must not exceed the threshold",
+        "largest |MAP - exact mode| in posterior sds must not exceed the threshold" + travelled,
     )
 
 
@@ -563,8 +593,9 @@ def run(
         f"max |z| over {len(agreement.quantities)} quantities must not "
         f"exceed the Bonferroni threshold for alpha={alpha_each:g}",
     )
-    pymc_map = compiled.map_point(model_data)
-    checks = (*checks, agreement_check, map_check(exact, pymc_map, settings))
+    search = compiled.map_search(model_data)
+    pymc_map = search.point
+    checks = (*checks, agreement_check, map_check(exact, pymc_map, settings, search.start))
     extra = Extra()
     if topic.extras is not None and settings.extras:
         # The extras start at the requested draws too: each sampled model is
@@ -669,8 +700,13 @@ def _approximated(
     )
     draws = theta.reshape(settings.chains, settings.draws, -1)
     checks, diag = convergence_checks(draws, 0, settings)
-    pymc_map = compiled.map_point(model_data)
-    checks = (*checks, *approximation_checks(found, settings), map_check(exact, pymc_map, settings))
+    search = compiled.map_search(model_data)
+    pymc_map = search.point
+    checks = (
+        *checks,
+        *approximation_checks(found, settings),
+        map_check(exact, pymc_map, settings, search.start),
+    )
     verdict, decided_by = decide(checks)
     clear = [c for c in checks if c.passed is False and c.on_fail == DISAGREE]
     if verdict == INCONCLUSIVE and clear:  # a tolerance clearly missed outweighs one unsure

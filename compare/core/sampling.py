@@ -106,6 +106,16 @@ MAP_MAXITER = 10_000
 MAP_RESTARTS = 3
 
 
+@dataclass(frozen=True)
+class MapSearch:
+    """PyMC's MAP and the point its search started from, both flattened in parameter
+    order (constrained values); ``point`` is None when the search failed, ``start``
+    when the model has no continuous search (an enumerated discrete model)."""
+
+    point: np.ndarray | None
+    start: np.ndarray | None
+
+
 class MapFinder:
     """PyMC's MAP (what ``pm.find_MAP`` computes) with the objective compiled once.
 
@@ -184,6 +194,12 @@ class MapFinder:
 
     def find(self) -> np.ndarray | None:
         """The MAP for the model's current ``pm.Data`` values, flattened; None on failure."""
+        return self.search().point
+
+    def search(self) -> MapSearch:
+        """The MAP for the model's current ``pm.Data`` values and the initial point the
+        search started from (a MAP check whose start is already the exact mode could
+        not have failed: ``compare.core.runner.map_check`` says so)."""
         if not self.in_c and self._searching > MAP_SWITCH_SECONDS:
             self._compile(MAP_MODE)
             self.in_c = True
@@ -191,19 +207,28 @@ class MapFinder:
         # would otherwise come sooner, and a study would pay the C compile for less.
         started = time.thread_time()
         try:
-            return self._find()
+            return self._search()
         except NotImplementedError:  # an op the Python linker cannot evaluate
             if self.in_c:
                 raise
             self._compile(MAP_MODE)
             self.in_c = True
-            return self._find()
+            return self._search()
         finally:
             self._searching += time.thread_time() - started
 
-    def _find(self) -> np.ndarray | None:
+    def _search(self) -> MapSearch:
         start = self._initial_point(0)
         names = [v.name for v in self._value_vars]
+        begun = self._flat(self._constrained(**{n: start[n] for n in names}))
+        return MapSearch(self._find(start, names), begun)
+
+    @staticmethod
+    def _flat(values: Sequence[Any]) -> np.ndarray | None:
+        out = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in values])
+        return out if np.all(np.isfinite(out)) else None
+
+    def _find(self, start: dict[str, np.ndarray], names: list[str]) -> np.ndarray | None:
         x0 = self._bijection.map({n: start[n] for n in names})
 
         def fused(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -236,9 +261,7 @@ class MapFinder:
         if not np.all(np.isfinite(res.x)) or res.status == 1:
             return None
         point = self._bijection.rmap(type(x0)(np.asarray(res.x), x0.point_map_info), start)
-        values = self._constrained(**{n: point[n] for n in names})
-        out = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in values])
-        return out if np.all(np.isfinite(out)) else None
+        return self._flat(self._constrained(**{n: point[n] for n in names}))
 
 
 def set_model_data(model: pm.Model, data: dict[str, np.ndarray]) -> None:
@@ -327,11 +350,15 @@ class CompiledModel:
 
     def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
         """PyMC's MAP for ``data``, flattened in the order of ``variables``."""
+        return self.map_search(data).point
+
+    def map_search(self, data: dict[str, np.ndarray]) -> MapSearch:
+        """PyMC's MAP for ``data`` and the initial point its search started from."""
         with self._lock:
             if self._map_finder is None:
                 self._map_finder = MapFinder(self.model, self.variables)
             self.set_data(data)
-            return self._map_finder.find()
+            return self._map_finder.search()
 
 
 #: Most joint values of a discrete model's free variables that StepModel
@@ -611,6 +638,10 @@ class StepModel:
         if self._step is None:
             self._step = self.step(self.model)
         return self._step
+
+    def map_search(self, data: dict[str, np.ndarray]) -> MapSearch:
+        """The mode by enumeration (:meth:`map_point`): no search, so no start."""
+        return MapSearch(self.map_point(data), None)
 
     def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
         """Mode of the recorded variables by enumeration; None when not enumerable."""

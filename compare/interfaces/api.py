@@ -977,7 +977,8 @@ def check(
     )
     t2 = time.perf_counter()
     tree, mcmc_draws, divergences = sampled.tree, sampled.draws, sampled.divergences
-    pymc_map = compiled.map_point(data) if posterior.mode is not None else None
+    search = compiled.map_search(data) if posterior.mode is not None else None
+    pymc_map = None if search is None else search.point
     observed, n = _observed(model)
     return CheckResult(
         _verdict(
@@ -986,6 +987,7 @@ def check(
             draws=mcmc_draws,
             divergences=divergences,
             pymc_map=pymc_map,
+            map_start=None if search is None else search.start,
             tree=tree,
             settings=settings,
             source="PyMC model",
@@ -1029,10 +1031,12 @@ def _verdict(
     exact: Exact,
     map_note: str | None,
     sampled: Any = None,
+    map_start: np.ndarray | None = None,
 ) -> RunResult:
     """The runner's checks and verdict on draws of shape (chain, draw, d).
 
     ``map_note`` says why PyMC's MAP was not computed (None when it was);
+    ``map_start`` is where its search started (see ``map_check``);
     ``sampled`` (a :class:`compare.core.runner.Sampled`) is how :func:`check`
     sampled, extensions included (None for draws from elsewhere).
     """
@@ -1082,7 +1086,7 @@ def _verdict(
     elif map_note is not None:
         map_result = Check("map", None, settings.map_tol_sd, None, map_note)
     else:
-        map_result = map_check(answer, pymc_map, settings)
+        map_result = map_check(answer, pymc_map, settings, map_start)
     checks = (*checks, agreement_check, map_result)
     verdict, decided_by = decide(checks)
     t4 = time.perf_counter()

@@ -44,6 +44,21 @@ def test_map_check_in_posterior_sds():
     assert map_check(exact, None, DEFAULT).passed is False
 
 
+def test_a_search_started_at_the_mode_is_not_informative_and_travel_is_said():
+    exact = bb.solve(x=np.array([1.0, 0.0, 1.0, 1.0]), a=2.0, b=3.0)
+    sd = math.sqrt(exact.posterior.cov[0, 0])
+    mode = exact.posterior.mode
+    at_mode = map_check(exact, mode, DEFAULT, start=mode + 0.001 * sd)
+    assert at_mode.passed is None and at_mode.note.startswith("not informative")
+    # A search that starts at the mode and leaves it (a wrong density's optimum) fails.
+    left = map_check(exact, mode + 0.5 * sd, DEFAULT, start=mode)
+    assert left.passed is False and left.statistic == pytest.approx(0.5)
+    moved = map_check(exact, mode, DEFAULT, start=mode + 0.3 * sd)
+    assert moved.passed is True and "travelled 0.3 sd" in moved.note
+    wrong = map_check(exact, mode + 0.02 * sd, DEFAULT, start=mode + 0.3 * sd)
+    assert wrong.passed is False
+
+
 def test_unconverged_map_search_is_inconclusive_not_disagree():
     """An optimiser that stops short (None) says nothing about the maths."""
     exact = bb.solve(x=np.array([1.0, 0.0, 1.0, 1.0]), a=2.0, b=3.0)

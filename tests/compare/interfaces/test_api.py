@@ -71,8 +71,29 @@ def test_user_model_agrees_with_its_closed_form(agreeing):
     assert agreeing.exit_code == 0 and agreeing.decided_by == "agreement"
     checks = {c.name: c for c in agreeing.checks}
     assert checks["map"].passed  # gaussian=True: the exact mode is the mean
+    assert "travelled" in checks["map"].note  # from PyMC's initial point, the prior's mean
     assert [r["parameter"] for r in agreeing.table] == ["mu"]
     assert agreeing.diagnostics["divergences"] == 0
+
+
+@pytest.mark.mcmc
+def test_a_map_search_that_starts_at_the_mode_is_not_informative(test_alpha):
+    """PyMC's MAP search starts at the prior's mean; data centred on it put the exact
+    mode there too, so the MAP check could not have failed: it reads not informative
+    (passed None), never ok, and the verdict rests on the agreement test."""
+    import pymc as pm
+
+    y = PRIOR_MEAN + np.array([-0.6, 0.6, -0.3, 0.3, 0.1, -0.1])
+    with pm.Model() as model:
+        mu = pm.Normal("mu", PRIOR_MEAN, sigma=PRIOR_SD)
+        pm.Normal("y", mu, NOISE_SD, observed=y)
+    result = compare.check(
+        model, _exact_normal_mean(y), var_names=["mu"], draws=500, alpha=test_alpha
+    )
+    check = {c.name: c for c in result.checks}["map"]
+    assert check.passed is None and check.note.startswith("not informative"), check
+    assert result.decided_by == "agreement"
+    assert "not informative" in str(result)
 
 
 @pytest.mark.mcmc

@@ -173,7 +173,11 @@ def test_csv_run_agrees_and_reports_f_and_the_evidence(tmp_path, capsys, test_al
     assert code == 0 and doc["verdict"] == "agree", doc["checks"]
     assert doc["parameters"] == [f"f[{i}]" for i in range(8)]
     checks = {c["name"]: c for c in doc["checks"]}
-    assert checks["evidence"]["passed"] and checks["map"]["passed"]
+    assert checks["evidence"]["passed"]
+    # PyMC's initial point of f is its conditional's mean, which is the exact mode: the
+    # MAP search starts at the answer, so the check says it is not informative.
+    assert checks["map"]["passed"] is None, checks["map"]
+    assert checks["map"]["note"].startswith("not informative")
     # 8 means + 8 variances + 28 covariances, all in the Bonferroni count.
     assert len(doc["quantities"]) == 44
     section = doc["gaussian_process"]
