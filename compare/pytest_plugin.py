@@ -18,7 +18,8 @@ closed forms (:func:`compare.testing.assert_agrees`):
   node id and S, so a failure reproduces with the same command, and another
   S gives fresh draws.
 - The terminal summary lists every verdict test: its verdict, max |z|
-  against its threshold, and time.
+  against its threshold, the check that decided (a MAP-decided disagree
+  shows an agreeing max |z|), and time.
 - ``--bayes-accelerate`` (off by default): switch bayes-compare's accelerators
   on in this pytest run (:mod:`compare.accel`: numba, xarray, SciPy and nutpie
   patched for speed, as ``bayes-compare`` runs; ``bayes-compare doctor`` lists
@@ -207,6 +208,7 @@ def _figures(result: Any) -> dict[str, Any]:
     agreement = next((c for c in result.checks if c.name == "agreement"), None)
     return {
         "verdict": result.verdict,
+        "decided_by": result.decided_by,
         "max_abs_z": None if agreement is None else agreement.statistic,
         "threshold": None if agreement is None else agreement.threshold,
     }
@@ -231,6 +233,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             if z is not None and limit is not None
             else "max |z| -"
         )
+        # The check that decided: a MAP-decided disagree shows an agreeing max |z|.
+        decided = f"by {r['decided_by']}" if r.get("decided_by") else ""
         terminalreporter.write_line(
-            f"{r['verdict']:>12s}  {shown:24s} {r['seconds']:7.1f} s  {nodeid}"
+            f"{r['verdict']:>12s}  {shown:24s} {decided:16s} {r['seconds']:7.1f} s  {nodeid}"
         )

@@ -397,9 +397,11 @@ def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
 
     Convergence failures make the run inconclusive (the MCSEs are not
     trustworthy), before agreement is looked at; otherwise any failed
-    agreement or MAP check is a disagreement.
+    agreement or MAP check is a disagreement. Among failed convergence checks the
+    strongest decides: divergences (the sampler could not follow the posterior)
+    before R-hat, before the effective draws.
     """
-    convergence = ("rhat", "ess_bulk", "ess_tail", "divergences")
+    convergence = ("divergences", "rhat", "ess_bulk", "ess_tail")
     by_name = {c.name: c for c in checks}
     for name in convergence:
         if by_name[name].passed is False:

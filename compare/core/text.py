@@ -63,21 +63,25 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
         if stat is None:
             text = c.note
         elif c.name == "rhat":
-            text = f"{fmt(stat, '.4f')} < {threshold:g} (worst rank-normalised split R-hat)"
+            bound = "<" if c.passed is not False else ">="
+            text = f"{fmt(stat, '.4f')} {bound} {threshold:g} (worst rank-normalised split R-hat)"
         elif c.name in ("ess_bulk", "ess_tail"):
-            text = f"{fmt(stat, '.0f')} > {threshold:g} (smallest over parameters)"
+            bound = ">" if c.passed is not False else "<="
+            text = f"{fmt(stat, '.0f')} {bound} {threshold:g} (smallest over parameters)"
         elif c.name == "divergences":
             text = f"{fmt(stat, '.0f')} divergent transitions"
         elif c.name == "agreement":
             n = 0 if agreement is None else len(agreement.quantities)
             alpha = run.settings.alpha if agreement is None else agreement.alpha
             text = (
-                f"max |z| {fmt(stat, '.2f')} <= {threshold:.2f} (Bonferroni over "
+                f"max |z| {fmt(stat, '.2f')} {'>' if c.passed is False else '<='} "
+                f"{threshold:.2f} (Bonferroni over "
                 f"{n} quantities, alpha={alpha:g})"
             )
         elif c.name == "map":
             # Not tested (boundary mode, not informative): the distance without a bound.
-            text = f"{stat:.1e} sd" + (f" <= {threshold:g} sd" if c.passed is not None else "")
+            bound = {True: " <= ", False: " > ", None: ""}[c.passed]
+            text = f"{stat:.1e} sd" + (f"{bound}{threshold:g} sd" if c.passed is not None else "")
             if not map_vectors:
                 text += " (PyMC's MAP vs the exact mode)"
             elif len(run.parameters) <= MAP_VECTOR_MAX and (

@@ -81,8 +81,8 @@ def test_the_example_passes_and_its_planted_bug_is_caught(pytester):
         [
             "bayes-compare: false-alarm budget 0.001 over 2 verdict tests: alpha 0.000167 each*",
             "*bayes-compare verdict tests*",
-            "*disagree*max |z|*>*test_a_wrong_closed_form_is_caught",
-            "*agree*max |z|*<=*test_posterior_matches_the_closed_form",
+            "*disagree*max |z|*>*by agreement*test_a_wrong_closed_form_is_caught",
+            "*agree*max |z|*<=*by agreement*test_posterior_matches_the_closed_form",
         ]
     )
     # What the user sees when the wrong closed form fails: the report, not a traceback.

@@ -25,6 +25,10 @@ def _checks(**passed):
 def test_convergence_failure_is_inconclusive_even_when_agreement_fails():
     assert decide(_checks(rhat=False, agreement=False)) == ("inconclusive", "rhat")
     assert decide(_checks(divergences=False)) == ("inconclusive", "divergences")
+    # The strongest failing gate decides: divergences before R-hat before ESS.
+    both = _checks(rhat=False, divergences=False, ess_bulk=False)
+    assert decide(both) == ("inconclusive", "divergences")
+    assert decide(_checks(rhat=False, ess_tail=False)) == ("inconclusive", "rhat")
 
 
 def test_agreement_or_map_failure_is_disagree():

@@ -62,6 +62,24 @@ def test_map_line_shows_the_vectors_or_names_them():
     assert long == "  ok   map          6.7e-10 sd <= 0.01 sd"
 
 
+def test_a_failed_line_prints_the_inequality_that_failed():
+    lines = check_lines(
+        _run(
+            [
+                Check("rhat", 1.02, 1.01, False),
+                Check("ess_bulk", 310.0, 400.0, False),
+                Check("agreement", 4490.47, 4.72, False),
+                Check("map", 0.2, 0.01, False),
+            ]
+        ),
+        map_vectors=False,
+    )[1:]
+    assert lines[0].startswith("  FAIL rhat         1.0200 >= 1.01 ")
+    assert lines[1].startswith("  FAIL ess_bulk     310 <= 400 ")
+    assert lines[2].startswith("  FAIL agreement    max |z| 4490.47 > 4.72 ")
+    assert lines[3].startswith("  FAIL map          2.0e-01 sd > 0.01 sd ")
+
+
 def test_no_statistic_prints_the_note_and_flagged_quantities_follow():
     q = SimpleNamespace(name="mean:mu", estimate=1.5, expected=1.0, z=5.2, p_holm=1e-6)
     lines = check_lines(_run([Check("map", None, 0.01, None, "no interior mode")], flagged=(q,)))
