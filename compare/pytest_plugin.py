@@ -170,13 +170,22 @@ def bayes_check(
     shows the flagged quantities (z and Holm p-values), every check and the
     saved run page.
     """
-    from compare.testing import DisagreementError, assert_agrees  # PyMC when a check runs
+    from compare.testing import (  # PyMC when a check runs
+        DisagreementError,
+        assert_agrees,
+        derived_seed,
+    )
 
     config = request.config
     seed = seed_for(request.node.nodeid, config.getoption("bayes_seed"))
     policy = _policy(request.node)
+    calls = 0
 
     def check(model: Any, exact: Any, **options: Any) -> Any:
+        nonlocal calls
+        # The test's first check has the test's seed; each later one a seed of its own.
+        own = seed if calls == 0 else derived_seed(seed, calls)
+        calls += 1
         start = time.perf_counter()
         record: dict[str, Any] = {"verdict": "error", "max_abs_z": None, "threshold": None}
         failure = None
@@ -185,7 +194,7 @@ def bayes_check(
                 model,
                 exact,
                 alpha=bayes_alpha,
-                seed=options.pop("seed", seed),
+                seed=options.pop("seed", own),
                 inconclusive=policy,
                 page_dir=tmp_path / "bayes-compare-report",
                 **options,

@@ -40,6 +40,24 @@ class DisagreementError(AssertionError):
         self.result = result
 
 
+def derived_seed(seed: int, stream: int) -> int:
+    """A seed of its own for the ``stream``-th extra check made from ``seed``
+    (``numpy.random.SeedSequence``: reproducible from ``seed``; independent draws).
+
+    The rerun after an inconclusive check, and the second and later checks of one
+    pytest test, use one: nutpie's draws for a seed are the same prefix whatever the
+    length, so a divergence or a stuck chain would otherwise recur with certainty.
+    """
+    import numpy as np
+
+    state = np.random.SeedSequence([int(seed) % 2**64, RERUN_STREAM, int(stream)])
+    return int(state.generate_state(1, np.uint32)[0])
+
+
+#: Mixed into :func:`derived_seed` so that its seeds differ from a run's extension seeds.
+RERUN_STREAM = 0x52455255
+
+
 def failure_report(result: Any, page: Path | None = None, *, rerun_draws: int | None = None) -> str:
     """A readable report of a check that did not agree.
 
@@ -51,7 +69,10 @@ def failure_report(result: Any, page: Path | None = None, *, rerun_draws: int | 
 
     lines = [f"bayes-compare: {result.verdict.upper()} (decided by {result.decided_by})"]
     if rerun_draws is not None:
-        lines.append(f"after one rerun with twice the draws ({rerun_draws} per chain)")
+        lines.append(
+            f"after one rerun with twice the draws ({rerun_draws} per chain) and a seed "
+            f"of its own ({result.run.settings.seed})"
+        )
     lines += check_lines(result.run, map_vectors=False)
     if page is not None:
         lines.append(f"run page: {page}")
@@ -83,8 +104,8 @@ def assert_agrees(
         As for :func:`compare.check`.
     inconclusive : {"rerun", "fail", "xfail"}
         What an ``inconclusive`` verdict (the sampler did not converge, so no
-        verdict on agreement) does: ``rerun`` once with twice the draws, then
-        fail; ``fail`` at once; ``xfail`` marks the pytest test xfail. Never
+        verdict on agreement) does: ``rerun`` once with twice the draws and a
+        seed of its own (:func:`derived_seed`), then fail; ``fail`` at once; ``xfail`` marks the pytest test xfail. Never
         a silent pass.
     page_dir : path, optional
         Where the run page of a failed check is written (default: a new
@@ -124,7 +145,7 @@ def assert_agrees(
                 exact,
                 var_names=var_names,
                 alpha=alpha,
-                seed=seed,
+                seed=derived_seed(result.run.settings.seed, 0),
                 draws=more,
                 **check_options,
             )

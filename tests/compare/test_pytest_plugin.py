@@ -111,6 +111,9 @@ def test_an_inconclusive_check_never_passes(pytester):
     for name, text in failures.items():
         assert "bayes-compare: INCONCLUSIVE (decided by" in text, (name, out)
     assert "after one rerun with twice the draws (200 per chain)" in failures["test_funnel_rerun"]
+    # ... and a seed of its own: nutpie's draws for one seed share their prefix, so the
+    # first run's divergences would recur with certainty.
+    assert "and a seed of its own (" in failures["test_funnel_rerun"]
     assert "rerun" not in failures["test_funnel_by_the_option"]
     result.stdout.fnmatch_lines(["XFAIL*test_funnel_xfail*"])
 
@@ -181,3 +184,12 @@ def test_x():
     bad = _pytest(pytester, "--bayes-accelerate")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--bayes-accelerate: BAYES_COMPARE_ACCEL must be 0*"])
+
+
+def test_a_rerun_and_a_tests_later_checks_get_seeds_of_their_own():
+    from compare.testing import derived_seed
+
+    seeds = [derived_seed(12345, k) for k in range(50)] + [12345]
+    assert len(set(seeds)) == len(seeds)  # none repeats the test's own seed
+    assert derived_seed(12345, 3) == derived_seed(12345, 3)  # reproducible
+    assert all(0 <= s < 2**32 for s in seeds)
