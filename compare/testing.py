@@ -48,7 +48,7 @@ def derived_seed(seed: int, stream: int) -> int:
     pytest test, use one: nutpie's draws for a seed are the same prefix whatever the
     length, so a divergence or a stuck chain would otherwise recur with certainty.
     """
-    import numpy as np
+    import numpy as np  # light: numpy only when a seed is derived (the plugin loads this module)
 
     state = np.random.SeedSequence([int(seed) % 2**64, RERUN_STREAM, int(stream)])
     return int(state.generate_state(1, np.uint32)[0])
