@@ -40,22 +40,21 @@ class DisagreementError(AssertionError):
         self.result = result
 
 
+#: Mixed into :func:`derived_seed` so that its seeds differ from a run's extension seeds.
+RERUN_STREAM = 0x52455255
+
+
 def derived_seed(seed: int, stream: int) -> int:
     """A seed of its own for the ``stream``-th extra check made from ``seed``
-    (``numpy.random.SeedSequence``: reproducible from ``seed``; independent draws).
+    (:func:`compare.core.runner.derived_seed` on a stream of the checks' own).
 
     The rerun after an inconclusive check, and the second and later checks of one
     pytest test, use one: nutpie's draws for a seed are the same prefix whatever the
     length, so a divergence or a stuck chain would otherwise recur with certainty.
     """
-    import numpy as np  # light: numpy only when a seed is derived (the plugin loads this module)
+    from compare.core.runner import derived_seed as derive  # NumPy: only when a check runs
 
-    state = np.random.SeedSequence([int(seed) % 2**64, RERUN_STREAM, int(stream)])
-    return int(state.generate_state(1, np.uint32)[0])
-
-
-#: Mixed into :func:`derived_seed` so that its seeds differ from a run's extension seeds.
-RERUN_STREAM = 0x52455255
+    return derive(seed, RERUN_STREAM, stream)
 
 
 def failure_report(result: Any, page: Path | None = None, *, rerun_draws: int | None = None) -> str:
@@ -105,8 +104,8 @@ def assert_agrees(
     inconclusive : {"rerun", "fail", "xfail"}
         What an ``inconclusive`` verdict (the sampler did not converge, so no
         verdict on agreement) does: ``rerun`` once with twice the draws and a
-        seed of its own (:func:`derived_seed`), then fail; ``fail`` at once; ``xfail`` marks the pytest test xfail. Never
-        a silent pass.
+        seed of its own (:func:`derived_seed`), then fail; ``fail`` at once;
+        ``xfail`` marks the pytest test xfail. Never a silent pass.
     page_dir : path, optional
         Where the run page of a failed check is written (default: a new
         temporary folder).

@@ -175,16 +175,21 @@ def cap_note(extensions: int, draws: int, settings: Settings) -> str:
     return f"after {extensions} extension(s) to {draws} draws per chain ({cap})"
 
 
+def derived_seed(seed: int, *stream: int) -> int:
+    """A seed of its own for the draws ``stream`` names, derived from ``seed`` alone
+    (``numpy.random.SeedSequence``): reproducible, and independent of ``seed``'s draws
+    (nutpie's draws for one seed share their prefix whatever the length)."""
+    state = np.random.SeedSequence([int(seed) % 2**64, *stream]).generate_state(1, np.uint32)
+    return int(state[0])
+
+
 def extension_seed(seed: int, attempt: int) -> int:
     """Sampler seed of a run's ``attempt``-th sampling (0: the run's own seed).
 
-    Derived from the run's seed alone (``numpy.random.SeedSequence``), so an
-    extended run is reproducible from its settings.
+    Derived from the run's seed alone (:func:`derived_seed`), so an extended run is
+    reproducible from its settings.
     """
-    if attempt == 0:
-        return seed
-    state = np.random.SeedSequence([seed % 2**64, attempt]).generate_state(1, np.uint32)
-    return int(state[0])
+    return seed if attempt == 0 else derived_seed(seed, attempt)
 
 
 def next_draws(draws: int, min_ess: float, settings: Settings) -> int | None:

@@ -80,8 +80,8 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
             )
         elif c.name == "map":
             # Not tested (boundary mode, not informative): the distance without a bound.
-            bound = {True: " <= ", False: " > ", None: ""}[c.passed]
-            text = f"{stat:.1e} sd" + (f"{bound}{threshold:g} sd" if c.passed is not None else "")
+            bounds = {True: f" <= {threshold:g} sd", False: f" > {threshold:g} sd", None: ""}
+            text = f"{stat:.1e} sd{bounds[c.passed]}"
             if not map_vectors:
                 text += " (PyMC's MAP vs the exact mode)"
             elif len(run.parameters) <= MAP_VECTOR_MAX and (
