@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ess_bulk", "ess_mean", "ess_tail", "rhat_rank"]
+__all__ = ["ess_bulk", "ess_mean", "ess_mean_lags", "ess_tail", "rhat_rank"]
 
 
 def ess_mean(series: np.ndarray) -> np.ndarray:
@@ -40,6 +40,32 @@ def ess_mean(series: np.ndarray) -> np.ndarray:
     draw): an array of shape (quantity,), NaN where ArviZ gives NaN (a NaN draw,
     fewer than 4 draws). So for the functions below."""
     return _each(series, "mean", lambda x: _ess_split(_split_chains(x)))
+
+
+def ess_mean_lags(series: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ess_mean` and, for each quantity, the number of autocorrelation lags
+    Geyer's sequence summed (NaN where ArviZ answered: a constant series).
+
+    The lags say how uncertain the ESS is: the sum of ``L`` estimated
+    autocorrelations of ``N`` draws has a relative variance of about
+    ``2 (2 L + 1) / N`` (Bartlett's formula for a flat window), which the
+    agreement test turns into the degrees of freedom of its standard errors."""
+    lags_out: list[np.ndarray] = []
+
+    def fast(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ess, ok, lags = _ess_split(_split_chains(x), with_lags=True)
+        lags_out.append((lags, ok))
+        return ess, ok
+
+    ess = _each(series, "mean", fast)
+    lags = np.full(len(ess), np.nan)
+    x = np.asarray(series, dtype=float)
+    if lags_out:
+        general = np.isfinite(x).all(axis=(1, 2)) if x.shape[2] >= 4 else np.zeros(len(x), bool)
+        idx = np.flatnonzero(general)
+        found, ok = lags_out[0]
+        lags[idx[ok]] = found[ok]
+    return ess, lags
 
 
 def ess_bulk(series: np.ndarray) -> np.ndarray:
@@ -148,15 +174,17 @@ def _rhat(y: np.ndarray) -> np.ndarray:
 DIRECT_LAGS = 12
 
 
-def _ess_split(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _ess_split(y: np.ndarray, *, with_lags: bool = False) -> Any:
     """ArviZ's ``_ess`` of each quantity of the split chains ``y`` (quantity, chain,
     half); and whether each is ArviZ's general case (not constant, as ArviZ checks
-    after the split, and a positive variance)."""
+    after the split, and a positive variance); with ``with_lags`` also the number
+    of lags Geyer's sequence summed."""
     with np.errstate(over="ignore", invalid="ignore"):  # such quantities go to ArviZ
-        return _ess_split_finite(y)
+        ess, ok, lags = _ess_split_finite(y)
+    return (ess, ok, lags) if with_lags else (ess, ok)
 
 
-def _ess_split_finite(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _ess_split_finite(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_ess_split` on the split chains ``y`` (quantity, chain, half)."""
     n_q, n_chain, n = y.shape
     varies = np.ptp(y.reshape(n_q, -1), axis=1) >= np.finfo(float).resolution
@@ -172,14 +200,16 @@ def _ess_split_finite(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ok = varies & np.isfinite(var_plus) & (var_plus > 0)
     safe = np.where(ok, var_plus, 1.0)
 
-    tau, done = _geyer_tau(_autocorrelation(acov, mean_var, safe), n)
+    tau, done, lags = _geyer_tau(_autocorrelation(acov, mean_var, safe), n)
     late = np.flatnonzero(~done)
     if late.size:  # every lag, from one FFT
         every = _fft_autocovariance(centred[late])
-        tau[late], _ = _geyer_tau(_autocorrelation(every, mean_var[late], safe[late]), n)
+        tau[late], _, lags[late] = _geyer_tau(
+            _autocorrelation(every, mean_var[late], safe[late]), n
+        )
     size = float(n_chain * n)
     ess = size / np.maximum(tau, 1.0 / np.log10(size))
-    return ess, ok & np.isfinite(ess)
+    return ess, ok & np.isfinite(ess), lags
 
 
 def _autocorrelation(acov: np.ndarray, mean_var: np.ndarray, var_plus: np.ndarray) -> np.ndarray:
@@ -198,9 +228,10 @@ def _fft_autocovariance(centred: np.ndarray) -> np.ndarray:
     return np.fft.irfft(spectrum, n=m, axis=-1)[..., :n] / n
 
 
-def _geyer_tau(rho: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _geyer_tau(rho: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ArviZ's ``tau_hat`` from the autocorrelations ``rho`` (quantity, lag) of the
-    first lags of series of ``n`` draws, and whether those lags were enough.
+    first lags of series of ``n`` draws, whether those lags were enough, and the
+    number of lags summed (``2 K``: the K pairs' lags and the one after them).
 
     Pairs ``P_0 = 1 + rho_1`` and ``P_k = rho_2k + rho_2k+1`` are summed while
     positive (ArviZ's ``while t < n - 3`` allows pairs k = 1..kmax), made monotone
@@ -229,7 +260,7 @@ def _geyer_tau(rho: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     # pair was computed.
     after = np.where((last_pair >= 0) | (last_even > 0), last_even, 0.0)
     after = np.where(k_run == 0, 1.0, after)
-    return -1.0 + 2.0 * total + after, done
+    return -1.0 + 2.0 * total + after, done, 2.0 * k_run
 
 
 def _split_chains(x: np.ndarray) -> np.ndarray:

@@ -52,6 +52,8 @@ it there, or resume it and kill it a random moment later
 
 from __future__ import annotations
 
+import math
+
 import errno
 import fcntl
 import hashlib
@@ -173,6 +175,7 @@ def to_document(result: RunResult) -> dict[str, Any]:
                 "z": q.z,
                 "p": q.p_value,
                 "p_holm": q.p_holm,
+                "df": q.df if math.isfinite(q.df) else None,
             }
             for q in agreement.quantities
         ],

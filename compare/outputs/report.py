@@ -250,7 +250,8 @@ def _parameter_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
         def at(vec, i=i):
             return None if vec is None or i >= len(vec) else vec[i]
 
-        test = tests.get(f"mean:{name}", {})
+        # A Gaussian posterior's location test is ``mean:``, any other's ``loc:``.
+        test = tests.get(f"mean:{name}") or tests.get(f"loc:{name}", {})
         rows.append(
             {
                 "name": name,

@@ -67,21 +67,70 @@ def test_iid_null_is_calibrated(name, rng):
         assert rate <= alpha + 3 * se, f"{name}: false-alarm rate {rate} at alpha={alpha}"
 
 
-def test_quantities_follow_the_moments_that_exist():
-    """Heavy tails drop the moment tests; Gaussian posteriors skip quantile tests."""
+def test_quantities_of_each_kind_of_posterior():
+    """Gaussian: whitened means and the PIT's scale, skew and tail components; any
+    other: the four components of each marginal's PIT, heavy tails included (no
+    moment is needed); pairs: rank dependence; a Dirichlet's last coordinate is not
+    free (the others fix it) and is not tested."""
     rng = np.random.default_rng(0)
     names = {}
     for key in ("normal", "pareto", "pareto-heavy", "nig", "dirichlet"):
         post = POSTERIORS[key]
         draws = post.sample(rng, 800).reshape(2, 400, -1)
         names[key] = [q.name for q in agreement_test(draws, post, alpha=0.01).quantities]
-    assert names["normal"] == ["mean:mu", "var:mu"]
-    assert names["pareto"] == ["mean:theta", "var:theta", "q05:theta", "q50:theta", "q95:theta"]
-    assert names["pareto-heavy"] == ["q05:theta", "q50:theta", "q95:theta"]
-    assert names["nig"][:5] == ["mean:mu", "mean:sigma2", "var:mu", "var:sigma2", "cov:mu,sigma2"]
-    # The Dirichlet's last coordinate is not whitened (the covariance is singular)
-    # but still has its quantile tests.
-    assert "mean:p[c]" not in names["dirichlet"] and "q50:p[c]" in names["dirichlet"]
+    assert names["normal"] == ["mean:mu", "scale:mu", "skew:mu", "kurt:mu"]
+    battery = ["loc:theta", "scale:theta", "skew:theta", "kurt:theta"]
+    assert names["pareto"] == names["pareto-heavy"] == battery
+    assert names["nig"][:3] == ["loc:mu", "loc:sigma2", "scale:mu"]
+    assert names["nig"][-1] == "dep:mu,sigma2" and len(names["nig"]) == 9
+    assert names["dirichlet"][-1] == "dep:p[a],p[b]"
+    assert not any(n.endswith("p[c]") for n in names["dirichlet"])
+
+
+def test_legendre_components_are_orthonormal_under_the_uniform():
+    """E[L_j L_k] = 1{j = k} and E[L_k] = 0 for w uniform on (0, 1): Gauss-Legendre
+    quadrature with 8 nodes is exact for these polynomials (degree <= 8)."""
+    from compare.core.agreement import legendre
+
+    nodes, weights = np.polynomial.legendre.leggauss(8)
+    w, weight = (nodes + 1) / 2, weights / 2
+    values = np.array([legendre(w, k) for k in (1, 2, 3, 4)])
+    np.testing.assert_allclose(values @ weight, 0.0, atol=1e-14)
+    np.testing.assert_allclose((values * weight) @ values.T, np.eye(4), atol=1e-13)
+    with pytest.raises(ValueError, match="degree must be 1, 2, 3 or 4"):
+        legendre(w, 5)
+
+
+def test_t_as_normal_is_the_normal_deviate_of_the_t_tail():
+    """Same two-sided tail probability; the identity for infinite df; signs kept."""
+    from compare.core.agreement import t_as_normal
+
+    z = np.array([-5.0, 4.26, 2.0, 0.0])
+    out = t_as_normal(z, np.array([80.0, 80.0, np.inf, 10.0]))
+    assert out[0] == pytest.approx(-stats.norm.isf(stats.t.sf(5.0, 80)), rel=1e-10)
+    assert out[1] == pytest.approx(stats.norm.isf(stats.t.sf(4.26, 80)), rel=1e-10)
+    assert out[2] == 2.0 and out[3] == 0.0
+    assert 3.9 < out[1] < 4.26  # the t tail is heavier: the same z is less extreme
+    # Far out the t tail is still a number (1e-160 at 1e4 with 50 df): no underflow.
+    assert 20.0 < t_as_normal(np.array([1e4]), np.array([50.0]))[0] < 1e4
+
+
+def test_gaussian_declared_posterior_catches_a_wrong_shape():
+    """Issue 60: uniform draws with the exact mean and variance agreed with N(0, 1)
+    10 times in 10 when only means and variances were tested. The PIT's tail
+    component sees them: E L_4(Phi(u)) = -0.24 per draw, z ~ -0.24 sqrt(8000) ~ -21.
+    Normal draws agree (false-failure odds below alpha = 1e-4 each)."""
+    from compare.interfaces.api import Exact
+
+    post = Exact(mean=[0.0], cov=[[1.0]], gaussian=True).as_posterior(["mu"])
+    rng = np.random.default_rng(60)
+    caught = agreed = 0
+    for _ in range(10):
+        uniform = rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=(4, 2000, 1))
+        caught += not agreement_test(uniform, post, alpha=1e-4).passed
+        normal = rng.standard_normal((4, 2000, 1))
+        agreed += agreement_test(normal, post, alpha=1e-4).passed
+    assert caught == 10 and agreed == 10
 
 
 @pytest.mark.parametrize(
@@ -115,7 +164,7 @@ def test_constant_quantity_uses_nominal_sample_size():
     result = agreement_test(stuck, post, alpha=1e-4)
     assert np.all(np.isfinite([q.z for q in result.quantities]))
     assert not result.passed
-    assert {q.name for q in result.flagged} >= {"q05:p", "q50:p", "q95:p"}
+    assert {q.name for q in result.flagged} >= {"loc:p", "scale:p"}
 
 
 def test_rejects_draws_of_the_wrong_shape():
@@ -141,78 +190,54 @@ class _NoMarginal:
 def test_one_free_coordinate_without_a_marginal_uses_exact_draws():
     """Regression (issue 15): f = 1 with marginal None crashed with AttributeError.
 
-    The null variance of u^2 then comes from exact draws; it must match the
-    closed form excess kurtosis + 2 of the Beta (scipy) within 5 Monte Carlo SE
-    (false-failure odds ~6e-7 for a normal estimate).
-    """
-    from compare.core.agreement import _square_null_variances
+    Its PIT is now the randomised rank among 200,000 exact draws: uniform under the
+    null (KS p-value above 1e-4 on 8000 iid draws: a false failure 1 time in 10,000),
+    the whole battery tested with finite z, and Beta draws 10% off caught."""
+    from compare.core.agreement import PIT_STREAM, _plan
 
     beta = POSTERIORS["beta"]
     post = _NoMarginal(beta)
-    n_ref = 200_000
-    var_sq, var_prod = _square_null_variances(post, n_ref, 7)
-    exact = float(beta.marginal(0).stats(moments="k")) + 2.0
-    u = (beta.sample(np.random.default_rng(8), n_ref)[:, 0] - beta.mean[0]) / np.sqrt(
-        beta.cov[0, 0]
-    )
-    se = np.std((u * u - 1.0) ** 2) / np.sqrt(n_ref)
-    assert var_prod.size == 0 and abs(var_sq[0] - exact) < 5 * se
+    pit = _plan(post, 200_000, 7)[0]
+    assert pit.kind == "rank" and pit.reference.size == 200_000
+    x = beta.sample(np.random.default_rng(9), 8000)[:, 0]
+    w = pit(x, np.random.default_rng([7, PIT_STREAM]).random(x.size))
+    assert stats.kstest(w, "uniform").pvalue > 1e-4
     draws = beta.sample(np.random.default_rng(9), 2000).reshape(2, 1000, 1)
     result = agreement_test(draws, post, alpha=1e-4)
-    assert [q.name for q in result.quantities] == ["mean:p", "var:p"]
-    assert np.all(np.isfinite([q.z for q in result.quantities]))
+    assert [q.name for q in result.quantities] == ["loc:p", "scale:p", "skew:p", "kurt:p"]
+    assert np.all(np.isfinite([q.z for q in result.quantities])) and result.passed
+    wrong = bb.BetaPosterior(3.5 * 1.1, 12.0).sample(np.random.default_rng(10), 8000)
+    assert not agreement_test(wrong.reshape(4, 2000, 1), post, alpha=1e-4).passed
 
 
-@pytest.mark.parametrize("df", [10.0, 12.0, 30.0])
-def test_an_elliptical_posteriors_null_variances_are_its_draws_moments(df):
-    """A multivariate t's closed-form null variances (``elliptical_kurtosis``: 2 +
-    3 kappa for u_i^2, 1 + kappa for u_i u_j) are the means of (u_i^2 - 1)^2 and
-    (u_i u_j)^2 over its whitened exact draws, within 5 Monte Carlo SE each
-    (false-failure odds ~6e-7 per mean). Power: the Gaussian values (2 and 1),
-    which the draws would give without the heavy tails, are 5 SE away."""
-    from analytic._multivariate import MultivariateT
-    from compare.core.agreement import _pairs, _square_null_variances, _whiten, _whitener
+def test_dependence_null_is_the_reference_draws_rank_correlation():
+    """The null mean of L1(w_a) L1(w_b) for a Dirichlet (negatively dependent) from the
+    reference draws equals its mean over an independent set of exact draws within 5
+    Monte Carlo SE (false-failure odds ~6e-7); independence (0) is far outside."""
+    from compare.core.agreement import _dependence_null, _plan, legendre
 
-    a = np.array([[2.0, 0.3, -0.5], [0.0, 1.0, 0.4], [0.0, 0.0, 0.7]])
-    post = MultivariateT(
-        loc=np.array([1.0, -2.0, 0.5]), scale=a @ a.T, df=df, parameters=("a", "b", "c")
+    post = POSTERIORS["dirichlet"]
+    plan = _plan(post, 100_000, 3)
+    mean, sd = (
+        _dependence_null.__wrapped__(post, plan, 100_000, 3)
+        if hasattr(_dependence_null, "__wrapped__")
+        else _dependence_null(post, plan, 100_000, 3)
     )
-    var_sq, var_prod = _square_null_variances(post, 10, 0)  # n_reference unused
-    n = 1_000_000
-    u = _whiten(post.sample(np.random.default_rng(int(df)), n), *_whitener(post))
-    pairs = _pairs(3)
-    terms = np.column_stack([(u * u - 1.0) ** 2] + [(u[:, i] * u[:, j]) ** 2 for i, j in pairs])
-    mean, se = terms.mean(axis=0), terms.std(axis=0) / np.sqrt(n)
-    closed = np.concatenate([var_sq, var_prod])
-    assert np.all(np.abs(closed - mean) < 5 * se), (closed, mean, se)
-    gaussian = np.concatenate([np.full(3, 2.0), np.ones(len(pairs))])
-    assert np.all(np.abs(gaussian - mean) > 5 * se), (gaussian, mean, se)
-
-
-def test_reference_variances_are_the_means_of_each_squared_product():
-    """The null variances from exact draws, computed for all pairs at once, are the
-    definition's per-coordinate and per-pair means over the same whitened draws
-    (to round-off), in the order of the quantities' names."""
-    from compare.core.agreement import _pairs, _reference_variances, _whiten, _whitener
-
-    # Four categories: three free coordinates, three pairs.
-    post = dc.DirichletPosterior(np.array([2.0, 3.5, 6.0, 9.0]), ("a", "b", "c", "d"))
-    var_sq, var_prod = _reference_variances.__wrapped__(post, 5_000, 11)
-    free, mean, chol = _whitener(post)
-    u = _whiten(post.sample(np.random.default_rng(11), 5_000), free, mean, chol)
-    assert np.allclose(var_sq, [np.mean((u[:, i] ** 2 - 1.0) ** 2) for i in range(free.size)])
-    by_pair = [np.mean((u[:, i] * u[:, j]) ** 2) for i, j in _pairs(free.size)]
-    assert len(by_pair) == 3
-    assert np.allclose(var_prod, by_pair, rtol=1e-12, atol=0.0)
-    # Each pair is its own number (a permuted order would be caught): not all equal.
-    assert np.ptp(by_pair) > 1e-3
+    x = post.sample(np.random.default_rng(4), 200_000)
+    product = legendre(post.marginal(0).cdf(x[:, 0]), 1) * legendre(
+        post.marginal(1).cdf(x[:, 1]), 1
+    )
+    se = product.std() / np.sqrt(x.shape[0]) + sd[0] / np.sqrt(100_000)
+    assert abs(mean[0] - product.mean()) < 5 * se
+    assert abs(mean[0]) > 20 * se and sd[0] == pytest.approx(product.std(), rel=0.02)
 
 
 def test_quantity_constant_under_the_null_is_checked_exactly_never_nan():
-    """Regression (issue 15): a Bernoulli(1/2) indicator has u^2 = 1 on every draw, so
-    its null sd is 0 and z was 0/0 = NaN (verdict DISAGREE).  Now it is not a z-test:
-    z = 0 when the draws give exactly 1, z = inf (fail) when one draw is off the
-    support; it does not count in the Bonferroni m."""
+    """Regression (issue 15): a Bernoulli(1/2) indicator had u^2 = 1 on every draw, so
+    its null sd was 0 and z was 0/0 = NaN (verdict DISAGREE). Its PIT is now
+    randomised (uniform under the null), and whether every draw lies in the support
+    is checked exactly: z = 0 when it does, z = -inf (fail) when one draw is off the
+    support; that check does not count in the Bonferroni m."""
     from compare.interfaces.api import Exact
 
     exact = Exact(mean=[0.5], cov=[[0.25]], marginals=[stats.bernoulli(0.5)])
@@ -221,14 +246,14 @@ def test_quantity_constant_under_the_null_is_checked_exactly_never_nan():
     draws = rng.integers(0, 2, size=(2, 500, 1)).astype(float)
     result = agreement_test(draws, post, alpha=1e-4)
     by_name = {q.name: q for q in result.quantities}
-    assert set(by_name) == {"mean:h", "var:h"}
-    assert by_name["var:h"].null_sd == 0.0 and by_name["var:h"].z == 0.0
-    assert result.constant == (by_name["var:h"],)
-    assert result.threshold == pytest.approx(bonferroni_threshold(1e-4, 1))
+    assert set(by_name) == {"loc:h", "scale:h", "skew:h", "kurt:h", "support:h"}
+    assert by_name["support:h"].null_sd == 0.0 and by_name["support:h"].z == 0.0
+    assert result.constant == (by_name["support:h"],)
+    assert result.threshold == pytest.approx(bonferroni_threshold(1e-4, 4))
     assert np.isfinite(result.max_abs_z) and result.passed
     off = draws.copy()
     off[1, 7, 0] = 0.3  # not a value a Bernoulli takes
     bad = agreement_test(off, post, alpha=1e-4)
-    var = {q.name: q for q in bad.quantities}["var:h"]
-    assert var.z == -np.inf and var.p_holm == 0.0 and not bad.passed
+    support = {q.name: q for q in bad.quantities}["support:h"]
+    assert support.z == -np.inf and support.p_holm == 0.0 and not bad.passed
     assert not np.isnan([q.z for q in bad.quantities]).any()

@@ -116,7 +116,7 @@ def test_planted_bug_is_caught_as_the_cli_would(planted_bug):
     assert planted_bug.verdict == "disagree" and planted_bug.exit_code == 1
     assert planted_bug.decided_by == "agreement"
     flagged = {q.name for q in planted_bug.run.agreement.flagged}
-    assert "mean:mu" in flagged or "var:mu" in flagged
+    assert flagged & {"mean:mu", "scale:mu", "skew:mu", "kurt:mu"}
     assert "FAIL agreement" in repr(planted_bug)
 
 
@@ -211,8 +211,8 @@ def test_iid_exact_draws_agree(kind, rng, test_alpha):
     result = compare.check_draws(draws, exact, alpha=test_alpha)
     assert result.verdict == "agree", result
     names = {q.name for q in result.quantities}
-    if kind == "dirichlet":  # squares from the sampler, quantiles from the marginals
-        assert {"var:p[a]", "cov:p[a],p[b]", "q05:p[c]"} <= names
+    if kind == "dirichlet":  # PITs of the marginals, dependence from the sampler
+        assert {"loc:p[a]", "kurt:p[b]", "dep:p[a],p[b]"} <= names
     assert {c.name: c.passed for c in result.checks}["map"] is None
 
 
@@ -235,13 +235,20 @@ def test_datatree_draws_and_a_sampler_only_exact(rng, test_alpha):
     )
     result = compare.check_draws(tree, exact, alpha=test_alpha)
     assert result.parameters == ("rate[0]",)
-    assert {"mean:rate[0]", "var:rate[0]", "q50:rate[0]"} <= {q.name for q in result.quantities}
+    # One coordinate, no marginal: its rank among the sampler's exact draws.
+    assert {q.name for q in result.quantities} == {
+        "loc:rate[0]",
+        "scale:rate[0]",
+        "skew:rate[0]",
+        "kurt:rate[0]",
+    }
     shifted = compare.check_draws(draws * 1.1, exact)
     assert shifted.verdict == "disagree"
 
 
 def test_mean_and_cov_alone_test_means_only():
-    """Without fourth moments (no sampler, not Gaussian) squares are not tested."""
+    """Without a marginal, a sampler or Gaussianity only the whitened means (null sd
+    exactly 1) can be tested."""
     exact = compare.Exact(mean=[0.0], cov=[[1.0]])
     draws = np.random.default_rng(3).standard_normal((4, 1000))
     names = {q.name for q in compare.check_draws(draws, exact).quantities}
@@ -443,17 +450,21 @@ def test_from_scipy_infers_the_moments_that_exist(dist, bound):
     assert compare.Exact.from_scipy(dist, moments_below=2.5).moments_below == min(bound, 2.5)
 
 
-def test_student_t_4_is_tested_by_quantiles_only(rng, test_alpha):
-    """Before: mean and var of t(4) were z-tested, though E x^4 = inf (the variance
-    test's null sd is then infinite: no power).  Now only quantile indicators, which
-    still catch t(4) draws whose scale is 30% too wide (power shown below)."""
+def test_student_t_4_gets_the_whole_battery(rng, test_alpha):
+    """A t(4) has no finite fourth moment; its PIT is uniform all the same, so it is
+    tested on location, scale, skewness and tail weight like any posterior (issue 60;
+    before, quantile indicators alone). Power: draws 30% too wide move the PIT's
+    scale component by ~0.3 per draw; at 8000 draws its z is ~25 >> the threshold."""
     exact = compare.Exact.from_scipy(stats.t(4))
     draws = stats.t(4).rvs(size=(4, 2000), random_state=rng)
     result = compare.check_draws(draws, exact, alpha=test_alpha)
-    assert {q.name for q in result.quantities} == {"q05:x[0]", "q50:x[0]", "q95:x[0]"}
+    assert {q.name for q in result.quantities} == {
+        "loc:x[0]",
+        "scale:x[0]",
+        "skew:x[0]",
+        "kurt:x[0]",
+    }
     assert result.verdict == "agree", result
-    # Power: scale x 1.3 moves P(x < q05) from 0.05 to ~0.09; with 8000 draws the z of
-    # that indicator is ~0.04 / sqrt(0.05 * 0.95 / 8000) ~ 16 >> the threshold.
     wide = compare.check_draws(draws * 1.3, exact, alpha=test_alpha)
     assert wide.verdict == "disagree"
 
@@ -477,7 +488,7 @@ def test_from_scipy_takes_independent_marginals(rng, test_alpha):
     )
     result = compare.check_draws(draws, exact, alpha=test_alpha)
     assert result.verdict == "agree", result
-    assert {"mean:m", "var:r", "cov:m,r", "q95:r"} <= {q.name for q in result.quantities}
+    assert {"loc:m", "scale:r", "dep:m,r", "kurt:r"} <= {q.name for q in result.quantities}
     # Power: gamma scale x 1.1 shifts its mean by 0.15 = 0.17 sd: z ~ 0.17 sqrt(4000) ~ 11.
     wide = draws.copy()
     wide[..., 1] *= 1.1

@@ -158,7 +158,7 @@ def test_sizes_option_sets_the_laplace_sweep(tmp_path, capsys):
 def test_one_weight_without_intercept_agrees(test_settings):
     """Issue 15: ``run logistic-regression --data builtin:simulated --set intercept=false``
     (d = 1, no closed-form marginal) crashed in the agreement test with AttributeError;
-    the square test's null variance now comes from the reference's exact draws."""
+    its PIT is now its rank among the reference's exact draws."""
     topic = get_topic(TOPIC)
     ds = topic.builtin_data("simulated")
     result = run(
@@ -169,7 +169,7 @@ def test_one_weight_without_intercept_agrees(test_settings):
     )
     assert result.parameters == ("w[x]",)
     names = [q.name for q in result.agreement.quantities]
-    assert names == ["mean:w[x]", "var:w[x]"]
+    assert names == ["loc:w[x]", "scale:w[x]", "skew:w[x]", "kurt:w[x]"]
     assert all(np.isfinite(q.z) and q.null_sd > 0 for q in result.agreement.quantities)
     assert result.verdict == "agree", [(c.name, c.statistic, c.threshold) for c in result.checks]
 

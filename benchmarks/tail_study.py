@@ -1,0 +1,80 @@
+"""Issue 60's study: is the agreement test calibrated at the thresholds it uses?
+
+Prints (1) the two-sided tail of each quantity's z at 4.26 and 4.9 over the
+normal's, on chains of known ESS, all chains and those that pass the gate,
+by importance sampling (compare/studies/tails.py); (2) the whole test's
+family-wise false-alarm rate at alpha 0.05 and 0.01 on exact iid draws of the
+heavy-tailed and high-dimensional posteriors of the issue. Each figure with
+its Monte Carlo standard error. ``python benchmarks/tail_study.py [REPS]``
+(default 600 chains per tail side; ``make study`` runs it).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from compare.studies.tails import iid_cases, realised_rates, tail_ratio
+
+CASES = [
+    ("ar1", "mean"),
+    ("sticky", "loc"),
+    ("sticky", "scale"),
+    ("sticky", "skew"),
+    ("sticky", "kurt"),
+]
+LEVELS = [
+    (400, False),
+    (400, True),
+    (536, True),
+    (1000, False),
+    (1000, True),
+    (2000, False),
+    (8000, False),
+]
+
+
+def main(reps: int) -> None:
+    rng = np.random.default_rng(60)
+    start = time.perf_counter()
+    print("tail ratio P(|z| > t) / P(|N(0,1)| > t); g = among chains that pass the gate")
+    print(
+        f"{'chain':7} {'quantity':8} {'t':>5} "
+        + " ".join(f"{str(e) + ('g' if g else ''):>12}" for e, g in LEVELS)
+    )
+    for chain, quantity in CASES:
+        for threshold in (4.26, 4.9):
+            cells = []
+            for ess, gate in LEVELS:
+                est = tail_ratio(
+                    chain=chain,
+                    ess=ess,
+                    quantity=quantity,
+                    threshold=threshold,
+                    replications=reps,
+                    rng=rng,
+                    gate=gate,
+                )
+                cells.append(f"{est.ratio:5.2f}+-{est.se:4.2f}")
+            print(
+                f"{chain:7} {quantity:8} {threshold:5.2f} " + " ".join(f"{c:>12}" for c in cells),
+                flush=True,
+            )
+    print(f"({time.perf_counter() - start:.0f} s)")
+    print()
+    print("family-wise false-alarm rate on exact iid draws (4 x 2000)")
+    for case in iid_cases():
+        replications = 200 if "100-d" in case else 1000
+        r = realised_rates(case, replications=replications, rng=rng)
+        print(
+            f"{case:28} m={r.quantities:5d}  alpha 0.05: {r.rate_05:.3f} +- {r.se(0.05):.3f}"
+            f"   alpha 0.01: {r.rate_01:.3f} +- {r.se(0.01):.3f}   ({replications} runs)",
+            flush=True,
+        )
+    print(f"({time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 600)

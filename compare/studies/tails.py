@@ -1,0 +1,366 @@
+"""Is the agreement test calibrated at the thresholds it uses? (issue 60)
+
+The verdict compares ``max |z|`` with a Bonferroni threshold: 4.26 for a
+one-parameter posterior at the default alpha 1e-4 (m = 4), about 4.9 at the
+plugin's per-check alpha. So what must be right is the tail of each
+quantity's z at 4-5 sds, a probability of 1e-5 to 1e-6, at the ESS the gate
+admits (400 and up) -- not its sd. Two measurements:
+
+* :func:`tail_ratio` -- the two-sided tail probability of one quantity's z
+  at a threshold, divided by the normal's, on chains whose ESS is known
+  exactly, by importance sampling (exponential tilting, so that a 1e-6 tail
+  costs a few thousand chains, not billions):
+
+  - ``"sticky"``: the lazy independence chain -- each draw is a fresh exact
+    draw with probability ``1 - rho``, else the previous draw again --
+    whose every function has autocorrelation ``rho^k``, so ESS =
+    ``N (1 - rho) / (1 + rho)`` for any quantity. A quantity of a PIT
+    (``loc``/``scale``/``skew``/``kurt``) has the same null whatever the
+    posterior, so this one chain answers for every posterior with a
+    marginal. Its averages come in clumps (a compound sum), the skewed
+    case the rule has to survive.
+  - ``"ar1"``: a Gaussian AR(1) chain, for the ``mean:`` quantity of a
+    Gaussian posterior; ESS = ``N (1 - phi) / (1 + phi)``.
+
+  ``gate=True`` keeps only the chains whose estimated bulk and tail ESS pass
+  the gate's 400 (the verdict exists only then): the ratio is then
+  ``P(|z| > t, pass) / P(pass)`` over the normal tail.
+
+* :func:`realised_rates` -- the family-wise false-alarm rate of the whole
+  test at alpha 0.05 and 0.01 on exact iid draws of a posterior
+  (:func:`iid_cases`: Neal's funnel given without marginals, a lognormal,
+  Student t with 3, 5 and 9 df, a Pareto, a 100-dimensional correlated
+  Gaussian).
+
+``benchmarks/tail_study.py`` prints the tables quoted in docs/verdict.md;
+``tests/compare/studies/test_tails.py`` runs a small version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from compare.core.agreement import (
+    _Battery,
+    _judge,
+    agreement_test,
+    bonferroni_threshold,
+    legendre,
+)
+from compare.core.ess import ess_bulk, ess_tail
+
+#: The gate's ESS bound (compare/core/defaults.py's ``ess_min``).
+GATE_ESS = 400.0
+
+
+@dataclass(frozen=True)
+class TailEstimate:
+    """A two-sided tail probability of z at ``threshold`` over the normal's.
+
+    Attributes
+    ----------
+    ratio, se : float
+        The ratio and its Monte Carlo standard error.
+    passed_gate : float
+        The share of null chains that passed the gate (1 when not gated).
+    """
+
+    ratio: float
+    se: float
+    passed_gate: float
+
+
+class _TiltTable:
+    """Draws of w on (0, 1) with density proportional to ``exp(theta g(w))`` for
+    ``theta`` on a grid, and each theta's ``log E[exp(theta g(U))]``, U uniform."""
+
+    def __init__(self, g: Callable[[np.ndarray], np.ndarray], theta_max: float, size: int = 801):
+        self.theta = np.linspace(-theta_max, theta_max, size)
+        grid = 4001
+        self.edges = np.arange(grid + 1) / grid
+        log_density = self.theta[:, None] * g((np.arange(grid) + 0.5) / grid)[None, :]
+        shift = log_density.max(axis=1, keepdims=True)
+        density = np.exp(log_density - shift)
+        cdf = np.concatenate([np.zeros((size, 1)), np.cumsum(density, axis=1)], axis=1)
+        self.log_normaliser = np.log(cdf[:, -1] / grid) + shift[:, 0]
+        self.cdf = cdf / cdf[:, -1:]
+
+    def nearest(self, theta: np.ndarray) -> np.ndarray:
+        step = self.theta[1] - self.theta[0]  # > 0: the table reaches at least 0.5
+        index = np.rint((theta - self.theta[0]) / step).astype(int)
+        return np.clip(index, 0, self.theta.size - 1)
+
+    def draw(self, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One draw for each entry of ``index`` (a grid position)."""
+        u = rng.random(index.shape)
+        rows = self.cdf.shape[1]
+        # Each row's CDF offset by its row number is one increasing sequence.
+        flat = (self.cdf + np.arange(self.theta.size)[:, None]).ravel()
+        target = u + index
+        pos = np.clip(np.searchsorted(flat, target.ravel(), side="right") - 1, 0, flat.size - 2)
+        pos = pos.reshape(index.shape)
+        col = np.minimum(pos - index * rows, rows - 2)
+        lo = flat[index * rows + col]
+        hi = flat[index * rows + col + 1]
+        frac = np.where(hi > lo, (target - lo) / np.where(hi > lo, hi - lo, 1.0), 0.0)
+        return self.edges[col] + frac * (self.edges[col + 1] - self.edges[col])
+
+
+def _z_scores(series: np.ndarray) -> np.ndarray:
+    """The agreement test's z of each replication's one quantity (mean 0, sd 1
+    under the null): ``series`` of shape (replication, chain, draw)."""
+    battery = _Battery([], [], [], [], [])
+    for one in series:
+        battery.add("q", one)
+    agreement = _judge(battery, 0.05, n_draws=series.shape[1] * series.shape[2])
+    return np.array([q.z for q in agreement.quantities])
+
+
+def _passes_gate(w: np.ndarray) -> np.ndarray:
+    """Whether each replication's draws (replication, chain, draw) pass the gate's
+    ESS part (bulk and tail ESS above 400)."""
+    return (ess_bulk(w) > GATE_ESS) & (ess_tail(w) > GATE_ESS)
+
+
+def tail_ratio(
+    *,
+    chain: str,
+    ess: float,
+    quantity: str,
+    threshold: float,
+    replications: int,
+    rng: np.random.Generator,
+    gate: bool = False,
+    chains: int = 4,
+    draws: int = 2000,
+    batch: int = 250,
+) -> TailEstimate:
+    """The two-sided tail of z at ``threshold`` over the normal's, by importance
+    sampling.
+
+    Parameters
+    ----------
+    chain : {"sticky", "ar1"}
+    ess : float
+        The chains' exact ESS (of ``chains * draws`` draws).
+    quantity : str
+        ``"mean"`` (``"ar1"`` only) or ``"loc"``, ``"scale"``, ``"skew"``,
+        ``"kurt"`` (``"sticky"``: the Legendre polynomial of the PIT).
+    threshold : float
+    replications : int
+        Chains per tail side.
+    gate : bool
+        Condition on the gate's ESS bound.
+    """
+    from scipy import stats  # heavy: SciPy only when the study runs
+
+    n = chains * draws
+    rho = (n - ess) / (n + ess)
+    nominal = float(stats.norm.sf(threshold))
+    sides = []
+    for sign in (1.0, -1.0):
+        terms: list[np.ndarray] = []
+        left = replications
+        while left > 0:
+            size = min(batch, left)
+            left -= size
+            if chain == "ar1":
+                z, log_lr, w = _ar1_batch(rho, sign * threshold, size, chains, draws, ess, rng)
+            elif chain == "sticky":
+                z, log_lr, w = _sticky_batch(
+                    quantity, rho, sign * threshold, size, chains, draws, ess, rng
+                )
+            else:
+                raise ValueError(f"chain must be 'sticky' or 'ar1', got {chain!r}")
+            hit = (sign * z > threshold) & (_passes_gate(w) if gate else True)
+            terms.append(np.where(hit, np.exp(log_lr), 0.0))
+        sides.append(np.concatenate(terms))
+    pass_rate = 1.0
+    if gate:
+        pass_rate = _gate_pass_rate(chain, rho, chains, draws, max(replications, 400), rng)
+    probability = (sides[0].mean() + sides[1].mean()) / pass_rate
+    se = np.sqrt(sides[0].var() / sides[0].size + sides[1].var() / sides[1].size) / pass_rate
+    return TailEstimate(
+        ratio=float(probability / (2 * nominal)),
+        se=float(se / (2 * nominal)),
+        passed_gate=pass_rate,
+    )
+
+
+def _sticky_batch(
+    quantity: str,
+    rho: float,
+    target_z: float,
+    size: int,
+    chains: int,
+    draws: int,
+    ess: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sticky chains of a PIT whose fresh draws are tilted towards ``target_z``:
+    (z, log likelihood ratio, PIT draws).
+
+    The hold pattern is drawn first (it does not depend on the values); a block
+    held for ``l`` draws weighs ``l`` in the mean, so its value is tilted by
+    ``theta l / sqrt(sum l^2)`` -- the tilt that puts the mean at ``target_z``
+    standard errors to first order (a tilt equal for every block makes the
+    likelihood ratio's variance explode)."""
+    degree = {"loc": 1, "scale": 2, "skew": 3, "kurt": 4}[quantity]
+
+    def g(w: np.ndarray) -> np.ndarray:
+        return legendre(w, degree)
+
+    fresh = rng.random((size, chains, draws)) >= rho
+    fresh[:, :, 0] = True
+    start = np.where(fresh, np.arange(draws), 0)
+    block = np.maximum.accumulate(start, axis=2)
+    # Each block's length, stored at its first draw.
+    next_start = np.where(fresh, np.arange(draws), draws)
+    following = np.minimum.accumulate(next_start[:, :, ::-1], axis=2)[:, :, ::-1]
+    after = np.concatenate([following[:, :, 1:], np.full((size, chains, 1), draws)], axis=2)
+    length = np.where(fresh, after - np.arange(draws), 0)
+    root = np.sqrt(np.sum(length.astype(float) ** 2, axis=(1, 2), keepdims=True))
+    theta = target_z * length / root
+    table = _table(degree, float(np.max(np.abs(theta))))
+    index = table.nearest(theta)
+    values = table.draw(index, rng)
+    w = np.take_along_axis(values, block, axis=2)
+    log_lr = np.sum(
+        np.where(fresh, -table.theta[index] * g(values) + table.log_normaliser[index], 0.0),
+        axis=(1, 2),
+    )
+    return _z_scores(g(w)), log_lr, w
+
+
+_TABLES: dict[tuple[int, float], _TiltTable] = {}
+
+
+def _table(degree: int, theta_max: float) -> _TiltTable:
+    """A tilt table for Legendre ``degree`` reaching ``theta_max`` (rounded up)."""
+    reach = max(float(np.ceil(theta_max * 2.0) / 2.0), 0.5)
+    key = (degree, reach)
+    if key not in _TABLES:
+        _TABLES[key] = _TiltTable(lambda w: legendre(w, degree), reach)
+    return _TABLES[key]
+
+
+def _ar1_batch(
+    phi: float,
+    target_z: float,
+    size: int,
+    chains: int,
+    draws: int,
+    ess: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stationary AR(1) chains with unit variance shifted by ``mu`` towards
+    ``target_z``: (z of their mean, log likelihood ratio, draws). The ratio of
+    N(0, S) to N(mu 1, S) at x is ``exp(-mu 1'S^-1 x + mu^2 1'S^-1 1 / 2)``,
+    with ``S^-1 1`` = (1, 1 - phi, ..., 1 - phi, 1) / (1 + phi)."""
+    mu = target_z / np.sqrt(ess)
+    noise = rng.standard_normal((size, chains, draws))
+    x = np.empty_like(noise)
+    x[:, :, 0] = noise[:, :, 0]
+    scale = np.sqrt(1.0 - phi * phi)
+    for t in range(1, draws):
+        x[:, :, t] = phi * x[:, :, t - 1] + scale * noise[:, :, t]
+    x += mu
+    weights = np.full(draws, (1.0 - phi) / (1.0 + phi))
+    weights[[0, -1]] = 1.0 / (1.0 + phi)
+    log_lr = -mu * np.sum(x @ weights, axis=1) + 0.5 * mu * mu * chains * weights.sum()
+    return _z_scores(x), log_lr, x
+
+
+def _gate_pass_rate(
+    chain: str, rho: float, chains: int, draws: int, replications: int, rng: np.random.Generator
+) -> float:
+    """The share of null chains that pass the gate's ESS bound."""
+    if chain == "ar1":
+        _, _, w = _ar1_batch(rho, 0.0, replications, chains, draws, 1.0, rng)
+    else:
+        fresh = rng.random((replications, chains, draws)) >= rho
+        fresh[:, :, 0] = True
+        block = np.maximum.accumulate(np.where(fresh, np.arange(draws), 0), axis=2)
+        w = np.take_along_axis(rng.random((replications, chains, draws)), block, axis=2)
+    return float(np.mean(_passes_gate(w)))
+
+
+# --- realised rates on exact iid draws -------------------------------------------------
+@dataclass(frozen=True)
+class RateEstimate:
+    """Family-wise false-alarm rates of the whole test at alpha 0.05 and 0.01."""
+
+    case: str
+    quantities: int
+    rate_05: float
+    rate_01: float
+    replications: int
+
+    def se(self, alpha: float) -> float:
+        return float(np.sqrt(alpha * (1 - alpha) / self.replications))
+
+
+def iid_cases() -> dict[str, Any]:
+    """The posteriors of issue 60's study, as :class:`compare.Exact` posteriors."""
+    from scipy import stats  # heavy: SciPy only when the study runs
+
+    from compare.interfaces.api import Exact  # light: the study builds user posteriors
+
+    def funnel_sample(rng: np.random.Generator, size: int) -> np.ndarray:
+        v = 3.0 * rng.standard_normal(size)
+        x = rng.standard_normal((size, 9)) * np.exp(v / 2.0)[:, None]
+        return np.column_stack([v, x])
+
+    # Neal's funnel: v ~ N(0, 3^2), x_i | v ~ N(0, sd exp(v / 2)), i = 1..9 (10
+    # dimensions); var(x_i) = E[exp(v)] = exp(4.5), kurtosis 3 exp(9) ~ 24,000.
+    funnel_var_x = float(np.exp(4.5))
+    funnel = Exact(
+        mean=np.zeros(10),
+        cov=np.diag([9.0] + [funnel_var_x] * 9),
+        sample=funnel_sample,
+    )
+    rng = np.random.default_rng(20261207)
+    a = rng.standard_normal((100, 100))
+    cov = a @ a.T / 100 + 0.1 * np.eye(100)
+    return {
+        "funnel (10-d, no marginals)": (funnel, ["v"] + [f"x{i}" for i in range(1, 10)]),
+        "lognormal sigma 1": (Exact.from_scipy(stats.lognorm(1.0)), ["theta"]),
+        "student t 3 df": (Exact.from_scipy(stats.t(3)), ["theta"]),
+        "student t 5 df": (Exact.from_scipy(stats.t(5)), ["theta"]),
+        "student t 9 df": (Exact.from_scipy(stats.t(9)), ["theta"]),
+        "pareto shape 2.5": (Exact.from_scipy(stats.pareto(2.5)), ["theta"]),
+        "gaussian 100-d correlated": (
+            Exact(mean=np.zeros(100), cov=cov, gaussian=True),
+            [f"b{i}" for i in range(100)],
+        ),
+    }
+
+
+def realised_rates(
+    case: str, *, replications: int, rng: np.random.Generator, chains: int = 4, draws: int = 2000
+) -> RateEstimate:
+    """The whole test's family-wise false-alarm rate on exact iid draws of one of
+    :func:`iid_cases`."""
+    exact, names = iid_cases()[case]
+    posterior = exact.as_posterior(names)
+    rejected = {0.05: 0, 0.01: 0}
+    m = 0
+    for r in range(replications):
+        x = posterior.sample(rng, chains * draws).reshape(chains, draws, -1)
+        result = agreement_test(x, posterior, alpha=0.05, seed=r)
+        tested = [q.z for q in result.quantities if q.null_sd > 0]
+        m = len(tested)
+        worst = float(np.max(np.abs(tested)))
+        for alpha in rejected:
+            rejected[alpha] += worst > bonferroni_threshold(alpha, m)
+    return RateEstimate(
+        case=case,
+        quantities=m,
+        rate_05=rejected[0.05] / replications,
+        rate_01=rejected[0.01] / replications,
+        replications=replications,
+    )
