@@ -50,7 +50,7 @@ def ess_mean_lags(series: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     autocorrelations of ``N`` draws has a relative variance of about
     ``2 (2 L + 1) / N`` (Bartlett's formula for a flat window), which the
     agreement test turns into the degrees of freedom of its standard errors."""
-    lags_out: list[np.ndarray] = []
+    lags_out: list[tuple[np.ndarray, np.ndarray]] = []
 
     def fast(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ess, ok, lags = _ess_split(_split_chains(x), with_lags=True)

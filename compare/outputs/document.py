@@ -52,12 +52,11 @@ it there, or resume it and kill it a random moment later
 
 from __future__ import annotations
 
-import math
-
 import errno
 import fcntl
 import hashlib
 import json
+import math
 import os
 import shutil
 import signal
