@@ -119,6 +119,7 @@ SCHEDULER ?=
 study: install
 	$(PYTHON) -m pytest -m study $(XDIST)
 	$(PYTHON) benchmarks/verdict_study.py $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(PYTHON) benchmarks/tail_study.py
 	$(PYTHON) benchmarks/plugin_calibration.py 30 5
 	$(PYTHON) benchmarks/sampler_calibration.py $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 

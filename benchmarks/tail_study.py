@@ -4,19 +4,29 @@ Prints (1) the two-sided tail of each quantity's z at 4.26 and 4.9 over the
 normal's, on chains of known ESS, all chains and those that pass the gate,
 by importance sampling (compare/studies/tails.py); (2) the whole test's
 family-wise false-alarm rate at alpha 0.05 and 0.01 on exact iid draws of the
-heavy-tailed and high-dimensional posteriors of the issue. Each figure with
+heavy-tailed and high-dimensional posteriors of the issue; (3) the same on real
+PyMC runs that the runner extended. Each figure with
 its Monte Carlo standard error. ``python benchmarks/tail_study.py [REPS]``
-(default 600 chains per tail side; ``make study`` runs it).
+(default 600 chains per tail side; ``--tails``, ``--rates`` or ``--extended``
+for one part; ``make study`` runs all three, about 25 minutes on 2 cores).
 """
 
 from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from compare import accel
+
+accel.enable()  # a benchmark is a process of ours: the command line's accelerators
 
 import sys
 import time
 
 import numpy as np
 
-from compare.studies.tails import iid_cases, realised_rates, tail_ratio
+from compare.studies.tails import extended_rates, iid_cases, realised_rates, tail_ratio
 
 CASES = [
     ("ar1", "mean"),
@@ -36,9 +46,36 @@ LEVELS = [
 ]
 
 
-def main(reps: int) -> None:
-    rng = np.random.default_rng(60)
+def main(reps: int, parts: set[str]) -> None:
     start = time.perf_counter()
+    if "tails" in parts:
+        tails_table(reps, np.random.default_rng(60))
+        print(f"({time.perf_counter() - start:.0f} s)")
+    if "rates" in parts:
+        rates_table(np.random.default_rng(61))
+        print(f"({time.perf_counter() - start:.0f} s)")
+    if "extended" in parts:
+        extended_table()
+        print(f"({time.perf_counter() - start:.0f} s)")
+
+
+#: Real runs started at 100 draws per chain (400 in all: ESS 400 is out of reach),
+#: so every one is extended by the runner before its verdict.
+EXTENDED = ("beta-binomial", "gamma-poisson", "normal-inverse-gamma")
+
+
+def extended_table(replications: int = 800) -> None:
+    print("family-wise false-alarm rate of real PyMC runs started at 100 draws per chain")
+    for i, name in enumerate(EXTENDED):
+        r = extended_rates(name, draws=100, replications=replications, seed=600 + i)
+        print(
+            f"{name:22} alpha 0.05: {r.rate_05:.3f} +- {r.se(0.05):.3f}"
+            f"   alpha 0.01: {r.rate_01:.3f} +- {r.se(0.01):.3f}   verdicts {r.verdicts}",
+            flush=True,
+        )
+
+
+def tails_table(reps: int, rng: np.random.Generator) -> None:
     print("tail ratio P(|z| > t) / P(|N(0,1)| > t); g = among chains that pass the gate")
     print(
         f"{'chain':7} {'quantity':8} {'t':>5} "
@@ -62,8 +99,9 @@ def main(reps: int) -> None:
                 f"{chain:7} {quantity:8} {threshold:5.2f} " + " ".join(f"{c:>12}" for c in cells),
                 flush=True,
             )
-    print(f"({time.perf_counter() - start:.0f} s)")
-    print()
+
+
+def rates_table(rng: np.random.Generator) -> None:
     print("family-wise false-alarm rate on exact iid draws (4 x 2000)")
     for case in iid_cases():
         replications = 200 if "100-d" in case else 1000
@@ -73,8 +111,9 @@ def main(reps: int) -> None:
             f"   alpha 0.01: {r.rate_01:.3f} +- {r.se(0.01):.3f}   ({replications} runs)",
             flush=True,
         )
-    print(f"({time.perf_counter() - start:.0f} s)")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 600)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    chosen = {a[2:] for a in sys.argv[1:] if a.startswith("--")} or {"tails", "rates", "extended"}
+    main(int(args[0]) if args else 600, chosen)

@@ -141,7 +141,10 @@ class Exact:
         singular (e.g. probabilities that sum to one: all but the last).
     moments_below : float
         Every marginal has finite moments of all orders below this (``inf``
-        by default); means are tested only above 4, squares above 8.
+        by default). Kept for callers of earlier versions: the agreement
+        test needs no moment (docs/verdict.md), except the whitened means of
+        an ``Exact`` with neither marginals, a sampler nor ``gaussian=True``,
+        which are tested only above 4.
     """
 
     mean: Any

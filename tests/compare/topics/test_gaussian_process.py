@@ -178,8 +178,8 @@ def test_csv_run_agrees_and_reports_f_and_the_evidence(tmp_path, capsys, test_al
     # MAP search starts at the answer, so the check says it is not informative.
     assert checks["map"]["passed"] is None, checks["map"]
     assert checks["map"]["note"].startswith("not informative")
-    # 8 means + 8 variances + 28 covariances, all in the Bonferroni count.
-    assert len(doc["quantities"]) == 44
+    # 8 means + 8 x (scale, skew, kurt) + 28 dependences, all in the Bonferroni count.
+    assert len(doc["quantities"]) == 60
     section = doc["gaussian_process"]
     assert section["kernel"] == "matern32" and len(section["inputs"]) == 8
     np.testing.assert_allclose(np.ravel(section["inputs"]), np.linspace(x.min(), x.max(), 8))
