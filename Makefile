@@ -120,6 +120,7 @@ study: install
 	$(PYTHON) -m pytest -m study $(XDIST)
 	$(PYTHON) benchmarks/verdict_study.py $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 	$(PYTHON) benchmarks/tail_study.py
+	$(PYTHON) benchmarks/power_study.py
 	$(PYTHON) benchmarks/plugin_calibration.py 30 5
 	$(PYTHON) benchmarks/sampler_calibration.py $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 

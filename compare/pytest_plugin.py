@@ -19,7 +19,8 @@ closed forms (:func:`compare.testing.assert_agrees`):
   S gives fresh draws.
 - The terminal summary lists every verdict test: its verdict, max |z|
   against its threshold, the check that decided (a MAP-decided disagree
-  shows an agreeing max |z|), and time.
+  shows an agreeing max |z|), the smallest posterior-mean shift (in sds) the
+  check would have caught with probability 0.9, and time.
 - ``--bayes-accelerate`` (off by default): switch bayes-compare's accelerators
   on in this pytest run (:mod:`compare.accel`: numba, xarray, SciPy and nutpie
   patched for speed, as ``bayes-compare`` runs; ``bayes-compare doctor`` lists
@@ -215,11 +216,14 @@ def bayes_check(
 
 def _figures(result: Any) -> dict[str, Any]:
     agreement = next((c for c in result.checks if c.name == "agreement"), None)
+    power = result.to_dict().get("power") or {}
     return {
         "verdict": result.verdict,
         "decided_by": result.decided_by,
         "max_abs_z": None if agreement is None else agreement.statistic,
         "threshold": None if agreement is None else agreement.threshold,
+        # What the test could have caught (compare/core/power.py), in posterior sds.
+        "power_mean_shift_sd": power.get("mean_shift_sd"),
     }
 
 
@@ -244,6 +248,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         )
         # The check that decided: a MAP-decided disagree shows an agreeing max |z|.
         decided = f"by {r['decided_by']}" if r.get("decided_by") else ""
+        # The smallest mean shift caught with probability 0.9: what an agree is worth.
+        shift = r.get("power_mean_shift_sd")
+        catches = f"catches {shift:.2g} sd" if shift is not None else ""
         terminalreporter.write_line(
-            f"{r['verdict']:>12s}  {shown:24s} {decided:16s} {r['seconds']:7.1f} s  {nodeid}"
+            f"{r['verdict']:>12s}  {shown:24s} {decided:16s} {catches:16s} "
+            f"{r['seconds']:7.1f} s  {nodeid}"
         )

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from compare.core.power import power_of
+
 if TYPE_CHECKING:
     import jinja2
 
@@ -95,6 +97,11 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
         else:
             text = f"{fmt(stat, '.3g')} vs threshold {fmt(threshold, '.3g')} ({c.note})"
         lines.append(f"  {CHECK_MARKS[c.passed]} {c.name:12s} {text}")
+        if c.name == "agreement" and stat is not None:
+            power = power_of(agreement, run.exact.posterior)
+            sentence = None if power is None else power.sentence()
+            if sentence is not None:
+                lines.append(f"  {'':4} {'power':12s} {sentence}")
     for q in agreement.flagged if agreement is not None else ():
         lines.append(
             f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "

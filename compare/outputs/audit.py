@@ -89,6 +89,7 @@ ROW_KEYS = (
     "w2",
     "run",
     "vi_converged",  # ADVI: its loss had levelled off (None: not ADVI, or too few steps)
+    "power_mean_shift_sd",  # the smallest mean shift (sds) caught with probability 0.9
 )
 
 
@@ -173,6 +174,7 @@ def row(cell: Cell, doc: dict[str, Any] | None, *, status: str, reason: str = ""
         out.update(
             max_abs_z=checks["agreement"]["statistic"],
             z_threshold=checks["agreement"]["threshold"],
+            power_mean_shift_sd=(doc.get("power") or {}).get("mean_shift_sd"),
         )
     approx = doc.get("approximation")
     if approx:

@@ -135,8 +135,9 @@ DOCUMENT_KEYS = {
     "hyperparameters",
     "timings",
     "versions",
-    "extension",
-}  # how the run was extended (issue 15); every sampled run has it
+    "extension",  # how the run was extended (issue 15); every sampled run has it
+    "power",  # what the agreement test could have caught (issue 60)
+}
 
 
 @pytest.mark.mcmc
