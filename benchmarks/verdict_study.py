@@ -159,7 +159,7 @@ def run_study(args: argparse.Namespace, client) -> None:
     print(f"   {'posterior':10s} {'tests':>5s} {'FWER@0.01':>10s} {'FWER@0.05':>10s}")
     rng = np.random.default_rng(20261129)
     for name, post in IID_POSTERIORS.items():
-        s = iid_null(post, replications=1000, chains=4, draws=1000, rng=rng)
+        s = iid_null(post, replications=1000, chains=4, draws=1000, rng=rng, n_reference=20_000)
         print(
             f"   {name:10s} {len(s.names):5d} {s.false_alarm_rate(0.01):10.3f} "
             f"{s.false_alarm_rate(0.05):10.3f}"

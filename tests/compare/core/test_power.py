@@ -49,7 +49,7 @@ def test_a_shift_of_the_stated_size_is_caught_nine_times_in_ten(name, rng):
         x[..., 0] += delta * sd[0]
         caught += not agreement_test(x, post, alpha=ALPHA).passed
     rate = caught / REPLICATIONS
-    assert PROBABILITY - 3.5 * SE <= rate, (name, delta, rate)
+    assert rate >= PROBABILITY - 3.5 * SE, (name, delta, rate)
     # Power: half the stated shift is caught far less often (the statement is tight).
     half = sum(
         not agreement_test(
@@ -71,7 +71,7 @@ def test_an_sd_off_by_the_stated_factor_is_caught_nine_times_in_ten(name, rng):
         x = _draws(post, rng)
         x = centre + (x - centre) * (1.0 + power.sd_relative)
         caught += not agreement_test(x, post, alpha=ALPHA).passed
-    assert PROBABILITY - 3.5 * SE <= caught / REPLICATIONS, (name, power.sd_relative)
+    assert caught / REPLICATIONS >= PROBABILITY - 3.5 * SE, (name, power.sd_relative)
 
 
 def test_the_sentence_and_the_document_section():
