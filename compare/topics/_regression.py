@@ -326,13 +326,19 @@ def smc_evidence(ctx: ExtraContext) -> tuple[Check, dict[str, Any]]:
     mean, sd = float(per_chain.mean()), float(per_chain.std(ddof=1)) if per_chain.size > 1 else 0.0
     tol = max(settings.smc_tol_nats, 5.0 * sd)
     diff = abs(exact - mean)
+    # Informational (issue 60): this rule failed an unbiased SMC about 2e-3 of the
+    # time, 20x the default alpha, and a log of SMC's unbiased evidence estimate is
+    # biased low by about half its variance; with 4 chains no rule is calibrated at
+    # alpha 1e-4 and still has power. The distance is reported, the verdict does not
+    # read it.
     check = Check(
         "evidence",
         diff,
         tol,
-        diff <= tol,
-        f"|exact - SMC| log evidence in nats, SMC mean {mean:.3f} +- {sd:.3f} "
-        f"over {per_chain.size} chains; exact {exact:.3f}",
+        None,
+        f"informational, not in the verdict: |exact - SMC| log evidence in nats "
+        f"{'within' if diff <= tol else 'beyond'} max(0.5, 5 sd over chains); SMC mean "
+        f"{mean:.3f} +- {sd:.3f} over {per_chain.size} chains; exact {exact:.3f}",
     )
     return check, {
         "exact": exact,

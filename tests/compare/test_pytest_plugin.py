@@ -80,7 +80,7 @@ def test_the_example_passes_and_its_planted_bug_is_caught(pytester):
     result.assert_outcomes(passed=1, xfailed=1)
     result.stdout.fnmatch_lines(
         [
-            "bayes-compare: false-alarm budget 0.001 over 2 verdict tests: alpha 0.000167 each*",
+            "bayes-compare: false-alarm budget 0.001 over 2 verdict tests: alpha 0.000333 each*",
             "*bayes-compare verdict tests*",
             "*disagree*max |z|*>*by agreement*test_a_wrong_closed_form_is_caught",
             "*agree*max |z|*<=*by agreement*test_posterior_matches_the_closed_form",
@@ -137,7 +137,7 @@ def test_the_budget_is_split_over_the_verdict_tests_collected(pytester):
     pytester.makepyfile(
         test_three="""
         def test_a(bayes_alpha):
-            assert bayes_alpha == 0.01 / (3 * 3)
+            assert bayes_alpha == 0.01 / (1.5 * 3)
         def test_b(bayes_alpha):
             pass
         def test_c(bayes_check):
@@ -149,6 +149,36 @@ def test_the_budget_is_split_over_the_verdict_tests_collected(pytester):
     result = _pytest(pytester, "--bayes-alpha", "0.01")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["bayes-compare: false-alarm budget 0.01 over 3 verdict tests*"])
+
+
+def test_a_tests_share_is_spent_over_its_checks():
+    """Issue 60: a test calling bayes_check several times shared one alpha. Now the
+    calls spend it: share/2, share/4, ... (sum < share for any number of calls), or
+    share/n each when the test declares n; within a call the rerun is charged."""
+    from compare.pytest_plugin import call_alpha
+    from compare.testing import RERUN_SHARE
+
+    share = 1e-4
+    undeclared = [call_alpha(share, k, None) for k in range(1, 40)]
+    assert undeclared[:3] == [share / 2, share / 4, share / 8] and sum(undeclared) < share
+    assert [call_alpha(share, k, 3) for k in (1, 2, 3)] == [share / 3] * 3
+    assert (1 - RERUN_SHARE) + RERUN_SHARE == 1.0 and 0 < RERUN_SHARE < 0.5
+    with pytest.raises(ValueError, match="call counts from 1"):
+        call_alpha(share, 0, None)
+
+
+def test_a_bad_declared_count_is_a_usage_error(pytester):
+    pytester.makepyfile(
+        test_x="""
+        import pytest
+        @pytest.mark.bayes_checks(0)
+        def test_x(bayes_check):
+            pass
+        """
+    )
+    result = _pytest(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*bayes_checks takes the number of checks*got 0*"])
 
 
 def test_a_bad_budget_is_a_usage_error(pytester):
