@@ -397,6 +397,45 @@ def map_check(
     )
 
 
+def judge(
+    draws: np.ndarray,
+    divergences: int,
+    posterior: ExactPosterior,
+    settings: Settings,
+    *,
+    alpha: float,
+    diagnosis: Diagnosis | None = None,
+    after: str = "",
+) -> tuple[tuple[Check, ...], dict[str, np.ndarray], Agreement]:
+    """The statistical part of every verdict, one path for the runner and the API
+    (``compare.check``, ``check_draws``): the convergence gate's checks, the
+    agreement test at ``alpha`` and its check, and the diagnostics behind them.
+
+    Returns
+    -------
+    checks : tuple of Check
+        R-hat, bulk and tail ESS, divergences, then ``agreement``.
+    diagnostics : dict
+        Per-parameter ESS and R-hat (:func:`summarise` reads them).
+    agreement : Agreement
+    """
+    checks, diagnostics = convergence_checks(
+        draws, divergences, settings, diagnosis=diagnosis, after=after
+    )
+    agreement = agreement_test(
+        draws, posterior, alpha=alpha, seed=settings.seed, n_reference=settings.n_reference
+    )
+    agreement_check = Check(
+        "agreement",
+        agreement.max_abs_z,
+        agreement.threshold,
+        agreement.passed,
+        f"max |z| over {len(agreement.quantities)} quantities must not "
+        f"exceed the Bonferroni threshold for alpha={alpha:g}",
+    )
+    return (*checks, agreement_check), diagnostics, agreement
+
+
 def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
     """Verdict and the name of the check that decided it.
 
@@ -581,28 +620,19 @@ def run(
     t3 = time.perf_counter()
     stage("checking")
     after = cap_note(len(samplings) - 1, final.draws, settings)
-    checks, diag = convergence_checks(
-        draws, divergences, settings, diagnosis=diagnosis, after=after
-    )
     alpha_each = settings.alpha / (1 + topic.extra_tests)  # Bonferroni across the tests
-    agreement = agreement_test(
+    checks, diag, agreement = judge(
         draws,
+        divergences,
         exact.posterior,
+        settings,
         alpha=alpha_each,
-        seed=settings.seed,
-        n_reference=settings.n_reference,
-    )
-    agreement_check = Check(
-        "agreement",
-        agreement.max_abs_z,
-        agreement.threshold,
-        agreement.passed,
-        f"max |z| over {len(agreement.quantities)} quantities must not "
-        f"exceed the Bonferroni threshold for alpha={alpha_each:g}",
+        diagnosis=diagnosis,
+        after=after,
     )
     search = compiled.map_search(model_data)
     pymc_map = search.point
-    checks = (*checks, agreement_check, map_check(exact, pymc_map, settings, search.start))
+    checks = (*checks, map_check(exact, pymc_map, settings, search.start))
     extra = Extra()
     if topic.extras is not None and settings.extras:
         # The extras start at the requested draws too: each sampled model is

@@ -46,7 +46,7 @@ import compare.topics
 from analytic import ExactAnswer
 from compare import accel
 from compare.core import defaults
-from compare.core.agreement import agreement_test, posterior_array
+from compare.core.agreement import posterior_array
 from compare.core.checks import Check, Extra
 from compare.core.data import topic_data
 from compare.core.defaults import Settings
@@ -55,10 +55,10 @@ from compare.core.registry import InputError
 from compare.core.runner import (
     RunResult,
     cap_note,
-    convergence_checks,
     decide,
     extension_line,
     extension_section,
+    judge,
     map_check,
     sample_enough,
     summarise,
@@ -1046,31 +1046,27 @@ def _verdict(
 
     t3 = time.perf_counter()
     extra = Extra()
-    if sampled is None:
-        checks, diag = convergence_checks(draws, divergences, settings)
-    else:
+    diagnosis, after = None, ""
+    if sampled is not None:
         after = cap_note(len(sampled.samplings) - 1, sampled.settings.draws, settings)
-        checks, diag = convergence_checks(
-            draws, divergences, settings, diagnosis=sampled.diagnosis, after=after
-        )
+        diagnosis = sampled.diagnosis
         section = extension_section(settings, sampled.settings.draws, list(sampled.samplings))
         timings = {**timings, "extension": section["seconds"]}
         extra = Extra(
             sections={"extension": section},
             lines=(extension_line(section),) if section["extensions"] else (),
         )
+    checks, diag, agreement = judge(
+        draws,
+        divergences,
+        posterior,
+        settings,
+        alpha=settings.alpha,
+        diagnosis=diagnosis,
+        after=after,
+    )
+    if sampled is not None:
         settings = dataclasses.replace(settings, draws=sampled.settings.draws)
-    agreement = agreement_test(
-        draws, posterior, alpha=settings.alpha, seed=settings.seed, n_reference=settings.n_reference
-    )
-    agreement_check = Check(
-        "agreement",
-        agreement.max_abs_z,
-        agreement.threshold,
-        agreement.passed,
-        f"max |z| over {len(agreement.quantities)} quantities must not "
-        f"exceed the Bonferroni threshold for alpha={settings.alpha:g}",
-    )
     # A user's Exact may give no evidence: None, which the run document writes as null.
     answer = ExactAnswer(
         posterior=posterior,
@@ -1090,7 +1086,7 @@ def _verdict(
         map_result = Check("map", None, settings.map_tol_sd, None, map_note)
     else:
         map_result = map_check(answer, pymc_map, settings, map_start)
-    checks = (*checks, agreement_check, map_result)
+    checks = (*checks, map_result)
     verdict, decided_by = decide(checks)
     t4 = time.perf_counter()
     return RunResult(
