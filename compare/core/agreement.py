@@ -293,95 +293,79 @@ def _has_sampler(posterior: ExactPosterior) -> bool:
     return bool(getattr(posterior, "has_sampler", True))
 
 
-def _plan(posterior: ExactPosterior, n_reference: int, seed: int) -> dict[int, _Pit]:
-    """The PIT of each free coordinate of a non-Gaussian posterior that has one.
+@dataclass(frozen=True, eq=False)
+class _Null:
+    """The PIT of each free coordinate of a non-Gaussian posterior that has one
+    (``plan``), and the null mean and sd of ``L1(w_i) L1(w_j)`` for the pairs of
+    its coordinates (``_pairs`` order; empty without exact draws)."""
 
-    Memoised per posterior, as the reference draws are: a calibration study
-    checks one posterior a thousand times, and a quantile function or a
-    sampler may be slow. A posterior that cannot be hashed is asked every time."""
+    plan: dict[int, _Pit]
+    dep_mean: np.ndarray
+    dep_sd: np.ndarray
+
+
+def _null(posterior: ExactPosterior, n_reference: int, seed: int) -> _Null:
+    """:class:`_Null` of a posterior, memoised per posterior (a calibration study
+    checks one posterior a thousand times; a quantile function or a sampler may be
+    slow). A posterior that cannot be hashed is asked every time."""
     try:
-        return _memoised_plan(posterior, n_reference, seed)  # type: ignore[arg-type]
-    except TypeError:  # unhashable: a user's posterior that compares by value
-        return _make_plan(posterior, n_reference, seed)
+        return _memoised_null(posterior, n_reference, seed)  # type: ignore[arg-type]
+    except TypeError:  # unhashable: a posterior that compares by value
+        return _make_null(posterior, n_reference, seed)
 
 
-def _make_plan(posterior: ExactPosterior, n_reference: int, seed: int) -> dict[int, _Pit]:
-    plan: dict[int, _Pit] = {}
+def _make_null(posterior: ExactPosterior, n_reference: int, seed: int) -> _Null:
+    """One set of ``n_reference`` exact draws serves both the ranks of coordinates
+    without a marginal and the dependence nulls (their error is shared by every
+    check of this posterior and seed; it enters each z's standard error as
+    ``1 / n_reference``, so z is standard normal over reference sets)."""
+    kinds: dict[int, _Pit] = {}
     ranked: list[int] = []
-    for i in posterior.free:
-        marginal = posterior.marginal(int(i))
+    for i in (int(k) for k in posterior.free):
+        marginal = posterior.marginal(i)
         if marginal is None:
             if _has_sampler(posterior):
-                ranked.append(int(i))
-            continue
-        if _is_discrete(marginal):
-            plan[int(i)] = _Pit("discrete", marginal)
+                ranked.append(i)
+        elif _is_discrete(marginal):
+            kinds[i] = _Pit("discrete", marginal)
         elif hasattr(marginal, "cdf"):
-            plan[int(i)] = _Pit("cdf", marginal)
+            kinds[i] = _Pit("cdf", marginal)
         else:
             levels = np.arange(1, QUANTILE_CELLS) / QUANTILE_CELLS
             cuts = np.array([float(marginal.ppf(level)) for level in levels])
-            plan[int(i)] = _Pit("cells", marginal, cuts=np.sort(cuts))
-    if ranked:
-        draws = _reference_draws(posterior, n_reference, seed)
-        for i in ranked:
-            plan[i] = _Pit("rank", reference=np.sort(draws[:, i]))
-    return dict(sorted(plan.items()))
+            kinds[i] = _Pit("cells", marginal, cuts=np.sort(cuts))
+    with_pairs = len(kinds) + len(ranked) >= 2 and _has_sampler(posterior)
+    draws = _reference_draws(posterior, n_reference, seed) if ranked or with_pairs else None
+    for i in ranked:
+        assert draws is not None
+        kinds[i] = _Pit("rank", reference=np.sort(draws[:, i]))
+    plan = dict(sorted(kinds.items()))
+    if not with_pairs or draws is None:
+        return _Null(plan, np.empty(0), np.empty(0))
+    rng = np.random.default_rng([seed, PIT_STREAM])
+    columns = []
+    for i, pit in plan.items():
+        v = rng.random(len(draws))
+        if pit.kind == "rank":  # each reference draw's rank among the others
+            order = np.argsort(draws[:, i], kind="stable")
+            own = np.empty(len(draws))
+            own[order] = pit.own(v[order])
+            columns.append(legendre(own, 1))
+        else:
+            columns.append(legendre(pit(draws[:, i], v), 1))
+    scores = np.column_stack(columns)
+    upper = np.triu_indices(len(plan), 1)
+    mean = (scores.T @ scores / len(scores))[upper]
+    squares = scores * scores
+    second = (squares.T @ squares / len(scores))[upper]
+    return _Null(plan, mean, np.sqrt(np.maximum(second - mean * mean, 0.0)))
 
 
-_memoised_plan = lru_cache(maxsize=32)(_make_plan)
+_memoised_null = lru_cache(maxsize=32)(_make_null)
 
 
 def _reference_draws(posterior: ExactPosterior, n_reference: int, seed: int) -> np.ndarray:
     return np.asarray(posterior.sample(np.random.default_rng(seed), n_reference), dtype=float)
-
-
-def _dependence_null(
-    posterior: ExactPosterior, plan: dict[int, _Pit], n_reference: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Null mean and sd of ``L1(w_i) L1(w_j)`` for the pairs of ``plan``'s
-    coordinates (``_pairs`` order), from ``n_reference`` exact iid draws (a second
-    set, independent of the ranks' reference). Memoised as ``_plan`` is.
-
-    The estimate's error is shared by every check of one posterior (one seed):
-    it enters each z's standard error as ``1 / n_reference``, so z is standard
-    normal over reference sets; for one set it is offset by up to
-    ``sqrt(ESS / n_reference)`` of its sd (0.2 at ESS 8,000)."""
-    try:
-        return _dependence_cache(posterior, n_reference, seed)  # type: ignore[arg-type]
-    except TypeError:  # unhashable: a user's posterior that compares by value
-        return _make_dependence(posterior, plan, n_reference, seed)
-
-
-def _make_dependence(
-    posterior: ExactPosterior, plan: dict[int, _Pit], n_reference: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    total = n_reference
-    rng = np.random.default_rng([seed, PIT_STREAM])
-    f = len(plan)
-    cross, square_cross = np.zeros((f, f)), np.zeros((f, f))
-    done = 0
-    while done < total:  # in chunks of n_reference draws: memory stays at one chunk
-        size = min(n_reference, total - done)
-        draws = _reference_draws(posterior, size, seed + 1 + done)
-        scores = np.column_stack(
-            [legendre(pit(draws[:, i], rng.random(size)), 1) for i, pit in plan.items()]
-        )
-        squares = scores * scores
-        cross += scores.T @ scores
-        square_cross += squares.T @ squares
-        done += size
-    upper = np.triu_indices(f, 1)
-    mean = (cross / total)[upper]
-    second = (square_cross / total)[upper]
-    return mean, np.sqrt(np.maximum(second - mean * mean, 0.0))
-
-
-@lru_cache(maxsize=32)
-def _dependence_cache(
-    posterior: ExactPosterior, n_reference: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    return _make_dependence(posterior, _plan(posterior, n_reference, seed), n_reference, seed)
 
 
 @dataclass
@@ -473,7 +457,8 @@ def _general_battery(
 ) -> None:
     """PITs of the marginals (or ranks among exact draws); whitened means where
     a coordinate has neither."""
-    plan = _plan(posterior, n_reference, seed)
+    null = _null(posterior, n_reference, seed)
+    plan = null.plan
     names = posterior.parameters
     rng = np.random.default_rng([seed, PIT_STREAM, 1])
     w = {i: pit(draws[..., i], rng.random(draws.shape[:2])) for i, pit in plan.items()}
@@ -481,8 +466,8 @@ def _general_battery(
     for kind, degree in SHAPE_KINDS:
         for i in plan:
             battery.add(f"{kind}:{names[i]}", legendre(w[i], degree), reference_share=share[i])
-    if len(plan) >= 2 and _has_sampler(posterior):
-        dep_mean, dep_sd = _dependence_null(posterior, plan, n_reference, seed)
+    if null.dep_mean.size:
+        dep_mean, dep_sd = null.dep_mean, null.dep_sd
         scores = {i: legendre(w[i], 1) for i in plan}
         index = list(plan)
         for (a, b), mu, sd in zip(_pairs(len(index)), dep_mean, dep_sd):

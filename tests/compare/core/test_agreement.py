@@ -200,11 +200,11 @@ def test_one_free_coordinate_without_a_marginal_uses_exact_draws():
     Its PIT is now the randomised rank among 200,000 exact draws: uniform under the
     null (KS p-value above 1e-4 on 8000 iid draws: a false failure 1 time in 10,000),
     the whole battery tested with finite z, and Beta draws 10% off caught."""
-    from compare.core.agreement import PIT_STREAM, _plan
+    from compare.core.agreement import PIT_STREAM, _null
 
     beta = POSTERIORS["beta"]
     post = _NoMarginal(beta)
-    pit = _plan(post, 200_000, 7)[0]
+    pit = _null(post, 200_000, 7).plan[0]
     assert pit.kind == "rank" and pit.reference.size == 200_000
     x = beta.sample(np.random.default_rng(9), 8000)[:, 0]
     w = pit(x, np.random.default_rng([7, PIT_STREAM]).random(x.size))
@@ -221,15 +221,11 @@ def test_dependence_null_is_the_reference_draws_rank_correlation():
     """The null mean of L1(w_a) L1(w_b) for a Dirichlet (negatively dependent) from the
     reference draws equals its mean over an independent set of exact draws within 5
     Monte Carlo SE (false-failure odds ~6e-7); independence (0) is far outside."""
-    from compare.core.agreement import _dependence_null, _plan, legendre
+    from compare.core.agreement import _make_null, legendre
 
     post = POSTERIORS["dirichlet"]
-    plan = _plan(post, 100_000, 3)
-    mean, sd = (
-        _dependence_null.__wrapped__(post, plan, 100_000, 3)
-        if hasattr(_dependence_null, "__wrapped__")
-        else _dependence_null(post, plan, 100_000, 3)
-    )
+    null = _make_null(post, 100_000, 3)
+    mean, sd = null.dep_mean, null.dep_sd
     x = post.sample(np.random.default_rng(4), 200_000)
     product = legendre(post.marginal(0).cdf(x[:, 0]), 1) * legendre(
         post.marginal(1).cdf(x[:, 1]), 1
@@ -237,6 +233,11 @@ def test_dependence_null_is_the_reference_draws_rank_correlation():
     se = product.std() / np.sqrt(x.shape[0]) + sd[0] / np.sqrt(100_000)
     assert abs(mean[0] - product.mean()) < 5 * se
     assert abs(mean[0]) > 20 * se and sd[0] == pytest.approx(product.std(), rel=0.02)
+    # Without marginals the coordinates are ranks among the same reference draws
+    # (each draw's rank among the others): the same null within the two sets' error.
+    ranked = _make_null(_NoMarginal(post), 100_000, 5)
+    assert {pit.kind for pit in ranked.plan.values()} == {"rank"}
+    assert abs(ranked.dep_mean[0] - product.mean()) < 5 * se + 5 * sd[0] / np.sqrt(100_000)
 
 
 def test_quantity_constant_under_the_null_is_checked_exactly_never_nan():
