@@ -193,15 +193,18 @@ SHAPE_KINDS = (("loc", 1), ("scale", 2), ("skew", 3), ("kurt", 4))
 def t_as_normal(z: np.ndarray, df: np.ndarray) -> np.ndarray:
     """The normal deviate with the same two-sided tail as ``z`` under a Student t
     with ``df`` degrees of freedom (``z`` itself where ``df`` is infinite)."""
-    from scipy import special, stats  # heavy: SciPy only when the maths runs
+    from scipy import special  # heavy: SciPy only when the maths runs
 
     z = np.asarray(z, dtype=float)
     df = np.broadcast_to(np.asarray(df, dtype=float), z.shape)
     out = z.copy()
     finite = np.isfinite(z) & np.isfinite(df) & (z != 0.0)
     if finite.any():
+        # scipy.special's t CDF, not scipy.stats.t: the latter's array-API dispatch
+        # touches the lazy ``jax`` entry ArviZ leaves in sys.modules and so imports
+        # JAX into the user's process (tests/compare/test_guest.py).
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            log_tail = stats.t.logsf(np.abs(z[finite]), df[finite])
+            log_tail = np.log(special.stdtr(df[finite], -np.abs(z[finite])))
             deviate = -special.ndtri_exp(log_tail)
         # Far out (|z| in the hundreds) the log tail underflows: the raw z then
         # stands, a failure either way.

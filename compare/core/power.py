@@ -91,15 +91,16 @@ class Power:
 def _need(agreement: Agreement, quantity: Any) -> float:
     """The raw z (before the t-to-normal map) a quantity must reach, on average,
     to pass the threshold with probability ``PROBABILITY``."""
-    from scipy import stats  # heavy: SciPy only when the maths runs
+    from scipy import special  # heavy: SciPy only when the maths runs
 
-    tail = float(stats.norm.sf(agreement.threshold))
+    # scipy.special, not scipy.stats.t: see compare.core.agreement.t_as_normal.
+    tail = float(special.ndtr(-agreement.threshold))
     raw = (
         agreement.threshold
         if not np.isfinite(quantity.df)
-        else float(stats.t.isf(tail, quantity.df))
+        else float(-special.stdtrit(quantity.df, tail))
     )
-    return raw + float(stats.norm.isf(1.0 - PROBABILITY))
+    return raw + float(special.ndtri(PROBABILITY))
 
 
 def _se(quantity: Any) -> float:
