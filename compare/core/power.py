@@ -18,8 +18,10 @@ at its threshold and with the run's ESS, detects with probability 0.9
 A quantity detects the error with probability 0.9 when its expected raw z
 reaches the raw threshold (the t quantile that the verdict's normal
 threshold stands for) plus ``Phi^-1(0.9) = 1.28``; the statement takes the
-best single quantity, so the other quantities only add power (the
-statement is a bound from below).
+best single quantity, so the other quantities only add power. It uses the
+run's own ESS estimate, so it is as exact as that estimate: on real runs of
+beta-binomial (NUTS's antithetic draws, ESS high) the stated shift was caught
+0.80 of the time, 0.95-0.96 elsewhere (docs/verdict.md).
 Coordinates whose PIT is a rank or a randomised cell (no closed-form
 density) have no statement (None). ``compare/studies/power.py`` checks the
 statement by planting shifts of exactly the stated size in real runs.
