@@ -263,14 +263,14 @@ def bayes_check(
 
 def _figures(result: Any) -> dict[str, Any]:
     agreement = next((c for c in result.checks if c.name == "agreement"), None)
-    power = result.to_dict().get("power") or {}
+    power = result.run.power  # computed once per run, not a whole document
     return {
         "verdict": result.verdict,
         "decided_by": result.decided_by,
         "max_abs_z": None if agreement is None else agreement.statistic,
         "threshold": None if agreement is None else agreement.threshold,
         # What the test could have caught (compare/core/power.py), in posterior sds.
-        "power_mean_shift_sd": power.get("mean_shift_sd"),
+        "power_mean_shift_sd": None if power is None else power.mean_shift_sd,
     }
 
 

@@ -70,6 +70,20 @@ def posterior_array(posterior: Any, variables: Sequence[str]) -> np.ndarray:
     return np.concatenate(parts, axis=-1)
 
 
+def posterior_scale(posterior: ExactPosterior) -> np.ndarray:
+    """Per-parameter exact sd, or IQR / 1.349 where the sd is infinite.
+
+    IQR / 1.349 equals the sd for a normal and exists for every posterior,
+    so distances stay meaningful when heavy tails leave no finite variance.
+    """
+    sd = np.sqrt(np.diag(np.asarray(posterior.cov, dtype=float)))
+    for i in np.flatnonzero(~np.isfinite(sd)):
+        marginal = posterior.marginal(int(i))
+        if marginal is not None:
+            sd[i] = (marginal.ppf(0.75) - marginal.ppf(0.25)) / 1.349
+    return sd
+
+
 #: Equal-probability cells of a marginal known through its quantile function only.
 QUANTILE_CELLS = 20
 

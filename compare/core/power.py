@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from analytic import ExactPosterior
-from compare.core.agreement import Agreement, _is_discrete, _whitener
+from compare.core.agreement import Agreement, _is_discrete, _whitener, posterior_scale
 
 #: The detection probability every statement is made at.
 PROBABILITY = 0.9
@@ -202,8 +202,6 @@ def _marginal(
     by_name: dict[str, Any],
     per: dict[str, dict[str, float | None]],
 ) -> None:
-    from compare.core.runner import posterior_scale  # light: a sibling in core
-
     scale = posterior_scale(posterior)
     p = (np.arange(_POINTS) + 0.5) / _POINTS
     for i in (int(k) for k in posterior.free):

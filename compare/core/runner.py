@@ -11,16 +11,18 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from analytic import ExactAnswer, ExactPosterior
-from compare.core.agreement import Agreement, agreement_test, posterior_array
+from compare.core.agreement import Agreement, agreement_test, posterior_array, posterior_scale
 from compare.core.checks import MODES, SHORT, Check, Diagnosis, Extra, ExtraContext, diagnose
 from compare.core.data import check_array
 from compare.core.defaults import DEFAULT, Settings
 from compare.core.methods import APPROXIMATION, DEFAULT_METHOD, usable
+from compare.core.power import Power, power_of
 from compare.core.registry import InputError, Topic
 
 if TYPE_CHECKING:  # sampling imports PyMC; checking draws alone (compare.check_draws) does not
@@ -70,6 +72,12 @@ class RunResult:
     #: The data as named columns (kept beside the draws for the report).
     observed: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
+    @cached_property
+    def power(self) -> Power | None:
+        """What the agreement test could have caught (:mod:`compare.core.power`),
+        computed once: the text, the run document and the plugin all read it."""
+        return power_of(self.agreement, self.exact.posterior)
+
     @property
     def exit_code(self) -> int:
         return {AGREE: 0, DISAGREE: 1, INCONCLUSIVE: 2}[self.verdict]
@@ -81,20 +89,6 @@ class RunResult:
         if mode is None or self.mcmc.map is None:
             return None
         return np.abs(self.mcmc.map - mode) / posterior_scale(self.exact.posterior)
-
-
-def posterior_scale(posterior: ExactPosterior) -> np.ndarray:
-    """Per-parameter exact sd, or IQR / 1.349 where the sd is infinite.
-
-    IQR / 1.349 equals the sd for a normal and exists for every posterior,
-    so distances stay meaningful when heavy tails leave no finite variance.
-    """
-    sd = np.sqrt(np.diag(np.asarray(posterior.cov, dtype=float)))
-    for i in np.flatnonzero(~np.isfinite(sd)):
-        marginal = posterior.marginal(int(i))
-        if marginal is not None:
-            sd[i] = (marginal.ppf(0.75) - marginal.ppf(0.25)) / 1.349
-    return sd
 
 
 def convergence_checks(

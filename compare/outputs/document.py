@@ -109,14 +109,6 @@ def describe_marginal(marginal: Any) -> dict[str, Any] | None:
     }
 
 
-def _power(result: RunResult) -> dict[str, Any] | None:
-    """What the agreement test could have caught (compare/core/power.py)."""
-    from compare.core.power import power_of  # light: a core module, asked per document
-
-    power = power_of(result.agreement, result.exact.posterior)
-    return None if power is None else power.to_dict()
-
-
 def to_document(result: RunResult) -> dict[str, Any]:
     """The public JSON document of one run (vectors in the order of ``parameters``)."""
     exact = result.exact
@@ -198,7 +190,7 @@ def to_document(result: RunResult) -> dict[str, Any]:
             "method": result.settings.method,
         },
         "data": {"source": result.data_source, "n": result.n},
-        "power": _power(result),
+        "power": None if result.power is None else result.power.to_dict(),
         **result.extra.sections,
         "hyperparameters": result.hyper,
         "timings": result.timings,

@@ -162,7 +162,7 @@ def test_a_tests_share_is_spent_over_its_checks():
     undeclared = [call_alpha(share, k, None) for k in range(1, 40)]
     assert undeclared[:3] == [share / 2, share / 4, share / 8] and sum(undeclared) < share
     assert [call_alpha(share, k, 3) for k in (1, 2, 3)] == [share / 3] * 3
-    assert (1 - RERUN_SHARE) + RERUN_SHARE == 1.0 and 0 < RERUN_SHARE < 0.5
+    assert 0 < RERUN_SHARE < 0.5  # the rerun is rare: most of a call's alpha is its first run
     with pytest.raises(ValueError, match="call counts from 1"):
         call_alpha(share, 0, None)
 
