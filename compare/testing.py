@@ -139,7 +139,9 @@ def assert_agrees(
         raise ValueError(
             f"inconclusive must be one of {', '.join(INCONCLUSIVE_POLICIES)}, got {inconclusive!r}"
         )
-    total = 1e-4 if alpha is None else float(alpha)
+    from compare.core.defaults import DEFAULT  # light: dataclasses only
+
+    total = DEFAULT.alpha if alpha is None else float(alpha)
     first = total * (1.0 - RERUN_SHARE) if inconclusive == "rerun" else total
     result = compare.check(
         model, exact, var_names=var_names, alpha=first, seed=seed, draws=draws, **check_options
