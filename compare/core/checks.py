@@ -9,6 +9,10 @@ import numpy as np
 
 from compare.core.ess import ess_bulk, ess_tail, rhat_rank
 
+#: The MAP check's note starts with its rule; what follows ("; searched from ...")
+#: is where the searches started (the text's ``map`` line shows that part).
+MAP_RULE = "largest |MAP - exact mode| in posterior sds must not exceed the threshold"
+
 
 @dataclass(frozen=True)
 class Check:

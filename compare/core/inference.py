@@ -169,13 +169,16 @@ class MethodModel:
         """PyMC's MAP for ``data`` (the same check whatever the method)."""
         return self.map_search(data).point
 
-    def map_search(self, data: dict[str, np.ndarray]) -> MapSearch:
-        """PyMC's MAP for ``data`` and the initial point its search started from."""
+    def map_search(
+        self, data: dict[str, np.ndarray], starts: np.ndarray | None = None
+    ) -> MapSearch:
+        """PyMC's MAP for ``data`` and the initial point its search started from, and
+        the same search from each of ``starts`` (:meth:`MapFinder.search`)."""
         with self._lock:
             if self._map_finder is None:
                 self._map_finder = MapFinder(self.model, self.variables)
             self.set_data(data)
-            return self._map_finder.search()
+            return self._map_finder.search(starts)
 
     def sample(
         self,

@@ -18,14 +18,14 @@ import types
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pymc as pm
 import pytensor
 import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
-from pymc.initial_point import make_initial_point_fn
+from pymc.initial_point import make_initial_point_expression, make_initial_point_fn
 from pymc.pytensorf import compile as compile_pymc
 from pymc.pytensorf import join_nonshared_inputs, rewrite_pregrad
 from pymc.step_methods.arraystep import metrop_select
@@ -110,10 +110,16 @@ MAP_RESTARTS = 3
 class MapSearch:
     """PyMC's MAP and the point its search started from, both flattened in parameter
     order (constrained values); ``point`` is None when the search failed, ``start``
-    when the model has no continuous search (an enumerated discrete model)."""
+    when the model has no continuous search (an enumerated discrete model).
+
+    ``dispersed`` holds the same search from other starts (exact posterior draws,
+    :meth:`MapFinder.search`): ``(start, point)`` pairs, ``point`` None where that
+    search failed; a start outside the model's support is left out.
+    """
 
     point: np.ndarray | None
     start: np.ndarray | None
+    dispersed: tuple[tuple[np.ndarray, np.ndarray | None], ...] = ()
 
 
 class MapFinder:
@@ -141,6 +147,9 @@ class MapFinder:
         self._searching = 0.0  # CPU seconds this finder's thread spent in find()
         self._compile(MAP_FIRST_MODE)
         self._bijection = DictToArrayBijection
+        # Built on first use; None when a variable is not a free one (a Deterministic).
+        self._forward: Callable[..., list[np.ndarray]] | None = None
+        self._forward_built = False
 
     def _compile(self, mode: str | Mode) -> None:
         """The objective (with its gradient) and the back-transform, in ``mode``.
@@ -196,10 +205,16 @@ class MapFinder:
         """The MAP for the model's current ``pm.Data`` values, flattened; None on failure."""
         return self.search().point
 
-    def search(self) -> MapSearch:
+    def search(self, starts: np.ndarray | None = None) -> MapSearch:
         """The MAP for the model's current ``pm.Data`` values and the initial point the
         search started from (a MAP check whose start is already the exact mode could
-        not have failed: ``compare.core.runner.map_check`` says so)."""
+        not have failed: ``compare.core.runner.map_check`` says so).
+
+        ``starts`` (shape ``(k, d)``, constrained values flattened in the order of
+        ``variables``: exact posterior draws, say) are further starting points,
+        searched the same way and returned in ``dispersed``. Free variables not
+        among ``variables`` start at their initial point.
+        """
         if not self.in_c and self._searching > MAP_SWITCH_SECONDS:
             self._compile(MAP_MODE)
             self.in_c = True
@@ -207,21 +222,80 @@ class MapFinder:
         # would otherwise come sooner, and a study would pay the C compile for less.
         started = time.thread_time()
         try:
-            return self._search()
+            return self._search(starts)
         except NotImplementedError:  # an op the Python linker cannot evaluate
             if self.in_c:
                 raise
             self._compile(MAP_MODE)
             self.in_c = True
-            return self._search()
+            return self._search(starts)
         finally:
             self._searching += time.thread_time() - started
 
-    def _search(self) -> MapSearch:
+    def _search(self, starts: np.ndarray | None = None) -> MapSearch:
         start = self._initial_point(0)
         names = [v.name for v in self._value_vars]
         begun = self._flat(self._constrained(**{n: start[n] for n in names}))
-        return MapSearch(self._find(start, names), begun)
+        dispersed = []
+        for flat in () if starts is None else np.atleast_2d(starts):
+            point = self._transformed(np.asarray(flat, dtype=float), start)
+            if point is not None:
+                dispersed.append((np.asarray(flat, dtype=float), self._find(point, names)))
+        return MapSearch(self._find(start, names), begun, tuple(dispersed))
+
+    def _transformed(
+        self, flat: np.ndarray, initial: dict[str, np.ndarray]
+    ) -> dict[str, np.ndarray] | None:
+        """The value variables (unconstrained) at constrained values ``flat`` of
+        ``variables``; None where ``flat`` is outside the model's support."""
+        if not self._forward_built:
+            self._forward = self._compile_forward(initial)
+            self._forward_built = True
+        if self._forward is None:
+            return None
+        sizes = [int(np.size(v)) for v in self._constrained(**initial)]
+        if flat.shape != (sum(sizes),):
+            raise ValueError(
+                f"a start has {flat.size} values; the variables {self._variables} have {sum(sizes)}"
+            )
+        pieces = np.split(flat, np.cumsum(sizes)[:-1])
+        with np.errstate(all="ignore"):
+            values = self._forward(*pieces)
+        out = {v.name: np.asarray(x) for v, x in zip(self._value_vars, values, strict=True)}
+        return out if all(np.all(np.isfinite(x)) for x in out.values()) else None
+
+    def _compile_forward(
+        self, initial: dict[str, np.ndarray]
+    ) -> Callable[..., list[np.ndarray]] | None:
+        """Constrained values of ``variables`` (flat pieces) to every value variable,
+        through each variable's transform (PyMC's own initial-point expression, with
+        the given values as the initial values); None when a variable is not free."""
+        model = self._model
+        shapes = [np.shape(v) for v in self._constrained(**initial)]
+        by_name = {rv.name: rv for rv in model.free_RVs}
+        if not set(self._variables) <= set(by_name):
+            return None
+        inputs = [
+            pytensor.tensor.vector(f"{name}_start", dtype=by_name[name].dtype)
+            for name in self._variables
+        ]
+        strategies: dict[Any, Any] = dict(model.rvs_to_initial_values)
+        for name, given, shape in zip(self._variables, inputs, shapes, strict=True):
+            strategies[by_name[name]] = pytensor.tensor.reshape(given, shape)
+        outputs = make_initial_point_expression(
+            free_rvs=model.free_RVs,
+            rvs_to_transforms=model.rvs_to_transforms,
+            initval_strategies=strategies,
+            return_transformed=True,
+        )
+        value_names = [model.rvs_to_values[rv].name for rv in model.free_RVs]
+        order = [value_names.index(v.name) for v in self._value_vars]
+        return cast(
+            Callable[..., list[np.ndarray]],
+            compile_pymc(
+                inputs, [outputs[i] for i in order], on_unused_input="ignore", mode=MAP_FIRST_MODE
+            ),
+        )
 
     @staticmethod
     def _flat(values: Sequence[Any]) -> np.ndarray | None:
@@ -352,13 +426,16 @@ class CompiledModel:
         """PyMC's MAP for ``data``, flattened in the order of ``variables``."""
         return self.map_search(data).point
 
-    def map_search(self, data: dict[str, np.ndarray]) -> MapSearch:
-        """PyMC's MAP for ``data`` and the initial point its search started from."""
+    def map_search(
+        self, data: dict[str, np.ndarray], starts: np.ndarray | None = None
+    ) -> MapSearch:
+        """PyMC's MAP for ``data`` and the initial point its search started from, and
+        the same search from each of ``starts`` (:meth:`MapFinder.search`)."""
         with self._lock:
             if self._map_finder is None:
                 self._map_finder = MapFinder(self.model, self.variables)
             self.set_data(data)
-            return self._map_finder.search()
+            return self._map_finder.search(starts)
 
 
 #: Most joint values of a discrete model's free variables that StepModel
@@ -639,8 +716,11 @@ class StepModel:
             self._step = self.step(self.model)
         return self._step
 
-    def map_search(self, data: dict[str, np.ndarray]) -> MapSearch:
-        """The mode by enumeration (:meth:`map_point`): no search, so no start."""
+    def map_search(
+        self, data: dict[str, np.ndarray], starts: np.ndarray | None = None
+    ) -> MapSearch:
+        """The mode by enumeration (:meth:`map_point`): no search, so no start
+        (``starts`` are not used)."""
         return MapSearch(self.map_point(data), None)
 
     def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:

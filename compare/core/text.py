@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from compare.core.checks import MAP_RULE
+
 if TYPE_CHECKING:
     import jinja2
 
@@ -91,7 +93,9 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
                     f": PyMC {np.array2string(run.mcmc.map, precision=5)} vs exact "
                     f"mode {np.array2string(run.exact.posterior.mode, precision=5)}"
                 )
-            text += "" if c.passed is not None else f" ({c.note})"
+            starts = c.note.removeprefix(MAP_RULE).removeprefix("; ")
+            if c.passed is None or starts != c.note:
+                text += f" ({starts})" if starts else ""
         else:
             text = f"{fmt(stat, '.3g')} vs threshold {fmt(threshold, '.3g')} ({c.note})"
         lines.append(f"  {CHECK_MARKS[c.passed]} {c.name:12s} {text}")

@@ -60,6 +60,7 @@ from compare.core.runner import (
     extension_section,
     judge,
     map_check,
+    map_starts,
     sample_enough,
     summarise,
 )
@@ -980,7 +981,11 @@ def check(
     )
     t2 = time.perf_counter()
     tree, mcmc_draws, divergences = sampled.tree, sampled.draws, sampled.divergences
-    search = compiled.map_search(data) if posterior.mode is not None else None
+    search = (
+        compiled.map_search(data, map_starts(posterior, settings))
+        if posterior.mode is not None
+        else None
+    )
     pymc_map = None if search is None else search.point
     observed, n = _observed(model)
     return CheckResult(
@@ -991,6 +996,7 @@ def check(
             divergences=divergences,
             pymc_map=pymc_map,
             map_start=None if search is None else search.start,
+            map_dispersed=() if search is None else search.dispersed,
             tree=tree,
             settings=settings,
             source="PyMC model",
@@ -1035,11 +1041,13 @@ def _verdict(
     map_note: str | None,
     sampled: Any = None,
     map_start: np.ndarray | None = None,
+    map_dispersed: Sequence[tuple[np.ndarray, np.ndarray | None]] = (),
 ) -> RunResult:
     """The runner's checks and verdict on draws of shape (chain, draw, d).
 
     ``map_note`` says why PyMC's MAP was not computed (None when it was);
-    ``map_start`` is where its search started (see ``map_check``);
+    ``map_start`` is where its search started, ``map_dispersed`` its searches
+    from exact draws (see ``map_check``);
     ``sampled`` (a :class:`compare.core.runner.Sampled`) is how :func:`check`
     sampled, extensions included (None for draws from elsewhere).
     """
@@ -1085,7 +1093,7 @@ def _verdict(
     elif map_note is not None:
         map_result = Check("map", None, settings.map_tol_sd, None, map_note)
     else:
-        map_result = map_check(answer, pymc_map, settings, map_start)
+        map_result = map_check(answer, pymc_map, settings, map_start, map_dispersed)
     checks = (*checks, map_result)
     verdict, decided_by = decide(checks)
     t4 = time.perf_counter()

@@ -58,9 +58,26 @@ def test_a_search_started_at_the_mode_is_not_informative_and_travel_is_said():
     left = map_check(exact, mode + 0.5 * sd, DEFAULT, start=mode)
     assert left.passed is False and left.statistic == pytest.approx(0.5)
     moved = map_check(exact, mode, DEFAULT, start=mode + 0.3 * sd)
-    assert moved.passed is True and "travelled 0.3 sd" in moved.note
+    assert moved.passed is True and "initial point (0.3 sd away)" in moved.note
     wrong = map_check(exact, mode + 0.02 * sd, DEFAULT, start=mode + 0.3 * sd)
     assert wrong.passed is False
+
+
+def test_searches_from_exact_draws_make_the_check_informative_and_count():
+    """PyMC's initial point at the mode, but a search from an exact draw 1.5 sd away:
+    informative; any converged search that ends off the mode fails the check; one
+    that did not converge is left out and said."""
+    exact = bb.solve(x=np.array([1.0, 0.0, 1.0, 1.0]), a=2.0, b=3.0)
+    sd = math.sqrt(exact.posterior.cov[0, 0])
+    mode = exact.posterior.mode
+    tested = map_check(exact, mode, DEFAULT, start=mode, dispersed=[(mode + 1.5 * sd, mode)])
+    assert tested.passed is True and "1 exact posterior draw (1.5 sd away)" in tested.note
+    off = map_check(exact, mode, DEFAULT, start=mode, dispersed=[(mode + sd, mode + 0.05 * sd)])
+    assert off.passed is False and off.statistic == pytest.approx(0.05)
+    stalled = map_check(exact, mode, DEFAULT, start=mode + sd, dispersed=[(mode - sd, None)])
+    assert stalled.passed is True and "1 search(es) from exact draws did not converge" in (
+        stalled.note
+    )
 
 
 def test_unconverged_map_search_is_inconclusive_not_disagree():

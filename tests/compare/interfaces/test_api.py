@@ -10,6 +10,7 @@ power is 1 to many decimals.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,29 +72,37 @@ def test_user_model_agrees_with_its_closed_form(agreeing):
     assert agreeing.exit_code == 0 and agreeing.decided_by == "agreement"
     checks = {c.name: c for c in agreeing.checks}
     assert checks["map"].passed  # gaussian=True: the exact mode is the mean
-    assert "travelled" in checks["map"].note  # from PyMC's initial point, the prior's mean
+    # From PyMC's initial point (the prior's mean) and two exact posterior draws.
+    assert re.search(
+        r"initial point \(.* sd away\) and 2 exact posterior draws", checks["map"].note
+    )
     assert [r["parameter"] for r in agreeing.table] == ["mu"]
     assert agreeing.diagnostics["divergences"] == 0
 
 
 @pytest.mark.mcmc
-def test_a_map_search_that_starts_at_the_mode_is_not_informative(test_alpha):
+def test_a_map_search_that_starts_at_the_mode_is_tested_from_exact_draws(test_alpha):
     """PyMC's MAP search starts at the prior's mean; data centred on it put the exact
-    mode there too, so the MAP check could not have failed: it reads not informative
-    (passed None), never ok, and the verdict rests on the agreement test."""
+    mode there too, so from there alone the check could not have failed. The searches
+    from two exact posterior draws make it a test; an Exact without a sampler has only
+    PyMC's start, and the check reads not informative (passed None), never ok."""
     import pymc as pm
 
     y = PRIOR_MEAN + np.array([-0.6, 0.6, -0.3, 0.3, 0.1, -0.1])
     with pm.Model() as model:
         mu = pm.Normal("mu", PRIOR_MEAN, sigma=PRIOR_SD)
         pm.Normal("y", mu, NOISE_SD, observed=y)
-    result = compare.check(
-        model, _exact_normal_mean(y), var_names=["mu"], draws=500, alpha=test_alpha
-    )
+    exact = _exact_normal_mean(y)
+    result = compare.check(model, exact, var_names=["mu"], draws=500, alpha=test_alpha)
     check = {c.name: c for c in result.checks}["map"]
+    assert check.passed is True and "2 exact posterior draws" in check.note, check
+    post = stats.norm(exact.mean[0], np.sqrt(exact.cov[0, 0]))
+    no_sampler = compare.Exact(mean=exact.mean, cov=exact.cov, mode=exact.mean, marginals=[post])
+    blind = compare.check(model, no_sampler, var_names=["mu"], draws=500, alpha=test_alpha)
+    check = {c.name: c for c in blind.checks}["map"]
     assert check.passed is None and check.note.startswith("not informative"), check
-    assert result.decided_by == "agreement"
-    assert "not informative" in str(result)
+    assert blind.decided_by == "agreement"
+    assert "not informative" in str(blind)
 
 
 @pytest.mark.mcmc
