@@ -262,7 +262,9 @@ def bayes_check(
 
 
 def _figures(result: Any) -> dict[str, Any]:
-    agreement = next((c for c in result.checks if c.name == "agreement"), None)
+    from compare.core.checks import CheckKind  # light: loaded by the check that made result
+
+    agreement = next((c for c in result.checks if c.name == CheckKind.AGREEMENT), None)
     power = result.run.power  # computed once per run, not a whole document
     return {
         "verdict": result.verdict,

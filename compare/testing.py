@@ -66,7 +66,7 @@ def failure_report(result: Any, page: Path | None = None, *, rerun_draws: int | 
     """
     from compare.core.text import check_lines  # the same lines as `bayes-compare run`
 
-    lines = [f"bayes-compare: {result.verdict.upper()} (decided by {result.decided_by})"]
+    lines = [f"bayes-compare: {result.verdict.upper()} ({result.run.decided})"]
     if rerun_draws is not None:
         lines.append(
             f"after one rerun with twice the draws ({rerun_draws} per chain) and a seed "

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
-from compare.core.checks import Check
+from compare.core.checks import Check, CheckKind
 from compare.core.defaults import Settings
 
 #: Standard errors of margin on each side of a tolerance before one decision decides.
@@ -403,7 +403,7 @@ def approximation_checks(found: Distances, settings: Settings) -> tuple[Check, .
     margin = margin_se(2 * len(found.parameters))  # every parameter's two decisions
     return (
         _decide(
-            "approx_mean",
+            CheckKind.APPROX_MEAN,
             err,
             found.mean_error_se,
             settings.tolerance_sd,
@@ -412,7 +412,7 @@ def approximation_checks(found: Distances, settings: Settings) -> tuple[Check, .
             margin,
         ),
         _decide(
-            "approx_sd",
+            CheckKind.APPROX_SD,
             dev,
             found.sd_ratio_se,
             settings.tolerance_sd_ratio,

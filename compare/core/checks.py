@@ -3,11 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from compare.core.ess import ess_bulk, ess_tail, rhat_rank
+
+
+class CheckKind(StrEnum):
+    """The checks the core makes. A member is its name (``CheckKind.RHAT == "rhat"``,
+    and JSON writes ``"rhat"``): the run document's ``checks[].name`` is a public
+    contract. A topic's own checks (``evidence``, ``predictive``, ...) keep plain
+    string names: the topic owns them."""
+
+    DIVERGENCES = "divergences"
+    RHAT = "rhat"
+    ESS_BULK = "ess_bulk"
+    ESS_TAIL = "ess_tail"
+    AGREEMENT = "agreement"
+    MAP = "map"
+    APPROX_MEAN = "approx_mean"
+    APPROX_SD = "approx_sd"
+
+
+#: The convergence gates, strongest first: divergences (the sampler could not
+#: follow the posterior), then R-hat (chains disagree), then the effective draws
+#: (too few, which more draws cure). A failed gate makes a run inconclusive; the
+#: first failed one decides it (:func:`compare.core.runner.decide`).
+GATES = (CheckKind.DIVERGENCES, CheckKind.RHAT, CheckKind.ESS_BULK, CheckKind.ESS_TAIL)
+
 
 #: The MAP check's note starts with its rule; what follows ("; searched from ...")
 #: is where the searches started (the text's ``map`` line shows that part).

@@ -19,10 +19,12 @@ import numpy as np
 from analytic import ExactAnswer, ExactPosterior
 from compare.core.agreement import Agreement, agreement_test, posterior_array, posterior_scale
 from compare.core.checks import (
+    GATES,
     MAP_RULE,
     MODES,
     SHORT,
     Check,
+    CheckKind,
     Diagnosis,
     Extra,
     ExtraContext,
@@ -33,6 +35,7 @@ from compare.core.defaults import DEFAULT, Settings
 from compare.core.methods import APPROXIMATION, DEFAULT_METHOD, usable
 from compare.core.power import Power, power_of
 from compare.core.registry import InputError, Topic
+from compare.core.text import decided_text
 
 if TYPE_CHECKING:  # sampling imports PyMC; checking draws alone (compare.check_draws) does not
     import xarray as xr
@@ -88,6 +91,17 @@ class RunResult:
         return power_of(self.agreement, self.exact.posterior)
 
     @property
+    def also_failed(self) -> tuple[str, ...]:
+        """Every failed check but the one that decided, in :func:`failing`'s order
+        (the strongest failed gate first)."""
+        return tuple(n for n in failing(self.checks) if n != self.decided_by)
+
+    @property
+    def decided(self) -> str:
+        """``decided by rhat; also failed: ess_bulk`` (the verdict lines say it)."""
+        return decided_text(self.decided_by, self.also_failed)
+
+    @property
     def exit_code(self) -> int:
         return {AGREE: 0, DISAGREE: 1, INCONCLUSIVE: 2}[self.verdict]
 
@@ -130,7 +144,7 @@ def convergence_checks(
         )
     checks = (
         Check(
-            "rhat",
+            CheckKind.RHAT,
             d.worst_rhat,
             settings.rhat_max,
             d.worst_rhat < settings.rhat_max,
@@ -139,7 +153,7 @@ def convergence_checks(
             short_ess=short if d.worst_rhat >= settings.rhat_max else None,
         ),
         Check(
-            "ess_bulk",
+            CheckKind.ESS_BULK,
             d.min_bulk,
             settings.ess_min,
             d.min_bulk > settings.ess_min,
@@ -148,7 +162,7 @@ def convergence_checks(
             short_ess=short if d.min_bulk <= settings.ess_min else None,
         ),
         Check(
-            "ess_tail",
+            CheckKind.ESS_TAIL,
             d.min_tail,
             settings.ess_min,
             d.min_tail > settings.ess_min,
@@ -157,7 +171,7 @@ def convergence_checks(
             short_ess=short if d.min_tail <= settings.ess_min else None,
         ),
         Check(
-            "divergences",
+            CheckKind.DIVERGENCES,
             float(divergences),
             0.0,
             divergences == 0,
@@ -385,10 +399,10 @@ def map_check(
     post = exact.posterior
     tol = settings.map_tol_sd
     if post.mode is None:
-        return Check("map", None, tol, None, "the exact posterior has no unique mode")
+        return Check(CheckKind.MAP, None, tol, None, "the exact posterior has no unique mode")
     if pymc_map is None:  # an optimiser that stops short says nothing about the maths
         return Check(
-            "map",
+            CheckKind.MAP,
             None,
             tol,
             False,
@@ -405,7 +419,7 @@ def map_check(
     dist = max([sds(pymc_map), *(sds(p) for p in found)])
     if not post.mode_interior:
         return Check(
-            "map",
+            CheckKind.MAP,
             dist,
             tol,
             None,
@@ -417,7 +431,7 @@ def map_check(
     failed = sum(p is None for _, p in dispersed)
     if starts and max(starts) <= tol and dist <= tol:  # a search that moved away still fails
         return Check(
-            "map",
+            CheckKind.MAP,
             dist,
             tol,
             None,
@@ -434,7 +448,7 @@ def map_check(
     if failed:
         started += f"; {failed} search(es) from exact draws did not converge (left out)"
     return Check(
-        "map",
+        CheckKind.MAP,
         dist,
         tol,
         dist <= tol,
@@ -471,7 +485,7 @@ def judge(
         draws, posterior, alpha=alpha, seed=settings.seed, n_reference=settings.n_reference
     )
     agreement_check = Check(
-        "agreement",
+        CheckKind.AGREEMENT,
         agreement.max_abs_z,
         agreement.threshold,
         agreement.passed,
@@ -481,31 +495,38 @@ def judge(
     return (*checks, agreement_check), diagnostics, agreement
 
 
+def failing(checks: Sequence[Check]) -> tuple[str, ...]:
+    """Every failed check, in the order that decides a verdict: the convergence
+    gates strongest first (:data:`compare.core.checks.GATES`: divergences before
+    R-hat, before the effective draws), then the checks that question trust
+    (``on_fail`` inconclusive, e.g. a multimodal mixture), then the rest (the
+    agreement test, the MAP, a topic's checks) in their order."""
+    by_name = {c.name: c for c in checks}
+    gates = [g for g in GATES if g in by_name and by_name[g].passed is False]
+    rest = [c for c in checks if c.name not in GATES and c.passed is False]
+    trust = [c.name for c in rest if c.on_fail == INCONCLUSIVE]
+    truth = [c.name for c in rest if c.on_fail != INCONCLUSIVE]
+    return (*gates, *trust, *truth)
+
+
 def decide(checks: tuple[Check, ...]) -> tuple[str, str]:
     """Verdict and the name of the check that decided it.
 
     Convergence failures make the run inconclusive (the MCSEs are not
     trustworthy), before agreement is looked at; otherwise any failed
-    agreement or MAP check is a disagreement. Among failed convergence checks the
-    strongest decides: divergences (the sampler could not follow the posterior)
-    before R-hat, before the effective draws.
+    agreement or MAP check is a disagreement. The first of :func:`failing`
+    decides: among failed gates the strongest.
     """
-    convergence = ("divergences", "rhat", "ess_bulk", "ess_tail")
-    by_name = {c.name: c for c in checks}
-    for name in convergence:
-        if by_name[name].passed is False:
-            return INCONCLUSIVE, name
-    for check in checks:  # topic checks that question trust, e.g. a multimodal mixture
-        if (
-            check.name not in convergence
-            and check.passed is False
-            and check.on_fail == INCONCLUSIVE
-        ):
-            return INCONCLUSIVE, check.name
-    for check in checks:  # agreement, map, then any topic-specific check, in order
-        if check.name not in convergence and check.passed is False:
-            return DISAGREE, check.name
-    return AGREE, "agreement"
+    missing = [g for g in GATES if g not in {c.name for c in checks}]
+    if missing:
+        raise ValueError(f"decide needs every convergence gate; missing {missing}")
+    failed = failing(checks)
+    if not failed:
+        return AGREE, CheckKind.AGREEMENT
+    first = next(c for c in checks if c.name == failed[0])
+    if first.name in GATES or first.on_fail == INCONCLUSIVE:
+        return INCONCLUSIVE, first.name
+    return DISAGREE, first.name
 
 
 def summarise(

@@ -4,11 +4,12 @@ as lines (the CLI and the Python API print the same ones), and the HTML template
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from compare.core.checks import MAP_RULE
+from compare.core.checks import MAP_RULE, CheckKind
 
 if TYPE_CHECKING:
     import jinja2
@@ -40,6 +41,12 @@ def fmt(value: Any, spec: str = ".4g") -> str:
     return str(value)
 
 
+def decided_text(decided_by: object, also_failed: Sequence[Any] = ()) -> str:
+    """``decided by divergences; also failed: rhat, ess_tail``."""
+    also = f"; also failed: {', '.join(map(str, also_failed))}" if also_failed else ""
+    return f"decided by {decided_by}{also}"
+
+
 def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
     """The checks of a run, one line each: mark, name, statistic against threshold, context.
 
@@ -64,15 +71,21 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
         stat, threshold = c.statistic, c.threshold
         if stat is None:
             text = c.note
-        elif c.name == "rhat":
+        elif c.name == CheckKind.RHAT:
             bound = "<" if c.passed is not False else ">="
             text = f"{fmt(stat, '.4f')} {bound} {threshold:g} (worst rank-normalised split R-hat)"
-        elif c.name in ("ess_bulk", "ess_tail"):
+        elif c.name in (CheckKind.ESS_BULK, CheckKind.ESS_TAIL):
             bound = ">" if c.passed is not False else "<="
             text = f"{fmt(stat, '.0f')} {bound} {threshold:g} (smallest over parameters)"
-        elif c.name == "divergences":
+        elif c.name == CheckKind.DIVERGENCES:
             text = f"{fmt(stat, '.0f')} divergent transitions"
-        elif c.name == "agreement":
+            text += f" > {threshold:g} allowed" if c.passed is False else ""
+        elif c.name in (CheckKind.APPROX_MEAN, CheckKind.APPROX_SD):
+            # The numbers' own inequality: an unsure check (within its Monte Carlo
+            # margin of the tolerance) fails with a statistic below it; its note says so.
+            bound = "<=" if stat <= threshold else ">"
+            text = f"{fmt(stat, '.3g')} {bound} {fmt(threshold, '.3g')} ({c.note})"
+        elif c.name == CheckKind.AGREEMENT:
             n = 0 if agreement is None else len(agreement.quantities)
             alpha = run.settings.alpha if agreement is None else agreement.alpha
             text = (
@@ -80,7 +93,7 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
                 f"{threshold:.2f} (Bonferroni over "
                 f"{n} quantities, alpha={alpha:g})"
             )
-        elif c.name == "map":
+        elif c.name == CheckKind.MAP:
             # Not tested (boundary mode, not informative): the distance without a bound.
             bounds = {True: f" <= {threshold:g} sd", False: f" > {threshold:g} sd", None: ""}
             text = f"{stat:.1e} sd{bounds[c.passed]}"
@@ -100,7 +113,7 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
             text = f"{fmt(stat, '.3g')} vs threshold {fmt(threshold, '.3g')} ({c.note})"
         lines.append(f"  {CHECK_MARKS[c.passed]} {c.name:12s} {text}")
         # A stand-in run (a test's) may have no power statement.
-        if c.name == "agreement" and stat is not None:
+        if c.name == CheckKind.AGREEMENT and stat is not None:
             power = getattr(run, "power", None)
             sentence = None if power is None else power.sentence()
             if sentence is not None:

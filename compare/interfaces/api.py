@@ -47,7 +47,7 @@ from analytic import ExactAnswer
 from compare import accel
 from compare.core import defaults
 from compare.core.agreement import posterior_array
-from compare.core.checks import Check, Extra
+from compare.core.checks import Check, CheckKind, Extra
 from compare.core.data import topic_data
 from compare.core.defaults import Settings
 from compare.core.methods import APPROXIMATION, DEFAULT_METHOD, METHODS, SAMPLER, usable
@@ -721,7 +721,7 @@ class CheckResult:
     def _text(self) -> str:
         r = self.run
         head = (
-            f"{r.topic} on {r.data_source}: {r.verdict.upper()} (decided by {r.decided_by}); "
+            f"{r.topic} on {r.data_source}: {r.verdict.upper()} ({r.decided}); "
             f"{r.settings.chains} chains x {r.settings.draws} draws, "
             f"{r.timings.get('total', 0.0):.2f} s"
         )
@@ -784,7 +784,7 @@ class CheckResult:
         return (
             f"<div><p><b>{esc(r.topic)}</b> on {esc(r.data_source)}: "
             f"<b style='color:{colour}'>{esc(r.verdict.upper())}</b> "
-            f"(decided by {esc(r.decided_by)})</p>"
+            f"({esc(r.decided)})</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
             f"<table><thead><tr><th></th><th>check</th><th>statistic</th>"
             f"<th>threshold</th><th>note</th></tr></thead><tbody>{checks}</tbody></table>"
@@ -1084,14 +1084,14 @@ def _verdict(
     )
     if posterior.mode is None:
         map_result = Check(
-            "map",
+            CheckKind.MAP,
             None,
             settings.map_tol_sd,
             None,
             "no exact mode given (pass mode=... to compare.Exact to check PyMC's MAP)",
         )
     elif map_note is not None:
-        map_result = Check("map", None, settings.map_tol_sd, None, map_note)
+        map_result = Check(CheckKind.MAP, None, settings.map_tol_sd, None, map_note)
     else:
         map_result = map_check(answer, pymc_map, settings, map_start, map_dispersed)
     checks = (*checks, map_result)

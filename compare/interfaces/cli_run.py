@@ -37,7 +37,7 @@ from compare.core.defaults import Settings
 from compare.core.files import DRAWS_FILE, RESULT_FILE, atomic_write, dumps
 from compare.core.methods import usable
 from compare.core.registry import REGISTRY
-from compare.core.text import check_lines
+from compare.core.text import check_lines, decided_text
 from compare.interfaces import cli_topics  # noqa: F401  (list and describe, first in --help)
 from compare.interfaces.cli_common import (
     EXIT_AGREE,
@@ -132,18 +132,23 @@ def _print_result(result: RunResult, out: Console) -> None:
         out.print(line, markup=False)
     out.print("\n".join(check_lines(result)), markup=False)
     out.print(
-        _verdict_line(result.verdict, result.decided_by, result.exact.log_evidence)
+        _verdict_line(
+            result.verdict, result.decided_by, result.exact.log_evidence, result.also_failed
+        )
         + f"; {result.timings['total']:.2f} s"
     )
 
 
-def _verdict_line(verdict: str, decided_by: Any, log_evidence: float | None) -> str:
-    """``verdict: AGREE (decided by ...); log evidence ...`` in the verdict's colour."""
+def _verdict_line(
+    verdict: str, decided_by: Any, log_evidence: float | None, also_failed: Any = ()
+) -> str:
+    """``verdict: AGREE (decided by ...); log evidence ...`` in the verdict's colour;
+    ``also_failed`` names the other failed checks."""
     colour = {"agree": "green", "disagree": "red", "inconclusive": "yellow"}.get(verdict, "white")
     evidence = "n/a" if log_evidence is None else f"{log_evidence:.6g}"
     return (
         f"verdict: [bold {colour}]{verdict.upper()}[/bold {colour}] "
-        f"(decided by {escape(str(decided_by))}); log evidence {evidence}"
+        f"({escape(decided_text(decided_by, also_failed or ()))}); log evidence {evidence}"
     )
 
 
@@ -171,7 +176,9 @@ def _reused(doc: dict[str, Any], out_dir: Path, out: Console) -> _Outcome:
         f"{escape(str(out_dir))} (same code, data, settings and packages; --force resamples)"
     )
     evidence = (doc.get("exact") or {}).get("log_evidence")
-    out.print(_verdict_line(str(doc["verdict"]), doc.get("decided_by"), evidence))
+    out.print(
+        _verdict_line(str(doc["verdict"]), doc.get("decided_by"), evidence, doc.get("also_failed"))
+    )
     doc = {k: v for k, v in doc.items() if k not in _SAVED_ONLY}
     return _Outcome(verdict=str(doc["verdict"]), doc=doc, reused=True)
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compare.core.checks import CheckKind
 from compare.core.data import load_data
 from compare.core.defaults import DEFAULT, Settings
 from compare.core.files import atomic_write, versions
@@ -170,10 +171,10 @@ def row(cell: Cell, doc: dict[str, Any] | None, *, status: str, reason: str = ""
         divergences=mcmc.get("divergences"),
         run=str(Path(CELLS) / cell.topic / cell.method / f"seed-{cell.seed}"),
     )
-    if "agreement" in checks:
+    if CheckKind.AGREEMENT in checks:
         out.update(
-            max_abs_z=checks["agreement"]["statistic"],
-            z_threshold=checks["agreement"]["threshold"],
+            max_abs_z=checks[CheckKind.AGREEMENT]["statistic"],
+            z_threshold=checks[CheckKind.AGREEMENT]["threshold"],
             power_mean_shift_sd=(doc.get("power") or {}).get("mean_shift_sd"),
         )
     approx = doc.get("approximation")

@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compare.accel.lazy_dask import without_distributed_probe
+from compare.core.checks import CheckKind
 from compare.core.files import (
     DRAWS_FILE,
     NETCDF_ENGINE,
@@ -119,6 +120,8 @@ def to_document(result: RunResult) -> dict[str, Any]:
         "topic": result.topic,
         "verdict": result.verdict,
         "decided_by": result.decided_by,
+        # Every failed check but the deciding one, the strongest failed gate first.
+        "also_failed": list(result.also_failed),
         "parameters": list(result.parameters),
         "exact": {
             "mean": post.mean,
@@ -867,7 +870,14 @@ def _fmt(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
 
-_CORE_CHECKS = {"rhat", "ess_bulk", "ess_tail", "divergences", "agreement", "map"}
+_CORE_CHECKS = {
+    CheckKind.RHAT,
+    CheckKind.ESS_BULK,
+    CheckKind.ESS_TAIL,
+    CheckKind.DIVERGENCES,
+    CheckKind.AGREEMENT,
+    CheckKind.MAP,
+}
 
 
 def _other_checks(checks: list[dict[str, Any]]) -> str:

@@ -30,6 +30,7 @@ from scipy import stats
 
 from analytic.gaussian_process import kernel_matrix
 from compare.core.agreement import posterior_array
+from compare.core.checks import CheckKind
 from compare.core.drawing import drawing
 from compare.core.files import NETCDF_ENGINE, atomic_write, versions
 from compare.outputs._hypergeom import fast_rank_test
@@ -175,7 +176,7 @@ LEGEND_FONTSIZE = 10
 def _ess_gate(run: SavedRun) -> float:
     """The ESS threshold the run was judged by (its ``ess_bulk`` check; 400 by default)."""
     for check in run.doc.get("checks", []):
-        if check.get("name") == "ess_bulk" and check.get("threshold") is not None:
+        if check.get("name") == CheckKind.ESS_BULK and check.get("threshold") is not None:
             return float(check["threshold"])
     return float((run.doc.get("settings") or {}).get("ess_min", 400.0))
 
@@ -373,7 +374,7 @@ def zscores(run: SavedRun):
     if not quantities:
         return None
     checks = {c["name"]: c for c in run.doc["checks"]}
-    threshold = checks.get("agreement", {}).get("threshold")
+    threshold = checks.get(CheckKind.AGREEMENT, {}).get("threshold")
     z = np.array([np.nan if q["z"] is None else q["z"] for q in quantities])
     fig, ax = plt.subplots(figsize=(8, 3))
     ax.plot(np.arange(z.size), z, "o", ms=3, color=COLORS["mcmc"])

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from compare.accel.quick_exit import spawn_context
+from compare.core.checks import CheckKind
 from compare.core.files import atomic_write, versions
 from compare.core.registry import REGISTRY, InputError
 from compare.core.text import fmt
@@ -385,8 +386,10 @@ def _run_context(run: SavedRun, figures: list[FigureResult], index_href: str) ->
         **_sbc_section(run),
         "figures": figures,
         "index_href": index_href,
-        "max_z": next((c["statistic"] for c in checks if c["name"] == "agreement"), None),
-        "threshold": next((c["threshold"] for c in checks if c["name"] == "agreement"), None),
+        "max_z": next((c["statistic"] for c in checks if c["name"] == CheckKind.AGREEMENT), None),
+        "threshold": next(
+            (c["threshold"] for c in checks if c["name"] == CheckKind.AGREEMENT), None
+        ),
     }
 
 
@@ -408,8 +411,8 @@ def _index_row(run: SavedRun, href: str) -> dict[str, Any]:
         "href": href,
         "verdict": doc["verdict"],
         "decided_by": doc.get("decided_by", ""),
-        "max_z": checks.get("agreement", {}).get("statistic"),
-        "threshold": checks.get("agreement", {}).get("threshold"),
+        "max_z": checks.get(CheckKind.AGREEMENT, {}).get("statistic"),
+        "threshold": checks.get(CheckKind.AGREEMENT, {}).get("threshold"),
         "rhat": _max(doc["mcmc"]["rhat"]),
         "ess": _min_ess(doc["mcmc"]),
         "divergences": doc["mcmc"]["divergences"],

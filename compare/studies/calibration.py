@@ -27,6 +27,7 @@ import numpy as np
 
 from analytic import ExactPosterior
 from compare.core.agreement import agreement_test, bonferroni_threshold
+from compare.core.checks import CheckKind
 from compare.core.defaults import DEFAULT, Settings
 from compare.core.registry import Calibration, Topic
 from compare.core.runner import DISAGREE, run
@@ -232,7 +233,7 @@ def mcmc_null(
         family = np.array([0] * len(result.agreement.quantities) + [1] * len(predictive))
         verdicts.append(result.verdict)
         deciders.append(result.decided_by)
-        rhats.append(next(c.statistic for c in result.checks if c.name == "rhat"))
+        rhats.append(next(c.statistic for c in result.checks if c.name == CheckKind.RHAT))
     return NullStudy(
         names=names,
         z=np.array(rows),
@@ -253,6 +254,6 @@ def detection_rate(study: NullStudy, *, by: str | None = None) -> float:
     """
     if by is None:
         return float(np.mean([v == DISAGREE for v in study.verdicts]))
-    if by != "agreement":
+    if by != CheckKind.AGREEMENT:
         raise ValueError(f"by must be None or 'agreement', got {by!r}")
     return study.false_alarm_rate(study.alpha)

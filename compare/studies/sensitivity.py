@@ -34,6 +34,7 @@ import xarray as xr
 
 from analytic import sensitivity as asens
 from compare.core.agreement import posterior_array
+from compare.core.checks import CheckKind
 from compare.core.data import check_array
 from compare.core.defaults import DEFAULT, Settings
 from compare.core.drawing import drawing
@@ -483,7 +484,7 @@ def mcmc_at(
             on_point(j, len(chosen), value)
         h = hyper_at(topic, hyper=hyper, param=param, value=value)
         result = run(topic, data=data, hyper=h, settings=settings, source=source)
-        agreement = next((c for c in result.checks if c.name == "agreement"), None)
+        agreement = next((c for c in result.checks if c.name == CheckKind.AGREEMENT), None)
         ps = None
         if power_scaled_of(topic) is not None:
             ps = power_scaling(topic, data=data, hyper=h, source=source, tree=result.draws)

@@ -10,10 +10,11 @@ import pytest
 
 import analytic.beta_binomial as bb
 import analytic.pareto_uniform as pu
+from compare.core.checks import CheckKind
 from compare.core.defaults import DEFAULT, Settings
 from compare.core.files import atomic_write
 from compare.core.files import clean as _clean
-from compare.core.runner import Check, decide, map_check
+from compare.core.runner import Check, decide, failing, map_check
 from compare.outputs.document import summary_markdown
 
 
@@ -29,6 +30,24 @@ def test_convergence_failure_is_inconclusive_even_when_agreement_fails():
     both = _checks(rhat=False, divergences=False, ess_bulk=False)
     assert decide(both) == ("inconclusive", "divergences")
     assert decide(_checks(rhat=False, ess_tail=False)) == ("inconclusive", "rhat")
+
+
+def test_every_failed_check_is_listed_the_strongest_gate_first():
+    """A run with divergences and a high R-hat is decided by the divergences (the
+    issue's run with 84 divergences said "decided by rhat"); the others are listed,
+    gates strongest first, then checks that question trust, then the rest in order."""
+    checks = _checks(rhat=False, divergences=False, ess_tail=False, agreement=False)
+    assert failing(checks) == ("divergences", "rhat", "ess_tail", "agreement")
+    assert decide(checks) == ("inconclusive", "divergences")
+    unsure = (*_checks(map=False), Check("mixture", 1.0, 0.5, False, on_fail="inconclusive"))
+    assert failing(unsure) == ("mixture", "map")
+    assert decide(unsure) == ("inconclusive", "mixture")
+    assert failing(_checks()) == ()
+    assert (
+        decide(_checks()) == ("agree", CheckKind.AGREEMENT) and CheckKind.AGREEMENT == "agreement"
+    )
+    with pytest.raises(ValueError, match="missing"):
+        decide(_checks()[1:])
 
 
 def test_agreement_or_map_failure_is_disagree():

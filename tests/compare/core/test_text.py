@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from compare.core.checks import Check
-from compare.core.text import MAP_VECTOR_MAX, check_lines
+from compare.core.text import MAP_VECTOR_MAX, check_lines, decided_text
 
 
 def _run(checks, *, d=2, agreement_alpha=5e-05, settings_alpha=1e-04, flagged=()):
@@ -70,6 +70,8 @@ def test_a_failed_line_prints_the_inequality_that_failed():
                 Check("ess_bulk", 310.0, 400.0, False),
                 Check("agreement", 4490.47, 4.72, False),
                 Check("map", 0.2, 0.01, False),
+                Check("divergences", 84.0, 0.0, False),
+                Check("approx_mean", 0.31, 0.1, False, "largest |mean error|"),
             ]
         ),
         map_vectors=False,
@@ -78,6 +80,8 @@ def test_a_failed_line_prints_the_inequality_that_failed():
     assert lines[1].startswith("  FAIL ess_bulk     310 <= 400 ")
     assert lines[2].startswith("  FAIL agreement    max |z| 4490.47 > 4.72 ")
     assert lines[3].startswith("  FAIL map          2.0e-01 sd > 0.01 sd ")
+    assert lines[4] == "  FAIL divergences  84 divergent transitions > 0 allowed"
+    assert lines[5].startswith("  FAIL approx_mean  0.31 > 0.1 ")
 
 
 def test_no_statistic_prints_the_note_and_flagged_quantities_follow():
@@ -85,3 +89,9 @@ def test_no_statistic_prints_the_note_and_flagged_quantities_follow():
     lines = check_lines(_run([Check("map", None, 0.01, None, "no interior mode")], flagged=(q,)))
     assert lines[1] == "  --   map          no interior mode"
     assert lines[2] == "  flagged mean:mu: MCMC 1.5 vs exact 1, z=+5.20, Holm p=1e-06"
+
+
+def test_decided_text_lists_every_other_failed_check():
+    assert decided_text("agreement") == "decided by agreement"
+    both = decided_text("divergences", ("rhat", "ess_tail"))
+    assert both == "decided by divergences; also failed: rhat, ess_tail"

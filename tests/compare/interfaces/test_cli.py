@@ -306,6 +306,14 @@ def test_exit_code_is_2_when_inconclusive(tmp_path, capsys, monkeypatch):
     doc = json.loads(out)
     assert code == 2 and doc["verdict"] == "inconclusive"
     assert doc["decided_by"] in ("rhat", "ess_bulk", "ess_tail") and "INCONCLUSIVE" in err
+    # Every other failed gate is listed after the deciding one, in strength order.
+    failed = [c["name"] for c in doc["checks"] if c["passed"] is False]
+    assert sorted([doc["decided_by"], *doc["also_failed"]]) == sorted(failed)
+    order = ["divergences", "rhat", "ess_bulk", "ess_tail"]
+    ranks = [order.index(n) for n in [doc["decided_by"], *doc["also_failed"]]]
+    assert ranks == sorted(ranks)
+    if doc["also_failed"]:
+        assert f"also failed: {', '.join(doc['also_failed'])}" in err
 
 
 _EXIT_PROBE = """
