@@ -134,6 +134,7 @@ DOCUMENT_KEYS = {
     "topic",
     "verdict",
     "decided_by",
+    "also_failed",  # every other failed check, the strongest gate first (issue 60)
     "parameters",
     "exact",
     "mcmc",
