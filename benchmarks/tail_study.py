@@ -5,10 +5,12 @@ normal's, on chains of known ESS, all chains and those that pass the gate,
 by importance sampling (compare/studies/tails.py); (2) the whole test's
 family-wise false-alarm rate at alpha 0.05 and 0.01 on exact iid draws of the
 heavy-tailed and high-dimensional posteriors of the issue; (3) the same on real
-PyMC runs that the runner extended. Each figure with
-its Monte Carlo standard error. ``python benchmarks/tail_study.py [REPS]``
-(default 600 chains per tail side; ``--tails``, ``--rates`` or ``--extended``
-for one part; ``make study`` runs all three, about 25 minutes on 2 cores).
+PyMC runs that the runner extended; (4) the spread test's tail at 4.26 and 4.9
+on f AR(1) coordinates with correlated errors (``spread_tail_ratio``). Each
+figure with its Monte Carlo standard error. ``python benchmarks/tail_study.py
+[REPS]`` (default 600 chains per tail side; ``--tails``, ``--rates``,
+``--extended`` or ``--spread`` for one part; ``make study`` runs all four,
+about 30 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -26,7 +28,13 @@ import time
 
 import numpy as np
 
-from compare.studies.tails import extended_rates, iid_cases, realised_rates, tail_ratio
+from compare.studies.tails import (
+    extended_rates,
+    iid_cases,
+    realised_rates,
+    spread_tail_ratio,
+    tail_ratio,
+)
 
 CASES = [
     ("ar1", "mean"),
@@ -57,6 +65,24 @@ def main(reps: int, parts: set[str]) -> None:
     if "extended" in parts:
         extended_table()
         print(f"({time.perf_counter() - start:.0f} s)")
+    if "spread" in parts:
+        spread_table(reps, np.random.default_rng(62))
+        print(f"({time.perf_counter() - start:.0f} s)")
+
+
+def spread_table(reps: int, rng: np.random.Generator) -> None:
+    print("spread test: tail P(z > t) / P(|N(0,1)| > t), f AR(1) coordinates, 4 x 2000 draws")
+    print(f"{'f':>3} {'ESS':>5} {'corr':>4}  {'t=4.26':>12} {'t=4.9':>12}  made")
+    for f in (3, 10, 30):
+        for ess in (1000, 2000, 8000):
+            for corr in (0.0, 0.5):
+                cells = []
+                for t in (4.26, 4.9):
+                    r = spread_tail_ratio(
+                        ess=ess, f=f, threshold=t, replications=reps, rng=rng, correlation=corr
+                    )
+                    cells.append(f"{r.ratio:.2f}+-{r.se:.2f}")
+                print(f"{f:3d} {ess:5d} {corr:4.1f}  {cells[0]:>12} {cells[1]:>12}  {r.made:.2f}")
 
 
 #: Real runs started at 100 draws per chain (400 in all: ESS 400 is out of reach),
@@ -115,5 +141,10 @@ def rates_table(rng: np.random.Generator) -> None:
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    chosen = {a[2:] for a in sys.argv[1:] if a.startswith("--")} or {"tails", "rates", "extended"}
+    chosen = {a[2:] for a in sys.argv[1:] if a.startswith("--")} or {
+        "tails",
+        "rates",
+        "extended",
+        "spread",
+    }
     main(int(args[0]) if args else 600, chosen)

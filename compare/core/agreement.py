@@ -31,7 +31,14 @@ measured by ``compare/studies/tails.py``):
    relative variance of about ``2 (2 L + 1) / N``: z is referred to a Student
    t with ``N / (2 L + 1)`` degrees of freedom and reported as the normal
    deviate of the same tail probability.
-4. With m quantities, fail when ``max |z| > Phi^-1(1 - alpha / (2 m))``
+4. With three or more location quantities (``mean:``/``loc:``), one more
+   member: the spread test (``spread:location``, :func:`spread_test`), a
+   chi-square on the location quantities jointly -- Hotelling's T² of their
+   t-statistics with the Monte Carlo errors' correlation from batch means --
+   for an error spread thinly over many coordinates (every mean shifted by a
+   little), which no single ``|z|`` reaches. Its p-value is read as a
+   two-sided normal deviate, so it shares alpha with the rest as one more |z|.
+5. With m quantities, fail when ``max |z| > Phi^-1(1 - alpha / (2 m))``
    (Bonferroni, family-wise false-alarm rate <= alpha); Holm-adjusted
    p-values show which quantities are flagged.
 
@@ -50,6 +57,7 @@ holds and z = +-inf when it does not, and does not count in the Bonferroni m.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -115,7 +123,9 @@ class Quantity:
     ----------
     name : str
         ``<kind>:<parameter>`` (``mean``, ``loc``, ``scale``, ``skew``,
-        ``kurt``, ``support``) or ``dep:<p>,<q>`` for a pair.
+        ``kurt``, ``support``), ``dep:<p>,<q>`` for a pair, or
+        ``spread:location`` (the spread test: ``estimate`` is T²/f, expected 1;
+        ``ess`` the number of batch means; NaN and z = 0 when not made).
     estimate, expected : float
         MCMC average of the quantity and its exact null expectation.
     null_sd : float
@@ -509,6 +519,88 @@ def _general_battery(
             battery.add(f"support:{names[i]}", inside.astype(float), expected=1.0, null_sd=0.0)
 
 
+#: Location quantities: the whitened means and the PITs' first Legendre component.
+LOCATION_KINDS = ("mean:", "loc:")
+
+#: The spread test's quantity (:func:`spread_test`).
+SPREAD_NAME = "spread:location"
+
+#: The spread test is made from this many location quantities on (below, the
+#: location quantities themselves test the same directions).
+SPREAD_MIN = 3
+
+#: Batch length of the spread test's error correlation, in ESS windows: the
+#: longest ``2 L + 1`` over the location quantities (``L`` the lags their ESS summed).
+SPREAD_BATCH_WINDOWS = 3
+
+#: The spread test needs this many more batches (and degrees of freedom) than it
+#: has location quantities; with fewer it is not made (z 0, estimate NaN).
+SPREAD_SPARE = 10
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The spread test (:func:`spread_test`).
+
+    ``statistic`` is Hotelling's T² over ``f`` (1 on average under the null; NaN
+    when not made), ``z`` the normal deviate of its p-value ``p`` (two-sided
+    convention, so it joins the Bonferroni family as one more ``|z|``),
+    ``df`` the denominator's degrees of freedom, ``batches`` how many batch
+    means estimated the errors' correlation.
+    """
+
+    statistic: float
+    f: int
+    z: float
+    p: float
+    df: float
+    batches: int
+
+
+def spread_test(series: np.ndarray, t: np.ndarray, lags: np.ndarray, df: np.ndarray) -> Spread:
+    """A chi-square on the location quantities jointly: errors spread over many
+    coordinates, each too small for max |z| (a shift of every mean by a little).
+
+    ``series`` (quantity, chain, draw) are the location quantities in null-sd
+    units about their null means; ``t`` their t-statistics (deviation over its
+    ESS-based standard error, before the t-to-normal map), ``lags`` and ``df``
+    their ESS lags and degrees of freedom. ``T² = t' R^-1 t`` with ``R`` the
+    correlation of the averages' Monte Carlo errors, estimated from batch means
+    (batches of ``SPREAD_BATCH_WINDOWS`` of the longest ESS window, so batch
+    means are nearly independent; a correlation needs no variance, so the
+    per-quantity standard errors stay those the tail study calibrated). Under
+    the null ``T²`` is Hotelling's with ``nu = min(batches - 1, min df)``:
+    ``T² (nu - f + 1) / (nu f) ~ F(f, nu - f + 1)``. A rank-deficient ``R``
+    (probabilities that sum to one) is used on its range, ``f`` its rank. With
+    fewer than ``f + SPREAD_SPARE`` batches or degrees of freedom the test is
+    not made: ``z = 0``, ``p = 1``, statistic NaN.
+    """
+    from scipy import special  # heavy: SciPy only when the maths runs
+
+    f_all, chains, draws = series.shape
+    finite = np.isfinite(lags)
+    window = int(2 * np.max(lags[finite]) + 1) if finite.any() else 1
+    length = max(SPREAD_BATCH_WINDOWS * window, 1)
+    per_chain = draws // length
+    batches = chains * per_chain
+    not_made = Spread(float("nan"), f_all, 0.0, 1.0, float("nan"), batches)
+    if batches < f_all + SPREAD_SPARE:
+        return not_made
+    means = series[:, :, : per_chain * length].reshape(f_all, batches, length).mean(axis=-1)
+    corr = np.corrcoef(means)
+    values, vectors = np.linalg.eigh(corr)
+    keep = values > 1e-8 * values.max()
+    f = int(keep.sum())
+    nu = float(min(batches - 1, np.min(df)))
+    if not np.all(np.isfinite(t)) or nu - f + 1 < SPREAD_SPARE:
+        return dataclasses.replace(not_made, f=f)
+    projected = vectors[:, keep].T @ t
+    t2 = float(np.sum(projected**2 / values[keep]))
+    p = float(special.fdtrc(f, nu - f + 1, t2 * (nu - f + 1) / (nu * f)))
+    z = float(-special.ndtri(max(p, 1e-300) / 2.0))
+    return Spread(t2 / f, f, z, p, nu, batches)
+
+
 def _judge(battery: _Battery, alpha: float, *, n_draws: int) -> Agreement:
     """z-scores, p-values and the Bonferroni decision over the battery."""
     from scipy import stats  # heavy: SciPy only when the maths runs
@@ -544,6 +636,26 @@ def _judge(battery: _Battery, alpha: float, *, n_draws: int) -> Agreement:
     off = constant & ~(np.abs(deviation) <= CONSTANT_TOL)
     z = np.where(off, np.copysign(np.inf, deviation), z)
     p = 2.0 * stats.norm.sf(np.abs(z))
+    names = list(battery.names)
+    location = np.array([n.startswith(LOCATION_KINDS) for n in names], dtype=bool) & ~constant
+    if int(location.sum()) >= SPREAD_MIN:
+        # One more member of the Bonferroni family: the location quantities jointly.
+        spread = spread_test(
+            (stacked[location] - expected[location, None, None]) / null_sd[location, None, None],
+            z_raw[location],
+            lags[location],
+            df[location],
+        )
+        names.append(SPREAD_NAME)
+        estimate = np.append(estimate, spread.statistic)
+        expected = np.append(expected, 1.0)
+        null_sd = np.append(null_sd, np.sqrt(2.0 / max(spread.f, 1)))
+        ess = np.append(ess, spread.batches)
+        z = np.append(z, spread.z)
+        p = np.append(p, spread.p)
+        df = np.append(df, spread.df)
+        constant = np.append(constant, False)
+        off = np.append(off, False)
     p_holm = np.ones_like(p)
     tested = ~constant
     if tested.any():
@@ -562,7 +674,7 @@ def _judge(battery: _Battery, alpha: float, *, n_draws: int) -> Agreement:
             float(nu),
         )
         for name, e, mu, sd, n, zz, pp, ph, nu in zip(
-            battery.names, estimate, expected, null_sd, ess, z, p, p_holm, df
+            names, estimate, expected, null_sd, ess, z, p, p_holm, df, strict=True
         )
     )
     return Agreement(

@@ -265,3 +265,62 @@ def test_quantity_constant_under_the_null_is_checked_exactly_never_nan():
     support = {q.name: q for q in bad.quantities}["support:h"]
     assert support.z == -np.inf and support.p_holm == 0.0 and not bad.passed
     assert not np.isnan([q.z for q in bad.quantities]).any()
+
+
+def _gaussian_posterior(d: int):
+    from compare.interfaces.api import Exact, ExactPosteriorAdapter
+
+    names = tuple(f"x{i}" for i in range(d))
+    exact = Exact(mean=np.zeros(d), cov=np.eye(d), gaussian=True)
+    return ExactPosteriorAdapter(exact, names)
+
+
+def test_spread_test_is_calibrated_on_iid_draws():
+    """The spread test's p-value on exact draws of a 10-d Gaussian is uniform:
+    its rate at 0.05 and 0.01 within 3 binomial SE (a chance failure <= 0.3%).
+    Its tail at the thresholds used is measured by compare/studies/tails.py."""
+    rng = np.random.default_rng(7)
+    post = _gaussian_posterior(10)
+    p = []
+    for _ in range(300):
+        agreement = agreement_test(rng.standard_normal((4, 1000, 10)), post, alpha=1e-4)
+        (spread,) = [q for q in agreement.quantities if q.name == "spread:location"]
+        assert np.isfinite(spread.estimate) and spread.ess >= 20
+        p.append(spread.p_value)
+    p = np.array(p)
+    for level in (0.05, 0.01):
+        se = np.sqrt(level * (1 - level) / p.size)
+        assert abs(np.mean(p < level) - level) <= 3 * se, (level, np.mean(p < level))
+
+
+def test_spread_test_catches_a_small_shift_of_every_mean():
+    """Planted: every whitened mean shifted by 0.03 sd (4 x 2000 draws, d = 10).
+    A single mean's z is about 0.03 sqrt(8000) = 2.7, short of the threshold (4.9)
+    at alpha 1e-4 (max |z| over the means caught 5 of 20 such runs); the spread
+    test's noncentrality is 10 x 2.7^2 = 72 (it caught 20 of 20): the agreement
+    test fails in at least 8 of 10 runs, decided by the spread quantity (a chance
+    failure about 1%). With fewer than 3 location quantities there is no spread
+    test."""
+    rng = np.random.default_rng(8)
+    post = _gaussian_posterior(10)
+    caught = 0
+    for _ in range(10):
+        agreement = agreement_test(rng.standard_normal((4, 2000, 10)) + 0.03, post, alpha=1e-4)
+        worst = max(agreement.quantities, key=lambda q: abs(q.z))
+        caught += (not agreement.passed) and worst.name == "spread:location"
+    assert caught >= 8, caught
+    small = agreement_test(rng.standard_normal((4, 1000, 2)), _gaussian_posterior(2), alpha=0.01)
+    assert not any(q.name.startswith("spread:") for q in small.quantities)
+
+
+def test_spread_test_is_not_made_without_enough_batches():
+    """Draws so autocorrelated that fewer than f + 10 batches of three ESS windows
+    fit: the spread quantity is reported (the Bonferroni family does not change
+    with the run) with z 0 and a NaN estimate, never a false alarm."""
+    rng = np.random.default_rng(9)
+    post = _gaussian_posterior(30)
+    noise = rng.standard_normal((4, 1000, 30))
+    walk = np.cumsum(noise, axis=1) / np.sqrt(np.arange(1, 1001))[None, :, None]
+    agreement = agreement_test(walk, post, alpha=1e-4)
+    (spread,) = [q for q in agreement.quantities if q.name == "spread:location"]
+    assert spread.z == 0.0 and spread.p_value == 1.0 and np.isnan(spread.estimate)
