@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -37,6 +38,12 @@ GATES = (CheckKind.DIVERGENCES, CheckKind.RHAT, CheckKind.ESS_BULK, CheckKind.ES
 #: The MAP check's note starts with its rule; what follows ("; searched from ...")
 #: is where the searches started (the text's ``map`` line shows that part).
 MAP_RULE = "largest |MAP - exact mode| in posterior sds must not exceed the threshold"
+
+
+def decided_text(decided_by: object, also_failed: Sequence[Any] = ()) -> str:
+    """``decided by divergences; also failed: rhat, ess_tail``."""
+    also = f"; also failed: {', '.join(map(str, also_failed))}" if also_failed else ""
+    return f"decided by {decided_by}{also}"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from compare.core.checks import (
     Diagnosis,
     Extra,
     ExtraContext,
+    decided_text,
     diagnose,
 )
 from compare.core.data import check_array
@@ -35,7 +36,6 @@ from compare.core.defaults import DEFAULT, Settings
 from compare.core.methods import APPROXIMATION, DEFAULT_METHOD, usable
 from compare.core.power import Power, power_of
 from compare.core.registry import InputError, Topic
-from compare.core.text import decided_text
 
 if TYPE_CHECKING:  # sampling imports PyMC; checking draws alone (compare.check_draws) does not
     import xarray as xr

@@ -4,7 +4,6 @@ as lines (the CLI and the Python API print the same ones), and the HTML template
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,12 +38,6 @@ def fmt(value: Any, spec: str = ".4g") -> str:
             return f"[{', '.join(fmt(v, spec) for v in value[:8])}, ... ({len(value)} values)]"
         return "[" + ", ".join(fmt(v, spec) for v in value) + "]"
     return str(value)
-
-
-def decided_text(decided_by: object, also_failed: Sequence[Any] = ()) -> str:
-    """``decided by divergences; also failed: rhat, ess_tail``."""
-    also = f"; also failed: {', '.join(map(str, also_failed))}" if also_failed else ""
-    return f"decided by {decided_by}{also}"
 
 
 def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:

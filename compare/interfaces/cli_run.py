@@ -31,13 +31,14 @@ from compare.accel.compiled_cache import cache_dir
 from compare.accel.compiled_cache import clear as clear_compiled
 from compare.accel.quick_exit import spawn_context
 from compare.core import defaults
+from compare.core.checks import decided_text
 from compare.core.cluster import check_scheduler
 from compare.core.data import load_data
 from compare.core.defaults import Settings
 from compare.core.files import DRAWS_FILE, RESULT_FILE, atomic_write, dumps
 from compare.core.methods import usable
 from compare.core.registry import REGISTRY
-from compare.core.text import check_lines, decided_text
+from compare.core.text import check_lines
 from compare.interfaces import cli_topics  # noqa: F401  (list and describe, first in --help)
 from compare.interfaces.cli_common import (
     EXIT_AGREE,

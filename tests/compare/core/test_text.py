@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from compare.core.checks import Check
-from compare.core.text import MAP_VECTOR_MAX, check_lines, decided_text
+from compare.core.checks import Check, decided_text
+from compare.core.text import MAP_VECTOR_MAX, check_lines
 
 
 def _run(checks, *, d=2, agreement_alpha=5e-05, settings_alpha=1e-04, flagged=()):

@@ -178,8 +178,9 @@ def test_csv_run_agrees_and_reports_f_and_the_evidence(tmp_path, capsys, test_al
     # the searches from two exact posterior draws make the check a test.
     assert checks["map"]["passed"] is True, checks["map"]
     assert "2 exact posterior draws" in checks["map"]["note"]
-    # 8 means + 8 x (scale, skew, kurt) + 28 dependences, all in the Bonferroni count.
-    assert len(doc["quantities"]) == 60
+    # 8 means + 8 x (scale, skew, kurt) + 28 dependences + the spread test, all in
+    # the Bonferroni count.
+    assert len(doc["quantities"]) == 61 and doc["quantities"][-1]["name"] == "spread:location"
     section = doc["gaussian_process"]
     assert section["kernel"] == "matern32" and len(section["inputs"]) == 8
     np.testing.assert_allclose(np.ravel(section["inputs"]), np.linspace(x.min(), x.max(), 8))
