@@ -36,7 +36,7 @@ GATES = (CheckKind.DIVERGENCES, CheckKind.RHAT, CheckKind.ESS_BULK, CheckKind.ES
 
 
 #: The MAP check's note starts with its rule; what follows ("; searched from ...")
-#: is where the searches started (the text's ``map`` line shows that part).
+#: is where the searches started.
 MAP_RULE = "largest |MAP - exact mode| in posterior sds must not exceed the threshold"
 
 
@@ -61,6 +61,9 @@ class Check:
     #: judged.  The runner then samples again with more draws (see
     #: ``compare.core.runner.run``); None otherwise.
     short_ess: float | None = None
+    #: A short form of ``note`` for the check's text line, where the note is long
+    #: (the MAP check's starts); empty: the line says what it says without it.
+    brief: str = ""
 
 
 @dataclass(frozen=True, eq=False)

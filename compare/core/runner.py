@@ -445,15 +445,17 @@ def map_check(
             f"{len(drawn)} exact posterior draw{'s' if len(drawn) > 1 else ''} ({span} sd away)"
         )
     started = f"; searched from {' and '.join(parts)}" if parts else ""
+    away = sorted(starts)
+    brief = (
+        f"{len(away)} start{'s' if len(away) > 1 else ''} "
+        f"{'-'.join(_sds(d) for d in sorted({away[0], away[-1]}))} sd away"
+        if away
+        else ""
+    )
     if failed:
         started += f"; {failed} search(es) from exact draws did not converge (left out)"
-    return Check(
-        CheckKind.MAP,
-        dist,
-        tol,
-        dist <= tol,
-        MAP_RULE + started,
-    )
+        brief += f", {failed} not converged"
+    return Check(CheckKind.MAP, dist, tol, dist <= tol, MAP_RULE + started, brief=brief)
 
 
 def judge(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from compare.core.checks import MAP_RULE, CheckKind
+from compare.core.checks import CheckKind
 
 if TYPE_CHECKING:
     import jinja2
@@ -90,8 +90,10 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
             # Not tested (boundary mode, not informative): the distance without a bound.
             bounds = {True: f" <= {threshold:g} sd", False: f" > {threshold:g} sd", None: ""}
             text = f"{stat:.1e} sd{bounds[c.passed]}"
+            starts = f"; {c.brief}" if c.brief else ""
             if not map_vectors:
-                text += " (PyMC's MAP vs the exact mode)"
+                text += f" (PyMC's MAP vs the exact mode{starts})"
+                starts = ""
             elif len(run.parameters) <= MAP_VECTOR_MAX and (
                 run.mcmc.map is not None and run.exact.posterior.mode is not None
             ):
@@ -99,9 +101,10 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
                     f": PyMC {np.array2string(run.mcmc.map, precision=5)} vs exact "
                     f"mode {np.array2string(run.exact.posterior.mode, precision=5)}"
                 )
-            starts = c.note.removeprefix(MAP_RULE).removeprefix("; ")
-            if c.passed is None or starts != c.note:
-                text += f" ({starts})" if starts else ""
+            if c.passed is None:
+                text += f" ({c.note})"
+            elif starts:
+                text += f" ({starts[2:]})"
         else:
             text = f"{fmt(stat, '.3g')} vs threshold {fmt(threshold, '.3g')} ({c.note})"
         lines.append(f"  {CHECK_MARKS[c.passed]} {c.name:12s} {text}")

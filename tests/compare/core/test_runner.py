@@ -91,12 +91,14 @@ def test_searches_from_exact_draws_make_the_check_informative_and_count():
     mode = exact.posterior.mode
     tested = map_check(exact, mode, DEFAULT, start=mode, dispersed=[(mode + 1.5 * sd, mode)])
     assert tested.passed is True and "1 exact posterior draw (1.5 sd away)" in tested.note
+    assert tested.brief == "2 starts 0-1.5 sd away"
     off = map_check(exact, mode, DEFAULT, start=mode, dispersed=[(mode + sd, mode + 0.05 * sd)])
     assert off.passed is False and off.statistic == pytest.approx(0.05)
     stalled = map_check(exact, mode, DEFAULT, start=mode + sd, dispersed=[(mode - sd, None)])
     assert stalled.passed is True and "1 search(es) from exact draws did not converge" in (
         stalled.note
     )
+    assert stalled.brief == "1 start 1 sd away, 1 not converged"
 
 
 def test_unconverged_map_search_is_inconclusive_not_disagree():

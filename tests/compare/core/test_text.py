@@ -95,3 +95,16 @@ def test_decided_text_lists_every_other_failed_check():
     assert decided_text("agreement") == "decided by agreement"
     both = decided_text("divergences", ("rhat", "ess_tail"))
     assert both == "decided by divergences; also failed: rhat, ess_tail"
+
+
+def test_map_line_says_how_far_the_searches_started():
+    check = Check(
+        "map", 6.7e-10, 0.01, True, "the rule; searched from ...", brief="3 starts 0.5-2.3 sd away"
+    )
+    cli = check_lines(_run([check], d=MAP_VECTOR_MAX + 1))[1]
+    api = check_lines(_run([check]), map_vectors=False)[1]
+    assert cli == "  ok   map          6.7e-10 sd <= 0.01 sd (3 starts 0.5-2.3 sd away)"
+    assert api == (
+        "  ok   map          6.7e-10 sd <= 0.01 sd "
+        "(PyMC's MAP vs the exact mode; 3 starts 0.5-2.3 sd away)"
+    )
