@@ -57,7 +57,6 @@ holds and z = +-inf when it does not, and does not count in the Bonferroni m.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -557,6 +556,38 @@ class Spread:
     batches: int
 
 
+def spread_matrix(
+    series: np.ndarray, lags: np.ndarray, df: np.ndarray
+) -> tuple[np.ndarray, int, float, int] | None:
+    """The spread test's inverse error correlation (on its range), its rank ``f``,
+    Hotelling's ``nu`` and the number of batches; None when the test is not made
+    (:func:`spread_test` says how these are found)."""
+    f_all, chains, draws = series.shape
+    finite = np.isfinite(lags)
+    window = int(2 * np.max(lags[finite]) + 1) if finite.any() else 1
+    length = max(SPREAD_BATCH_WINDOWS * window, 1)
+    per_chain = draws // length
+    batches = chains * per_chain
+    if batches < f_all + SPREAD_SPARE:
+        return None
+    means = series[:, :, : per_chain * length].reshape(f_all, batches, length).mean(axis=-1)
+    values, vectors = np.linalg.eigh(np.corrcoef(means))
+    keep = values > 1e-8 * values.max()
+    f = int(keep.sum())
+    nu = float(min(batches - 1, np.min(df)))
+    if nu - f + 1 < SPREAD_SPARE:
+        return None
+    inverse = (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
+    return inverse, f, nu, batches
+
+
+def spread_threshold(f: int, nu: float, p: float) -> float:
+    """The ``T²`` whose p-value under Hotelling's reference is ``p``."""
+    from scipy import special  # heavy: SciPy only when the maths runs
+
+    return float(f * nu / (nu - f + 1) * special.fdtri(f, nu - f + 1, 1.0 - p))
+
+
 def spread_test(series: np.ndarray, t: np.ndarray, lags: np.ndarray, df: np.ndarray) -> Spread:
     """A chi-square on the location quantities jointly: errors spread over many
     coordinates, each too small for max |z| (a shift of every mean by a little).
@@ -569,33 +600,20 @@ def spread_test(series: np.ndarray, t: np.ndarray, lags: np.ndarray, df: np.ndar
     (batches of ``SPREAD_BATCH_WINDOWS`` of the longest ESS window, so batch
     means are nearly independent; a correlation needs no variance, so the
     per-quantity standard errors stay those the tail study calibrated). Under
-    the null ``T²`` is Hotelling's with ``nu = min(batches - 1, min df)``:
-    ``T² (nu - f + 1) / (nu f) ~ F(f, nu - f + 1)``. A rank-deficient ``R``
-    (probabilities that sum to one) is used on its range, ``f`` its rank. With
-    fewer than ``f + SPREAD_SPARE`` batches or degrees of freedom the test is
-    not made: ``z = 0``, ``p = 1``, statistic NaN.
+    the null ``T²`` is referred to Hotelling's with ``nu = min(batches - 1,
+    min df)``: ``T² (nu - f + 1) / (nu f) ~ F(f, nu - f + 1)`` (conservative
+    for a correlation; measured by ``compare.studies.tails.spread_tail_ratio``).
+    A rank-deficient ``R`` (probabilities that sum to one) is used on its
+    range, ``f`` its rank. With fewer than ``f + SPREAD_SPARE`` batches or
+    degrees of freedom the test is not made: ``z = 0``, ``p = 1``, statistic NaN.
     """
     from scipy import special  # heavy: SciPy only when the maths runs
 
-    f_all, chains, draws = series.shape
-    finite = np.isfinite(lags)
-    window = int(2 * np.max(lags[finite]) + 1) if finite.any() else 1
-    length = max(SPREAD_BATCH_WINDOWS * window, 1)
-    per_chain = draws // length
-    batches = chains * per_chain
-    not_made = Spread(float("nan"), f_all, 0.0, 1.0, float("nan"), batches)
-    if batches < f_all + SPREAD_SPARE:
-        return not_made
-    means = series[:, :, : per_chain * length].reshape(f_all, batches, length).mean(axis=-1)
-    corr = np.corrcoef(means)
-    values, vectors = np.linalg.eigh(corr)
-    keep = values > 1e-8 * values.max()
-    f = int(keep.sum())
-    nu = float(min(batches - 1, np.min(df)))
-    if not np.all(np.isfinite(t)) or nu - f + 1 < SPREAD_SPARE:
-        return dataclasses.replace(not_made, f=f)
-    projected = vectors[:, keep].T @ t
-    t2 = float(np.sum(projected**2 / values[keep]))
+    made = spread_matrix(series, lags, df) if np.all(np.isfinite(t)) else None
+    if made is None:
+        return Spread(float("nan"), series.shape[0], 0.0, 1.0, float("nan"), 0)
+    inverse, f, nu, batches = made
+    t2 = float(t @ inverse @ t)
     p = float(special.fdtrc(f, nu - f + 1, t2 * (nu - f + 1) / (nu * f)))
     z = float(-special.ndtri(max(p, 1e-300) / 2.0))
     return Spread(t2 / f, f, z, p, nu, batches)
