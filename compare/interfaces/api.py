@@ -621,6 +621,11 @@ class CheckResult:
         return self.run.decided_by
 
     @property
+    def also_failed(self) -> tuple[str, ...]:
+        """Every other failed check, the strongest failed gate first."""
+        return self.run.also_failed
+
+    @property
     def agrees(self) -> bool:
         return self.run.verdict == "agree"
 

@@ -70,6 +70,7 @@ def planted_bug(user_model, agreeing):
 def test_user_model_agrees_with_its_closed_form(agreeing):
     assert agreeing.verdict == "agree", agreeing
     assert agreeing.exit_code == 0 and agreeing.decided_by == "agreement"
+    assert agreeing.also_failed == ()
     checks = {c.name: c for c in agreeing.checks}
     assert checks["map"].passed  # gaussian=True: the exact mode is the mean
     # From PyMC's initial point (the prior's mean) and two exact posterior draws.
