@@ -5,8 +5,9 @@ closed forms (:func:`compare.testing.assert_agrees`):
 
 - ``--bayes-alpha A`` (default 1e-3): the chance that a whole correct suite
   fails by chance is at most A. It is split evenly (Bonferroni) over the
-  verdict tests collected, those that use the ``bayes_check`` or
-  ``bayes_alpha`` fixture, and divided by :data:`INFLATION`: the realised
+  verdict tests that will run (after ``-k``, ``-m`` and any deselection),
+  those that use the ``bayes_check`` or ``bayes_alpha`` fixture, and divided
+  by :data:`INFLATION`: the realised
   tail of one check at its threshold is at most 1.2x nominal within its
   Monte Carlo error (docs/verdict.md, "Calibrated at its own thresholds"),
   and 1.5 covers that error. A test's share is spent over its checks, not
@@ -135,9 +136,12 @@ def _is_verdict_test(item: pytest.Item) -> bool:
     return any(name in getattr(item, "fixturenames", ()) for name in VERDICT_FIXTURES)
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
+    # Last: after ``-k``, ``-m`` and every other plugin's deselection, so the budget
+    # is split over the verdict tests that will run, not those collected.
     config.stash[_COUNT] = sum(1 for item in items if _is_verdict_test(item))
     for item in items:  # a bad policy or count is a usage error before anything runs
         _policy(item)

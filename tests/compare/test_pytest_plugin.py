@@ -151,6 +151,29 @@ def test_the_budget_is_split_over_the_verdict_tests_collected(pytester):
     result.stdout.fnmatch_lines(["bayes-compare: false-alarm budget 0.01 over 3 verdict tests*"])
 
 
+def test_the_budget_is_split_over_the_verdict_tests_that_will_run(pytester):
+    """Deselected tests (``-k``, ``-m``) take no share: 2 of 4 verdict tests run, and
+    each gets half the budget (issue 61: -k selecting 4 of 28 split it over 28)."""
+    pytester.makepyfile(
+        test_four="""
+        import pytest
+        def test_kept_a(bayes_alpha):
+            assert bayes_alpha == 0.01 / (1.5 * 2)
+        def test_kept_b(bayes_alpha):
+            assert bayes_alpha == 0.01 / (1.5 * 2)
+        def test_dropped_c(bayes_alpha):
+            pass
+        @pytest.mark.skipme
+        def test_kept_but_marked(bayes_alpha):
+            pass
+        """
+    )
+    pytester.makeini("[pytest]\nmarkers =\n    skipme: a mark to deselect")
+    result = _pytest(pytester, "--bayes-alpha", "0.01", "-k", "kept", "-m", "not skipme")
+    result.assert_outcomes(passed=2, deselected=2)
+    result.stdout.fnmatch_lines(["bayes-compare: false-alarm budget 0.01 over 2 verdict tests*"])
+
+
 def test_a_tests_share_is_spent_over_its_checks():
     """Issue 60: a test calling bayes_check several times shared one alpha. Now the
     calls spend it: share/2, share/4, ... (sum < share for any number of calls), or
