@@ -881,6 +881,7 @@ def check(
     name: str = "user-model",
     sampler_options: Mapping[str, Any] | None = None,
     method: str | None = None,
+    settings: Settings | Mapping[str, Any] | None = None,
 ) -> CheckResult:
     """Sample a PyMC model (with nutpie by default) and test it against an exact posterior.
 
@@ -903,7 +904,16 @@ def check(
     name : str
         What the run is called in its JSON document and report.
     sampler_options : mapping, optional
-        Extra ``nutpie.sample`` arguments (e.g. ``low_rank_modified_mass_matrix=True``).
+        Extra arguments of the sampler's own call (``nutpie.sample`` by default):
+        ``{"target_accept": 0.95}`` for smaller steps where a posterior diverges,
+        ``{"low_rank_modified_mass_matrix": True}`` for a strongly correlated one.
+    settings : compare.core.defaults.Settings or mapping, optional
+        Everything else ``compare.run`` takes (:class:`compare.core.defaults.Settings`):
+        e.g. ``{"max_extensions": 0, "n_reference": 20_000}`` for a quick check
+        that is not extended and takes fewer exact reference draws, or
+        ``{"ess_min": 1000}`` for a stricter gate. ``draws``, ``chains``,
+        ``tune``, ``seed``, ``alpha`` and ``method`` given as arguments win over
+        the same keys here; an unknown key is refused, naming it.
     method : str, optional
         A sampler of :mod:`compare.core.methods` (``nutpie``, the default;
         ``pymc``, ``numpyro``, ``blackjax``, ``smc``), judged by the same
@@ -928,6 +938,9 @@ def check(
             f"exact must be a compare.Exact (mean, cov, ...), got "
             f"{type(exact).__name__}; e.g. compare.Exact(mean=[0.0], cov=[[1.0]])"
         )
+    if method is None and settings is not None:
+        # A method in settings= counts as if given (the argument wins when both are).
+        method = settings.method if isinstance(settings, Settings) else settings.get("method")
     chosen = usable(method or DEFAULT_METHOD)
     if chosen.kind == APPROXIMATION:
         raise InputError(
@@ -936,7 +949,13 @@ def check(
             f"approximations on a topic: compare.run(TOPIC, settings={{'method': {chosen.name!r}}})"
         )
     settings = _settings(
-        draws=draws, chains=chains, tune=tune, seed=seed, alpha=alpha, method=chosen.name
+        draws=draws,
+        chains=chains,
+        tune=tune,
+        seed=seed,
+        alpha=alpha,
+        method=chosen.name,
+        base=settings,
     )
     discrete = [rv.name for rv in model.free_RVs if str(rv.dtype).startswith(("int", "uint"))]
     if discrete:

@@ -509,3 +509,26 @@ def test_from_scipy_takes_independent_marginals(rng, test_alpha):
         compare.Exact.from_scipy([norm, "gamma"])
     with pytest.raises(InputError, match="entry 0: cauchy"):
         compare.Exact.from_scipy([stats.cauchy(), gamma])
+
+
+@pytest.mark.mcmc
+def test_check_takes_the_settings_run_takes(user_model, test_alpha):
+    """settings= reaches every Settings field (here: no extension, a smaller exact
+    reference, a stricter gate), the keyword arguments win over the same keys, and
+    an unknown key is refused naming it, before anything compiles (issue 61)."""
+    result = compare.check(
+        user_model,
+        _exact_normal_mean(Y),
+        var_names=["mu"],
+        draws=600,
+        alpha=test_alpha,
+        settings={"draws": 5000, "max_extensions": 0, "n_reference": 20_000, "ess_min": 450},
+    )
+    used = result.run.settings
+    assert used.draws == 600 and used.max_extensions == 0
+    assert used.n_reference == 20_000 and used.ess_min == 450
+    assert json.loads(result.to_json())["extension"]["max_extensions"] == 0
+    gates = {c.name: c for c in result.checks}
+    assert gates["ess_bulk"].threshold == 450
+    with pytest.raises(compare.InputError, match=r"unknown setting\(s\) \['draw'\]"):
+        compare.check(user_model, _exact_normal_mean(Y), var_names=["mu"], settings={"draw": 9})
