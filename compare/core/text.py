@@ -4,6 +4,7 @@ as lines (the CLI and the Python API print the same ones), and the HTML template
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -119,7 +120,40 @@ def check_lines(run: RunResult, *, map_vectors: bool = True) -> list[str]:
             f"  flagged {q.name}: MCMC {q.estimate:.4g} vs exact {q.expected:.4g}, "
             f"z={q.z:+.2f}, Holm p={q.p_holm:.2g}"
         )
+        lines += [f"    {line}" for line in model_units(run, q.name)]
     return lines
+
+
+def _involved(name: str, parameters: Sequence[str]) -> list[int]:
+    """The parameters a quantity is about: ``loc:lam`` -> lam; ``dep:p,q`` -> p and q
+    (parameter names may hold commas, ``w[0,1]``: matched whole)."""
+    kind, _, rest = name.partition(":")
+    index = {p: i for i, p in enumerate(parameters)}
+    if rest in index:
+        return [index[rest]]
+    if kind == "dep":
+        for p, i in index.items():
+            if rest.startswith(p + ",") and rest[len(p) + 1 :] in index:
+                return [i, index[rest[len(p) + 1 :]]]
+    return []
+
+
+def model_units(run: Any, name: str) -> list[str]:
+    """The parameters a flagged quantity is about, in the model's own units: MCMC
+    posterior mean and sd beside the exact ones (the quantities are whitened or PIT
+    units; a reader knows the parameters). Empty where the run does not say."""
+    try:
+        exact_mean = np.asarray(run.exact.posterior.mean, dtype=float)
+        exact_sd = np.sqrt(np.diag(np.atleast_2d(run.exact.posterior.cov)))
+        mcmc_mean, mcmc_sd = np.asarray(run.mcmc.mean), np.asarray(run.mcmc.sd)
+        parameters = list(run.parameters)
+    except (AttributeError, TypeError, ValueError):  # a stand-in run without them
+        return []
+    return [
+        f"{parameters[i]}: MCMC mean {mcmc_mean[i]:.4g} (exact {exact_mean[i]:.4g}), "
+        f"sd {mcmc_sd[i]:.4g} (exact {exact_sd[i]:.4g})"
+        for i in _involved(name, parameters)
+    ]
 
 
 def template_env() -> jinja2.Environment:

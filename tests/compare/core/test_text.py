@@ -108,3 +108,25 @@ def test_map_line_says_how_far_the_searches_started():
         "  ok   map          6.7e-10 sd <= 0.01 sd "
         "(PyMC's MAP vs the exact mode; 3 starts 0.5-2.3 sd away)"
     )
+
+
+def test_a_flagged_quantity_is_shown_in_the_models_units():
+    """Beside the whitened or PIT units, the parameters involved: MCMC posterior mean
+    and sd against the exact ones (a pair for a dependence; names with commas)."""
+    flagged = (
+        SimpleNamespace(name="mean:lam", estimate=10.39, expected=0.0, z=10.4, p_holm=1e-20),
+        SimpleNamespace(name="dep:w[0,1],lam", estimate=0.3, expected=0.0, z=5.1, p_holm=1e-5),
+        SimpleNamespace(name="spread:location", estimate=3.0, expected=1.0, z=6.0, p_holm=1e-8),
+    )
+    run = _run([Check("agreement", 10.4, 4.4, False)], flagged=flagged)
+    run.parameters = ("lam", "w[0,1]")
+    run.exact.posterior.mean = np.array([3.2, 0.5])
+    run.exact.posterior.cov = np.array([[0.25, 0.0], [0.0, 0.01]])
+    run.mcmc.mean, run.mcmc.sd = np.array([4.1, 0.52]), np.array([0.26, 0.1])
+    lines = check_lines(run)
+    at = lines.index(next(x for x in lines if x.startswith("  flagged mean:lam")))
+    assert lines[at + 1] == "    lam: MCMC mean 4.1 (exact 3.2), sd 0.26 (exact 0.5)"
+    dep = lines.index(next(x for x in lines if x.startswith("  flagged dep:")))
+    assert lines[dep + 1].startswith("    w[0,1]: MCMC mean 0.52 (exact 0.5)")
+    assert lines[dep + 2].startswith("    lam: MCMC mean 4.1")
+    assert lines[-1].startswith("  flagged spread:location")  # no single parameter
