@@ -226,6 +226,8 @@ def bayes_check(
     declared = _declared_checks(request.node)
     calls = 0
 
+    from compare.core.registry import InputError  # light: a dataclass module, no PyMC
+
     def check(model: Any, exact: Any, **options: Any) -> Any:
         nonlocal calls
         # The test's first check has the test's seed; each later one a seed of its own.
@@ -255,6 +257,8 @@ def bayes_check(
         except DisagreementError as err:
             record.update(_figures(err.result))
             failure = str(err)
+        except InputError as err:  # a model that cannot start, bad settings: its message
+            failure = f"bayes-compare: {err}"
         finally:
             record["seconds"] = time.perf_counter() - start
             request.node.user_properties.append((_PROPERTY, json.dumps(record)))

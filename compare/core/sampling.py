@@ -38,6 +38,7 @@ from threadpoolctl import ThreadpoolController
 from compare.accel import compiled_cache
 from compare.core.agreement import posterior_array as posterior_array  # re-exported
 from compare.core.defaults import Settings
+from compare.core.registry import InputError
 
 _THREADPOOLS: list[ThreadpoolController] = []
 
@@ -338,6 +339,40 @@ class MapFinder:
         return self._flat(self._constrained(**{n: point[n] for n in names}))
 
 
+def start_failure(model: pm.Model) -> str:
+    """Why a model cannot start, as PyMC would say it: the variables whose log
+    density is not finite at the model's initial point, the free variables' values
+    there, and the fix (``initval``, or a prior whose support covers the data)."""
+    point = model.initial_point()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logps = model.point_logps(point, round_vals=6)
+    bad = [name for name, value in logps.items() if not np.isfinite(value)]
+    constrained = make_initial_point_fn(model=model, return_transformed=False, jitter_rvs=set())(0)
+    at = ", ".join(
+        f"{name} = {np.array2string(np.asarray(v), precision=4, threshold=6)}"
+        for name, v in constrained.items()
+    )
+    observed = {rv.name for rv in model.observed_RVs}
+    free = [n for n in bad if n not in observed]
+    data = [n for n in bad if n in observed]
+    parts = []
+    if free:
+        parts.append(f"the prior of {', '.join(free)} has log density -inf at its initial value")
+    if data:
+        parts.append(
+            f"the observed {', '.join(data)} cannot occur at the initial point (the data "
+            "lie outside the support its values give)"
+        )
+    what = "; ".join(parts) or "the log density is not finite at the initial point"
+    names = ", ".join(constrained) or "the free variables"
+    return (
+        f"the model cannot start: {what}; the initial point is {at}. Fix: start "
+        f"{names} where the data are possible, with initval= (pm.<Distribution>(name, "
+        "..., initval=value)), or give a prior whose support covers the data"
+    )
+
+
 def set_model_data(model: pm.Model, data: dict[str, np.ndarray]) -> None:
     """``pm.set_data`` of ``data``; the per-observation topics' ``obs`` dimension follows ``x``."""
     coords = None
@@ -420,7 +455,13 @@ class CompiledModel:
             # One BLAS thread per chain: nutpie already runs chains in parallel.
             with one_thread(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return compiled_cache.sample(compiled, **kwargs)
+                try:
+                    return compiled_cache.sample(compiled, **kwargs)
+                except RuntimeError as err:
+                    if "initialization points failed" not in str(err):
+                        raise
+                    # nutpie's own message is a Rust backtrace; name the cause.
+                    raise InputError(start_failure(self.model)) from None
 
     def map_point(self, data: dict[str, np.ndarray]) -> np.ndarray | None:
         """PyMC's MAP for ``data``, flattened in the order of ``variables``."""

@@ -247,3 +247,27 @@ def test_a_rerun_and_a_tests_later_checks_get_seeds_of_their_own():
     assert len(set(seeds)) == len(seeds)  # none repeats the test's own seed
     assert derived_seed(12345, 3) == derived_seed(12345, 3)  # reproducible
     assert all(0 <= s < 2**32 for s in seeds)
+
+
+@pytest.mark.mcmc
+def test_a_model_that_cannot_start_fails_with_its_reason(pytester):
+    """The plugin's failed test says why the model cannot start (the observed
+    variable, the initial point, initval), not nutpie's backtrace (issue 61)."""
+    pytester.makepyfile(
+        test_pareto="""
+        import numpy as np, pymc as pm, compare
+        from scipy import stats
+
+        def test_pareto(bayes_check):
+            y = np.array([1.5, 2.7, 3.2, 0.4, 2.2])
+            with pm.Model() as model:
+                theta = pm.Pareto("theta", alpha=2, m=1)
+                pm.Uniform("y", 0, theta, observed=y)
+            exact = compare.Exact.from_scipy(stats.pareto(7, scale=y.max()))
+            bayes_check(model, exact, var_names=["theta"], draws=200)
+        """
+    )
+    result = _pytest(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*bayes-compare: the model cannot start: the observed y*"])
+    assert "Stack backtrace" not in result.stdout.str()
