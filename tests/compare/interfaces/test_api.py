@@ -557,3 +557,14 @@ def test_a_model_that_cannot_start_is_one_clear_error():
         pm.Uniform("y", 0, theta, observed=y)
     result = compare.check(started, exact, var_names=["theta"], draws=300, alpha=1e-3)
     assert result.verdict in ("agree", "inconclusive")  # the sharp edge may diverge
+
+
+def test_from_scipy_integrates_no_moment():
+    """With marginals no test needs a moment: from_scipy computes none beyond mean
+    and variance (a von Mises spent 24 s integrating orders 1-9; issue 61), so a
+    family outside the heavy-tail table is taken as having them all."""
+    dist = stats.vonmises(2.0, loc=0.3)
+    dist.moment = lambda *a, **k: pytest.fail("from_scipy integrated a moment")
+    exact = compare.Exact.from_scipy(dist)
+    assert exact.moments_below == np.inf
+    assert compare.Exact.from_scipy(stats.t(4)).moments_below == 4.0  # the table still
