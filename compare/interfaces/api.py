@@ -526,6 +526,18 @@ class ExactPosteriorAdapter:
         draws = self.sample(np.random.default_rng(self.seed + 1), EMPIRICAL_QUANTILE_DRAWS)
         return np.sort(draws, axis=0)
 
+    def _quantile_at(self, p: float) -> np.ndarray:
+        """``exact.quantile(p)``: once per level for every coordinate, remembered on
+        the ``Exact`` itself, so later checks of it ask again for nothing (a 1.5 s
+        quadrature quantile with 10 coordinates cost 45 s of a check; issue 61)."""
+        memo: dict[float, np.ndarray] = self.exact.__dict__.setdefault("_quantile_memo", {})
+        quantile = self.exact.quantile
+        if quantile is None:
+            raise ValueError("this Exact has no quantile function")
+        if p not in memo:
+            memo[p] = _vector(f"exact.quantile({p})", quantile(p))
+        return memo[p]
+
     def marginal(self, index: int) -> Any:
         scipy_marginal = self._scipy_marginal(index)
         if scipy_marginal is not None:
@@ -540,16 +552,11 @@ class ExactPosteriorAdapter:
 
         kurtosis = (lambda: float(self._kurtosis[index])) if self.has_sampler else None
         if self.exact.quantile is not None:
-            quantile = self.exact.quantile
+            quantile_at = self._quantile_at
 
             def ppf(q):
                 q_arr = np.asarray(q, dtype=float)
-                out = np.array(
-                    [
-                        _vector(f"exact.quantile({p})", quantile(float(p)))[index]
-                        for p in q_arr.ravel()
-                    ]
-                )
+                out = np.array([quantile_at(float(p))[index] for p in q_arr.ravel()])
                 return out.reshape(q_arr.shape) if q_arr.ndim else float(out[0])
 
             return _QuantileMarginal(ppf, pdf, kurtosis)
