@@ -285,8 +285,11 @@ class Exact:
         ``dist`` is one univariate distribution (``scipy.stats.beta(12, 8)``),
         a list of independent univariate marginals (``[scipy.stats.norm(0, 1),
         scipy.stats.gamma(3, scale=0.5)]``, one per parameter) or a
-        multivariate normal (``scipy.stats.multivariate_normal(mean, cov)``);
-        mean, covariance, marginals, log density and sampler all come from it.
+        multivariate one: ``multivariate_normal``, ``multivariate_t``,
+        ``dirichlet`` (the last coordinate is not free: the others fix it),
+        ``wishart`` and ``invwishart`` (the matrix flattened row by row; its
+        upper triangle repeats the lower and is not free); mean, covariance,
+        marginals (where scipy has them), log density and sampler all come from it.
 
         ``moments_below`` is inferred from the distributions
         (:func:`scipy_moments_below`): a Student-t with 4 degrees of freedom has no
@@ -297,6 +300,9 @@ class Exact:
         """
         if isinstance(dist, stats._multivariate.multivariate_normal_frozen):
             return cls(mean=dist.mean, cov=dist.cov, parameters=parameters, gaussian=True, **kwargs)
+        parts = _scipy_multivariate(dist)
+        if parts is not None:
+            return cls(parameters=parameters, **{**parts, **kwargs})
         several = isinstance(dist, (list, tuple))
         dists = tuple(dist) if several else (dist,)
         if not dists:
@@ -359,6 +365,95 @@ class Exact:
             moments_below=bound,
             **kwargs,
         )
+
+
+def _scipy_multivariate(dist: Any) -> dict[str, Any] | None:
+    """:class:`Exact`'s fields from a frozen scipy multivariate distribution other
+    than the normal, or None for anything else. Moments in closed form: the
+    Dirichlet's; the multivariate t's (``df > 2``); Wishart ``Cov(W_ij, W_kl) =
+    df (S_ik S_jl + S_il S_jk)``; inverse Wishart (Press 1982, 5.2) ``Cov(X_ij,
+    X_kl) = (2 P_ij P_kl + m (P_ik P_jl + P_il P_jk)) / ((m + 1) m^2 (m - 2))``
+    with ``m = df - p - 1`` (``df > p + 3``)."""
+    mv = stats._multivariate
+    if isinstance(dist, mv.dirichlet_frozen):
+        a = np.asarray(dist.alpha, dtype=float)
+        a0 = a.sum()
+        mean = a / a0
+        cov = (np.diag(a) * a0 - np.outer(a, a)) / (a0**2 * (a0 + 1.0))
+        return {
+            "mean": mean,
+            "cov": cov,
+            "marginals": [stats.beta(ai, a0 - ai) for ai in a],
+            "logpdf": lambda x: dist.logpdf(np.moveaxis(np.asarray(x, dtype=float), -1, 0)),
+            "sample": lambda rng, size: dist.rvs(size=size, random_state=rng).reshape(size, -1),
+            "free": tuple(range(a.size - 1)),
+        }
+    if isinstance(dist, mv.multivariate_t_frozen):
+        df, loc, shape = float(dist.df), np.asarray(dist.loc, float), np.asarray(dist.shape)
+        if not df > 2:
+            raise InputError(
+                f"Exact.from_scipy: multivariate_t with df={df:g} has no finite covariance; "
+                "the agreement test needs one (df > 2)"
+            )
+        sd = np.sqrt(np.diag(shape))
+        return {
+            "mean": loc,
+            "cov": shape * df / (df - 2.0),
+            "marginals": [stats.t(df, loc=m, scale=s) for m, s in zip(loc, sd, strict=True)],
+            "logpdf": dist.logpdf,
+            "sample": lambda rng, size: dist.rvs(size=size, random_state=rng).reshape(size, -1),
+        }
+    if isinstance(dist, (mv.wishart_frozen, mv.invwishart_frozen)):
+        df, scale = float(dist.df), np.atleast_2d(np.asarray(dist.scale, dtype=float))
+        p = scale.shape[0]
+        ii, jj = np.meshgrid(np.arange(p), np.arange(p), indexing="ij")
+        i, j = ii.ravel(), jj.ravel()
+        if isinstance(dist, mv.wishart_frozen):
+            mean = df * scale
+            cov = df * (
+                scale[np.ix_(i, i)] * scale[np.ix_(j, j)]
+                + scale[np.ix_(i, j)] * scale[np.ix_(j, i)]
+            )
+            diagonal = [stats.gamma(df / 2.0, scale=2.0 * scale[k, k]) for k in range(p)]
+        else:
+            m = df - p - 1.0
+            if not m > 2:
+                raise InputError(
+                    f"Exact.from_scipy: invwishart with df={df:g} and dimension {p} has no "
+                    f"finite covariance; the agreement test needs one (df > {p + 3})"
+                )
+            mean = scale / m
+            cov = (
+                2.0 * np.outer(scale.ravel(), scale.ravel())
+                + m
+                * (
+                    scale[np.ix_(i, i)] * scale[np.ix_(j, j)]
+                    + scale[np.ix_(i, j)] * scale[np.ix_(j, i)]
+                )
+            ) / ((m + 1.0) * m**2 * (m - 2.0))
+            diagonal = [
+                stats.invgamma((df - p + 1) / 2.0, scale=scale[k, k] / 2.0) for k in range(p)
+            ]
+        marginals = [diagonal[a] if a == b else None for a, b in zip(i, j, strict=True)]
+
+        def sample(rng: np.random.Generator, size: int) -> np.ndarray:
+            draws = np.asarray(dist.rvs(size=size, random_state=rng), dtype=float)
+            return draws.reshape(size, p * p)
+
+        def logpdf(x: Any) -> Any:
+            x = np.asarray(x, dtype=float)
+            mats = x.reshape(-1, p, p)
+            return np.asarray([dist.logpdf(mat) for mat in mats], dtype=float).reshape(x.shape[:-1])
+
+        return {
+            "mean": mean.ravel(),
+            "cov": cov,
+            "marginals": marginals,
+            "logpdf": logpdf,
+            "sample": sample,
+            "free": tuple(int(k) for k in np.flatnonzero(i >= j)),
+        }
+    return None
 
 
 #: Tail index of scipy's heavy-tailed families: raw moments of order r are finite
