@@ -630,7 +630,25 @@ class ExactPosteriorAdapter:
         if quantile is None:
             raise ValueError("this Exact has no quantile function")
         if p not in memo:
-            memo[p] = _vector(f"exact.quantile({p})", quantile(p))
+            value = _vector(f"exact.quantile({p})", quantile(p))
+            d = len(self.parameters)
+            if value.shape != (d,):
+                raise InputError(
+                    f"exact.quantile({p}) returned {value.size} values; it must return "
+                    f"one quantile per parameter, shape ({d},)"
+                )
+            for level, known in memo.items():  # quantiles never decrease with the level
+                lo, hi = (known, value) if level < p else (value, known)
+                wrong = np.flatnonzero(lo > hi)
+                if wrong.size:
+                    k = int(wrong[0])
+                    a, b = sorted((level, p))
+                    raise InputError(
+                        f"exact.quantile is not monotone: coordinate {k} "
+                        f"({self.parameters[k]}) is {lo[k]:.6g} at level {a} and "
+                        f"{hi[k]:.6g} at level {b}; a quantile function must not decrease"
+                    )
+            memo[p] = value
         return memo[p]
 
     def marginal(self, index: int) -> Any:

@@ -624,3 +624,22 @@ def test_from_scipy_takes_the_multivariate_families(kind):
     assert compare.check_draws(draws, exact, alpha=1e-3).verdict == "agree"
     other = np.asarray(wrong.rvs(size=4000, random_state=rng)).reshape(4, 1000, -1)
     assert compare.check_draws(other, exact, alpha=1e-3).verdict == "disagree"
+
+
+@pytest.mark.parametrize(
+    "quantile, message",
+    [
+        (lambda p: np.array([p, 1.0 - p]), r"not monotone: coordinate 1 \(b\)"),
+        (lambda p: np.array([p]), r"returned 1 values; .* shape \(2,\)"),
+        (lambda p: np.array([p, np.nan]), r"exact.quantile\(0\.\d+\)\[1\] is nan"),
+    ],
+)
+def test_a_bad_quantile_function_is_refused_naming_the_level(quantile, message):
+    """A quantile function of the wrong shape, with NaN or decreasing in the level
+    is one InputError naming the level (and the coordinate), not a wrong verdict."""
+    exact = compare.Exact(
+        mean=[0.5, 0.5], cov=np.eye(2) / 12, parameters=["a", "b"], quantile=quantile
+    )
+    draws = np.random.default_rng(0).random((4, 200, 2))
+    with pytest.raises(compare.InputError, match=message):
+        compare.check_draws(draws, exact)
