@@ -69,6 +69,12 @@ class Settings:
         3 Monte Carlo standard errors (:mod:`compare.core.approximation`).
     vi_steps : int
         Optimisation steps of ADVI (``pm.fit(n=...)``).
+    retry_target_accept : float
+        When a nutpie run diverged while its chains agree (R-hat passes; the
+        effective draws may be short), the run is sampled once more, afresh, with this
+        ``target_accept`` (smaller steps; nutpie's default is 0.8) unless the
+        run already asked for at least as much: the decision reads diagnostics
+        only, so the verdict stays calibrated. 0 turns it off.
     """
 
     draws: int = 2000
@@ -93,6 +99,7 @@ class Settings:
     tolerance_sd: float = 0.1
     tolerance_sd_ratio: float = 0.1
     vi_steps: int = 20_000
+    retry_target_accept: float = 0.95
 
     def __post_init__(self) -> None:
         for name in ("draws", "chains", "n_reference"):
@@ -134,6 +141,11 @@ class Settings:
         if not isinstance(self.vi_steps, int) or self.vi_steps < 1:
             raise ValueError(
                 f"vi_steps must be an integer >= 1, got {self.vi_steps!r}; e.g. --vi-steps 100000"
+            )
+        if not (self.retry_target_accept == 0.0 or 0.0 < self.retry_target_accept < 1.0):
+            raise ValueError(
+                f"retry_target_accept must be in (0, 1), or 0 for no retry, got "
+                f"{self.retry_target_accept!r}; e.g. 0.95"
             )
         if not 0.0 < self.alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1), got {self.alpha!r}; e.g. --alpha 1e-4")

@@ -7,6 +7,7 @@ Orchestration only: the maths is in ``analytic``, the model in
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -121,6 +122,7 @@ def convergence_checks(
     *,
     diagnosis: Diagnosis | None = None,
     after: str = "",
+    retried: tuple[int, float] | None = None,
 ) -> tuple[tuple[Check, ...], dict[str, np.ndarray]]:
     """R-hat, bulk/tail ESS and divergence checks on draws of shape (chain, draw, d).
 
@@ -175,10 +177,32 @@ def convergence_checks(
             float(divergences),
             0.0,
             divergences == 0,
-            "no divergent transitions allowed",
+            "no divergent transitions allowed" + divergence_advice(divergences, retried),
         ),
     )
     return checks, {"rhat": d.rhat, "ess_bulk": d.ess_bulk, "ess_tail": d.ess_tail}
+
+
+def divergence_advice(divergences: int, retried: tuple[int, float] | None) -> str:
+    """What the divergences check adds to its rule: the retry's outcome, and the
+    change that would help when divergences remain."""
+    if retried is None:
+        if not divergences:
+            return ""
+        return (
+            "; the sampler could not follow the posterior somewhere: reparameterise "
+            "(a non-centred form; a prior that keeps the draws off a hard boundary) or "
+            "ask for smaller steps, sampler_options={'target_accept': 0.95}"
+        )
+    before, target = retried
+    if not divergences:
+        return f"; {before} in the first run, none after resampling at target_accept {target:g}"
+    return (
+        f"; {before} in the first run, still {divergences} after resampling at "
+        f"target_accept {target:g}: reparameterise (a non-centred form; a prior that "
+        "keeps the draws off a hard boundary), or ask for smaller steps still, "
+        "sampler_options={'target_accept': 0.99}"
+    )
 
 
 def cap_note(extensions: int, draws: int, settings: Settings) -> str:
@@ -235,6 +259,10 @@ class Sampling:
     min_ess: float | None
     worst_rhat: float | None
     state: str
+    #: Divergent transitions of this sampling, and the ``target_accept`` it asked
+    #: for where it was the divergences' retry (None otherwise).
+    divergences: int = 0
+    target_accept: float | None = None
 
 
 @dataclass(frozen=True)
@@ -250,6 +278,19 @@ class Sampled:
     #: in ``samplings``).
     settings: Settings
     samplings: tuple[Sampling, ...]
+
+    @property
+    def extensions(self) -> int:
+        """Samplings after the first for too few effective draws (not the retry)."""
+        return sum(1 for s in self.samplings[1:] if s.target_accept is None)
+
+    @property
+    def retried(self) -> tuple[int, float] | None:
+        """``(divergences before, target_accept)`` of the divergences' retry, if made."""
+        for before, s in itertools.pairwise(self.samplings):
+            if s.target_accept is not None:
+                return before.divergences, s.target_accept
+        return None
 
 
 def sample_enough(
@@ -270,6 +311,7 @@ def sample_enough(
     """
     samplings: list[Sampling] = []
     run_settings = settings
+    retried = False
     while True:  # the first sampling, then extensions while ESS alone is short
         ts = time.perf_counter()
         tree = compiled.sample(data, run_settings, seed=run_settings.seed, options=dict(options))
@@ -292,11 +334,20 @@ def sample_enough(
                 diagnosis.min_ess,
                 diagnosis.worst_rhat,
                 diagnosis.state,
+                divergences,
+                options.get("target_accept") if retried else None,
             )
         )
         more = None
         if diagnosis.state == SHORT and len(samplings) <= settings.max_extensions:
             more = next_draws(run_settings.draws, diagnosis.min_ess, settings)
+        elif not retried and _retry_divergences(diagnosis, settings, options):
+            # Divergences alone failed: once more, afresh, with smaller steps. The
+            # decision reads the diagnostics only, never z (the verdict is the
+            # fresh run's, whatever the first one's draws said).
+            retried = True
+            options = {**options, "target_accept": settings.retry_target_accept}
+            more = run_settings.draws
         if more is None:
             break
         if on_extension is not None:
@@ -314,18 +365,51 @@ def sample_enough(
     )
 
 
+def _retry_divergences(
+    diagnosis: Diagnosis, settings: Settings, options: Mapping[str, Any]
+) -> bool:
+    """Whether a run that diverged while its chains agree (R-hat passes; the
+    effective draws may be short, which divergences keep the extension from
+    curing) is sampled once more with ``settings.retry_target_accept`` (nutpie
+    only: its ``target_accept``)."""
+    asked = float(options.get("target_accept", 0.0) or 0.0)
+    return (
+        diagnosis.divergences > 0
+        and settings.method == DEFAULT_METHOD
+        and settings.retry_target_accept > 0.0
+        and asked < settings.retry_target_accept
+        and diagnosis.worst_rhat < settings.rhat_max
+    )
+
+
 def extension_section(
     settings: Settings, final_draws: int, samplings: list[Sampling]
 ) -> dict[str, Any]:
     """The result document's ``extension`` key: what extending the run cost."""
-    extensions = [s for s in samplings if s.attempt > 0]
+    later = [s for s in samplings if s.attempt > 0]
+    extensions = [s for s in later if s.target_accept is None]
+    retry = next(
+        (
+            {
+                "target_accept": s.target_accept,
+                "divergences_before": before.divergences,
+                "divergences_after": s.divergences,
+                "seconds": s.seconds,
+            }
+            for before, s in itertools.pairwise(samplings)
+            if s.target_accept is not None
+        ),
+        None,
+    )
     return {
         "extensions": len(extensions),
+        # The divergences' retry (``Settings.retry_target_accept``), or None.
+        "retry": retry,
         "draws_requested": settings.draws,
         "draws_final": final_draws,
         "max_draws": settings.max_draws,
         "max_extensions": settings.max_extensions,
-        "seconds": float(sum(s.seconds for s in extensions)),
+        "seconds": float(sum(s.seconds for s in later)),
         "samplings": [dataclasses.asdict(s) for s in samplings],
     }
 
@@ -343,11 +427,20 @@ def extension_line(section: dict[str, Any]) -> str:
                 + " -> ".join("ok" if s["min_ess"] is None else f"{s['min_ess']:.0f}" for s in runs)
                 + ")"
             )
-    return (
-        f"extended {section['extensions']} time(s) for too few effective draws: "
-        + "; ".join(parts)
-        + f"; +{section['seconds']:.1f} s"
-    )
+    said = []
+    if section["extensions"]:
+        said.append(
+            f"extended {section['extensions']} time(s) for too few effective draws: "
+            + "; ".join(parts)
+        )
+    retry = section.get("retry")
+    if retry:
+        said.append(
+            f"resampled at target_accept {retry['target_accept']:g} after "
+            f"{retry['divergences_before']} divergent transition(s): "
+            f"{retry['divergences_after']} after"
+        )
+    return "; ".join(said) + f"; +{section['seconds']:.1f} s"
 
 
 #: Exact posterior draws the MAP search also starts from (besides PyMC's initial
@@ -467,6 +560,7 @@ def judge(
     alpha: float,
     diagnosis: Diagnosis | None = None,
     after: str = "",
+    retried: tuple[int, float] | None = None,
 ) -> tuple[tuple[Check, ...], dict[str, np.ndarray], Agreement]:
     """The statistical part of every verdict, one path for the runner and the API
     (``compare.check``, ``check_draws``): the convergence gate's checks, the
@@ -481,7 +575,7 @@ def judge(
     agreement : Agreement
     """
     checks, diagnostics = convergence_checks(
-        draws, divergences, settings, diagnosis=diagnosis, after=after
+        draws, divergences, settings, diagnosis=diagnosis, after=after, retried=retried
     )
     agreement = agreement_test(
         draws, posterior, alpha=alpha, seed=settings.seed, n_reference=settings.n_reference
@@ -687,7 +781,7 @@ def run(
     diagnosis, final, samplings = sampled.diagnosis, sampled.settings, list(sampled.samplings)
     t3 = time.perf_counter()
     stage("checking")
-    after = cap_note(len(samplings) - 1, final.draws, settings)
+    after = cap_note(sampled.extensions, final.draws, settings)
     alpha_each = settings.alpha / (1 + topic.extra_tests)  # Bonferroni across the tests
     checks, diag, agreement = judge(
         draws,
@@ -697,6 +791,7 @@ def run(
         alpha=alpha_each,
         diagnosis=diagnosis,
         after=after,
+        retried=sampled.retried,
     )
     search = compiled.map_search(model_data, map_starts(exact.posterior, settings))
     pymc_map = search.point
@@ -720,7 +815,9 @@ def run(
         checks = (*checks, *extra.checks)
     section = extension_section(settings, final.draws, samplings)
     extension_seconds = section["seconds"]
-    lines = extra.lines + ((extension_line(section),) if section["extensions"] else ())
+    lines = extra.lines + (
+        (extension_line(section),) if section["extensions"] or section["retry"] else ()
+    )
     extra = dataclasses.replace(
         extra, sections={**extra.sections, "extension": section}, lines=lines
     )

@@ -1206,13 +1206,13 @@ def _verdict(
     extra = Extra()
     diagnosis, after = None, ""
     if sampled is not None:
-        after = cap_note(len(sampled.samplings) - 1, sampled.settings.draws, settings)
+        after = cap_note(sampled.extensions, sampled.settings.draws, settings)
         diagnosis = sampled.diagnosis
         section = extension_section(settings, sampled.settings.draws, list(sampled.samplings))
         timings = {**timings, "extension": section["seconds"]}
         extra = Extra(
             sections={"extension": section},
-            lines=(extension_line(section),) if section["extensions"] else (),
+            lines=(extension_line(section),) if section["extensions"] or section["retry"] else (),
         )
     checks, diag, agreement = judge(
         draws,
@@ -1222,6 +1222,7 @@ def _verdict(
         alpha=settings.alpha,
         diagnosis=diagnosis,
         after=after,
+        retried=None if sampled is None else sampled.retried,
     )
     if sampled is not None:
         settings = dataclasses.replace(settings, draws=sampled.settings.draws)

@@ -643,3 +643,39 @@ def test_a_bad_quantile_function_is_refused_naming_the_level(quantile, message):
     draws = np.random.default_rng(0).random((4, 200, 2))
     with pytest.raises(compare.InputError, match=message):
         compare.check_draws(draws, exact)
+
+
+@pytest.mark.mcmc
+def test_divergences_alone_are_retried_with_smaller_steps(test_alpha):
+    """A funnel whose chains agree (R-hat passes) but which diverges at nutpie's default
+    target_accept (0.8; measured 33-61 divergences in 4 x 2000 draws): the run is
+    sampled once more, afresh, at target_accept 0.95 (measured 1-10), recorded in
+    the run document and the output, and a divergence that remains names what would
+    help; with retry_target_accept=0 there is no retry (issue 61)."""
+    import pymc as pm
+
+    with pm.Model() as model:
+        v = pm.Normal("v", 0.0, 1.5)
+        pm.Normal("x", 0.0, pm.math.exp(v / 2), shape=2)
+    # Marginal only: the funnel's joint mode (v -> -inf) is not v's marginal mode.
+    exact = compare.Exact(mean=[0.0], cov=[[2.25]], marginals=[stats.norm(0.0, 1.5)])
+    result = compare.check(model, exact, var_names=["v"], alpha=test_alpha)
+    extension = json.loads(result.to_json())["extension"]
+    retry = extension["retry"]
+    assert retry is not None and retry["target_accept"] == 0.95, str(extension["samplings"])
+    assert retry["divergences_before"] > 0
+    assert any("resampled at target_accept 0.95" in line for line in result.run.extra.lines)
+    note = {c.name: c for c in result.checks}["divergences"].note
+    if retry["divergences_after"]:
+        assert result.decided_by == "divergences"
+        assert "sampler_options={'target_accept': 0.99}" in note, note
+    else:
+        assert "none after resampling at target_accept 0.95" in note, note
+    plain = compare.check(
+        model, exact, var_names=["v"], alpha=test_alpha, settings={"retry_target_accept": 0}
+    )
+    assert json.loads(plain.to_json())["extension"]["retry"] is None
+    assert plain.decided_by == "divergences"
+    assert "sampler_options={'target_accept': 0.95}" in (
+        {c.name: c for c in plain.checks}["divergences"].note
+    )
