@@ -101,6 +101,7 @@ bench: install $(BENCH_STAMP)
 	$(PYTHON) benchmarks/second_run.py
 	$(PYTHON) benchmarks/blas_threads.py
 	$(PYTHON) benchmarks/ess.py
+	$(PYTHON) benchmarks/memory.py
 	$(PYTHON) benchmarks/netcdf.py
 	$(PYTHON) benchmarks/cluster.py
 	$(PYTHON) benchmarks/audit.py
