@@ -95,6 +95,11 @@ def _vector(name: str, value: Any) -> np.ndarray:
     return arr
 
 
+#: Exact draws an ``Exact``'s sampler and quantile function are checked against its
+#: mean with, before anything samples (``ExactPosteriorAdapter.check_consistent``).
+CONSISTENCY_DRAWS = 4000
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Exact:
     """An exact posterior over d parameters, as a user knows it.
@@ -587,6 +592,58 @@ class ExactPosteriorAdapter:
     @property
     def has_sampler(self) -> bool:
         return self.exact.sample is not None or self.exact.gaussian
+
+    def check_consistent(self) -> None:
+        """Refuse, before anything samples, an ``Exact`` whose parts describe
+        different posteriors: marginals whose mean or variance differ from ``mean``
+        and ``cov`` by more than 1% of an sd (of a variance), or an iid sampler or
+        quantile function that disagrees with them beyond Monte Carlo error (6
+        standard errors over :data:`CONSISTENCY_DRAWS` draws: a false refusal is a
+        one-in-10^8 event per coordinate). A wrong shape fails here too."""
+        names, mean = self.parameters, np.asarray(self.exact.mean, dtype=float)
+        sd = np.sqrt(np.diag(np.atleast_2d(np.asarray(self.exact.cov, dtype=float))))
+        for i, marginal in enumerate(self.exact.marginals or ()):
+            if marginal is None or not hasattr(marginal, "stats") or not sd[i] > 0:
+                continue
+            with np.errstate(all="ignore"):
+                m, v = (float(x) for x in marginal.stats(moments="mv"))
+            if np.isfinite(m) and abs(m - mean[i]) > 0.01 * sd[i]:
+                raise InputError(
+                    f"marginals[{i}] ({names[i]}) has mean {m:.6g} but mean[{i}] is "
+                    f"{mean[i]:.6g}; give the same posterior to both"
+                )
+            if np.isfinite(v) and abs(v - sd[i] ** 2) > 0.01 * sd[i] ** 2:
+                raise InputError(
+                    f"marginals[{i}] ({names[i]}) has variance {v:.6g} but cov[{i}, {i}] "
+                    f"is {sd[i] ** 2:.6g}; give the same posterior to both"
+                )
+        if not self.has_sampler:
+            return
+        n = CONSISTENCY_DRAWS
+        draws = self.sample(np.random.default_rng([self.seed, 0xC0]), n)
+        with np.errstate(all="ignore"):  # a coordinate without variance is not checked
+            z = np.where(sd > 0, (draws.mean(axis=0) - mean) / (sd / np.sqrt(n)), 0.0)
+        worst = int(np.argmax(np.abs(z)))
+        if abs(z[worst]) > 6.0:
+            raise InputError(
+                f"sample disagrees with mean: the mean of {n} exact draws of "
+                f"{names[worst]} is {draws[:, worst].mean():.6g}, mean[{worst}] is "
+                f"{mean[worst]:.6g} ({z[worst]:+.1f} standard errors); give the same "
+                "posterior to both"
+            )
+        if self.exact.quantile is None:
+            return
+        for level in (0.25, 0.5, 0.75):
+            below = np.mean(draws < self._quantile_at(level), axis=0)
+            z = (below - level) / np.sqrt(level * (1 - level) / n)
+            worst = int(np.argmax(np.abs(z)))
+            if abs(z[worst]) > 6.0:
+                raise InputError(
+                    f"quantile({level}) disagrees with sample: {100 * below[worst]:.1f}% "
+                    f"of {n} exact draws of {names[worst]} lie below quantile({level})"
+                    f"[{worst}] = {self._quantile_at(level)[worst]:.6g}; give the same "
+                    "posterior to both"
+                )
 
     @property
     def moments_below(self) -> float:
@@ -1109,8 +1166,7 @@ def check(
         seed=settings.seed,
         n_reference=settings.n_reference,
     )
-    if posterior.has_sampler:
-        posterior.sample(np.random.default_rng(0), 4)  # a wrong shape fails here, not mid-run
+    posterior.check_consistent()  # its parts agree (and a wrong shape fails) before compiling
     t0 = time.perf_counter()
     try:  # one compile per model and variables; later checks of the same model reuse it
         compiled = _user_cache().get(
@@ -1401,8 +1457,7 @@ def check_draws(
         seed=settings.seed,
         n_reference=settings.n_reference,
     )
-    if posterior.has_sampler:
-        posterior.sample(np.random.default_rng(0), 4)
+    posterior.check_consistent()
     return CheckResult(
         _verdict(
             name=name,
