@@ -599,7 +599,15 @@ class ExactPosteriorAdapter:
         and ``cov`` by more than 1% of an sd (of a variance), or an iid sampler or
         quantile function that disagrees with them beyond Monte Carlo error (6
         standard errors over :data:`CONSISTENCY_DRAWS` draws: a false refusal is a
-        one-in-10^8 event per coordinate). A wrong shape fails here too."""
+        one-in-10^8 event per coordinate). A wrong shape fails here too. Done once
+        per ``Exact``: later checks of it skip it (a von Mises marginal's moments
+        are integrated numerically, about 1 s)."""
+        if self.exact.__dict__.get("_consistent"):
+            return
+        self._check_consistent()
+        self.exact.__dict__["_consistent"] = True
+
+    def _check_consistent(self) -> None:
         names, mean = self.parameters, np.asarray(self.exact.mean, dtype=float)
         sd = np.sqrt(np.diag(np.atleast_2d(np.asarray(self.exact.cov, dtype=float))))
         for i, marginal in enumerate(self.exact.marginals or ()):

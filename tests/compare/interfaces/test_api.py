@@ -713,3 +713,22 @@ def test_an_exact_whose_parts_disagree_is_refused_naming_which():
         quantile=lambda p: np.array([dist.ppf(p)]),
     )
     assert compare.check_draws(draws, right, alpha=1e-3).verdict == "agree"
+
+
+def test_an_exacts_consistency_is_checked_once():
+    """A second check of the same Exact does not draw from its sampler again for
+    the consistency check (only the test's own reference draws remain)."""
+    dist = stats.gamma(3.0, scale=0.5)
+    sizes = []
+
+    def sample(rng, n):
+        sizes.append(n)
+        return dist.rvs((n, 1), random_state=rng)
+
+    exact = compare.Exact(mean=[dist.mean()], cov=[[dist.var()]], sample=sample)
+    draws = dist.rvs(size=(4, 500, 1), random_state=np.random.default_rng(3))
+    compare.check_draws(draws, exact, alpha=1e-3)
+    assert 4000 in sizes
+    sizes.clear()
+    compare.check_draws(draws, exact, alpha=1e-3)
+    assert 4000 not in sizes, sizes
